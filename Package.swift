@@ -1,0 +1,38 @@
+// swift-tools-version:6.0
+// phikit: layered targets, dependencies point down only (see DESIGN.md):
+//   phikit → PhiKit → {PhiHub, PhiEngine} → PhiFormats → CKernels
+// PhiHub and PhiEngine never import each other. Each C library is imported by exactly one
+// Swift file that wraps it. No Swift package dependencies.
+import PackageDescription
+
+// Hot C loops: fast but IEEE-correct (no -ffast-math: it breaks -inf masks and NaN checks).
+// `make build NATIVE=1` adds -march=native through PHIKIT_NATIVE (see Makefile).
+let kernelFlags: [CSetting] = [.unsafeFlags(["-O3", "-fno-math-errno", "-ffp-contract=fast"])]
+
+let package = Package(
+    name: "phikit",
+    products: [
+        .executable(name: "phikit", targets: ["phikit"]),
+        .library(name: "PhiKit", targets: ["PhiKit"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas",
+                       providers: [.apt(["libopenblas-dev"])]),
+        .target(name: "CKernels", cSettings: kernelFlags),
+        .target(name: "PhiFormats", dependencies: ["CKernels"]),
+        .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
+        .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
+        .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiEngine"]),
+        .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
+        .testTarget(name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
+                    resources: [.copy("Fixtures")]),
+        .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"]),
+        .testTarget(name: "PhiEngineTests", dependencies: ["PhiEngine"]),
+        .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "CLITests", dependencies: ["PhiFormats"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,7 @@
+/* phikit's hot loops in plain C99. Each kernel comes as a scalar `_ref` (the oracle) and a
+   fast version tested against it. Every file here is self-contained; this umbrella header
+   just includes them all. */
+#ifndef PHIKIT_CKERNELS_H
+#define PHIKIT_CKERNELS_H
+#include "pk_version.h"
+#endif

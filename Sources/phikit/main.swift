@@ -1,0 +1,2 @@
+import PhiKit
+print("phikit \(PhiKitVersion.string)")
