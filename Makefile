@@ -1,0 +1,52 @@
+# phikit — build, test, benchmark. Every target works on a fresh Debian 12 machine after `make deps`.
+#
+#   make deps        system packages (libcurl, OpenBLAS, zlib, pkg-config); idempotent, as root or via sudo
+#   make build       release build → .build/release/phikit   (NATIVE=1 adds -march=native: opt-in,
+#                    the binary then only runs on CPUs like this one)
+#   make demo        deps + build + the main job on a built-in default (see README)
+#   make test        the test suite (swift test; needs no Python)
+#   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint
+#   make install     PREFIX=/usr/local: the binary and registry.json
+#   make fmt         swift-format, in place
+
+PREFIX ?= /usr/local
+SWIFT ?= swift
+NATIVE ?= 0
+RELEASE_FLAGS := -c release $(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
+BIN := .build/release/phikit
+DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: deps build demo test bench install fmt clean
+
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	else echo "system packages present: $(DEB_PACKAGES)"; fi
+
+build:
+	$(SWIFT) build $(RELEASE_FLAGS) --product phikit
+
+demo: deps build
+	@scripts/demo.sh $(BIN)
+
+test:
+	$(SWIFT) test
+
+bench: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
+
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit
+	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/phikit
+	install -m 644 registry.json $(DESTDIR)$(PREFIX)/share/phikit/registry.json
+
+fmt:
+	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests
+
+clean:
+	rm -rf .build

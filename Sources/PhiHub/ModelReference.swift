@@ -1,0 +1,71 @@
+import Foundation
+
+/// What the user typed as MODEL: a directory, a Hub id (`org/name[@rev]`), or a registry alias
+/// (`phi-4-mini`). Resolution order: an existing directory wins, then a registry alias, then
+/// anything shaped like `org/name`.
+public enum ModelReference: Sendable, Equatable {
+    case directory(String)
+    case hub(repoID: String, revision: String, entry: RegistryEntry?)
+
+    public static func parse(_ text: String, registry: Registry?) throws(ModelReferenceError)
+        -> ModelReference
+    {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: text, isDirectory: &isDirectory),
+           isDirectory.boolValue
+        {
+            return .directory(text)
+        }
+        if text.hasPrefix("/") || text.hasPrefix("./") || text.hasPrefix("../") || text.hasPrefix("~") {
+            throw .noSuchDirectory(text)
+        }
+        let (name, explicitRevision) = splitRevision(text)
+        if let entry = registry?.entry(named: name) {
+            return .hub(repoID: entry.repo, revision: explicitRevision ?? entry.revision, entry: entry)
+        }
+        guard isRepoID(name) else { throw .unknown(text) }
+        return .hub(repoID: name, revision: explicitRevision ?? "main", entry: registry?.entry(named: name))
+    }
+
+    /// `org/name@rev` → (`org/name`, `rev`); also accepts the `hf://` prefix hf users type.
+    static func splitRevision(_ text: String) -> (String, String?) {
+        var body = Substring(text)
+        if body.hasPrefix("hf://") { body = body.dropFirst(5) }
+        if let at = body.lastIndex(of: "@") {
+            let revision = body[body.index(after: at)...]
+            return (String(body[..<at]), revision.isEmpty ? nil : String(revision))
+        }
+        return (String(body), nil)
+    }
+
+    /// The Hub's rule: two non-empty parts of letters, digits, `-`, `_`, `.`.
+    static func isRepoID(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return false }
+        return parts.allSatisfy { part in
+            !part.isEmpty && part.utf8.allSatisfy { byte in
+                (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
+                    || byte == 45 || byte == 95 || byte == 46
+            }
+        }
+    }
+}
+
+public enum ModelReferenceError: UserFacingError, Equatable {
+    case noSuchDirectory(String)
+    case unknown(String)
+
+    public var message: String {
+        switch self {
+        case .noSuchDirectory(let path): "no such model directory: \(path)"
+        case .unknown(let name): "'\(name)' is not a directory, a registry alias or a Hub id (org/name)"
+        }
+    }
+    public var hint: String? {
+        switch self {
+        case .noSuchDirectory: nil
+        case .unknown: "`phikit list` shows local models; registry aliases are in registry.json"
+        }
+    }
+    public var exitCode: ExitCode { .noInput }
+}
