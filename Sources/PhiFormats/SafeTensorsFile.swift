@@ -1,0 +1,236 @@
+/// One tensor's entry in a safetensors header, validated.
+public struct TensorInfo: Sendable, Equatable {
+    public let name: String
+    public let dtype: DType
+    public let shape: [Int]
+    /// Byte range relative to the start of the data section (as in the header).
+    public let dataOffsets: Range<Int>
+
+    public init(name: String, dtype: DType, shape: [Int], dataOffsets: Range<Int>) {
+        self.name = name
+        self.dtype = dtype
+        self.shape = shape
+        self.dataOffsets = dataOffsets
+    }
+
+    /// Product of the shape (1 for a scalar `[]`, 0 if any dimension is 0).
+    public var elementCount: Int { shape.reduce(1, *) }
+    public var byteCount: Int { dataOffsets.count }
+}
+
+/// A memory-mapped .safetensors file (8-byte little-endian header length, JSON header, data).
+///
+/// `init` validates everything a reader could trip over — header length, UTF-8, JSON, every
+/// dtype, shape and offset, and that the tensors tile the data section exactly — so afterwards
+/// `data(_:)` is a plain, zero-copy slice of the mapping.
+public final class SafeTensorsFile: @unchecked Sendable {  // immutable after init
+    /// The largest header accepted, as in the safetensors library.
+    public static let maxHeaderSize = 100_000_000
+
+    public let path: String
+    /// All tensors, ordered by data offset (ties, i.e. empty tensors, in header order).
+    public let tensors: [TensorInfo]
+    /// The `__metadata__` map, if the header has one.
+    public let metadata: [String: String]?
+    /// Byte offset of the data section in the file (8 + header length).
+    public let dataSectionOffset: Int
+
+    private let file: MappedFile
+    private let indexByName: [String: Int]
+
+    public init(path: String) throws(SafeTensorsError) {
+        self.path = path
+        do {
+            file = try MappedFile(path: path)
+        } catch {
+            throw .io(error)
+        }
+        let header = try SafeTensorsFile.validate(file.bytes, path: path)
+        tensors = header.tensors
+        metadata = header.metadata
+        dataSectionOffset = header.dataSectionOffset
+        indexByName = Dictionary(tensors.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+    }
+
+    public func info(_ name: String) -> TensorInfo? {
+        indexByName[name].map { tensors[$0] }
+    }
+
+    /// The tensor's bytes, straight from the mapping (little-endian; not necessarily aligned).
+    /// Valid while this object is alive.
+    public func data(_ t: TensorInfo) -> UnsafeRawBufferPointer {
+        let range = absoluteRange(t)
+        return UnsafeRawBufferPointer(rebasing: file.bytes[range])
+    }
+
+    /// Lets the kernel drop the tensor's pages (a streaming convert calls this after each one).
+    public func release(_ t: TensorInfo) { file.dropPages(absoluteRange(t)) }
+
+    /// Asks the kernel to start reading the tensor's pages ahead of use.
+    public func willNeed(_ t: TensorInfo) { file.willNeed(absoluteRange(t)) }
+
+    /// Size of the whole file in bytes.
+    public var fileSize: Int { file.bytes.count }
+
+    private func absoluteRange(_ t: TensorInfo) -> Range<Int> {
+        let lower = dataSectionOffset + t.dataOffsets.lowerBound
+        let upper = dataSectionOffset + t.dataOffsets.upperBound
+        precondition(upper <= file.bytes.count, "tensor '\(t.name)' is not from \(path)")
+        return lower..<upper
+    }
+}
+
+// MARK: - Validation
+
+extension SafeTensorsFile {
+    struct Header {
+        var tensors: [TensorInfo]
+        var metadata: [String: String]?
+        var dataSectionOffset: Int
+    }
+
+    /// Checks a whole file image and returns its tensors. Internal so tests can fuzz it
+    /// without going through the file system.
+    static func validate(_ bytes: UnsafeRawBufferPointer, path: String) throws(SafeTensorsError) -> Header {
+        guard bytes.count >= 8 else { throw .fileTooSmall(path: path, size: bytes.count) }
+        var length: UInt64 = 0
+        for i in (0..<8).reversed() { length = length << 8 | UInt64(bytes[i]) }
+        // Compare in UInt64 first: the length may not fit in an Int.
+        guard length <= UInt64(maxHeaderSize) else { throw .headerTooLarge(path: path, headerLength: length) }
+        guard length <= UInt64(bytes.count - 8) else {
+            throw .headerLengthPastEnd(path: path, headerLength: length, fileSize: bytes.count)
+        }
+        let headerEnd = 8 + Int(length)
+        let headerBytes = UnsafeRawBufferPointer(rebasing: bytes[8..<headerEnd])
+        guard String(validating: headerBytes, as: UTF8.self) != nil else { throw .headerNotUTF8(path: path) }
+
+        let json: JSONValue
+        do {
+            json = try JSONValue(parsing: headerBytes)
+        } catch {
+            if case .duplicateKey(let name) = error.kind, error.depth == 1 {
+                throw .duplicateTensor(path: path, tensor: name)
+            }
+            throw .invalidJSON(path: path, offset: error.offset, reason: error.reason)
+        }
+        guard case .object(let members) = json else { throw .headerNotObject(path: path) }
+
+        let dataSize = bytes.count - headerEnd
+        var metadata: [String: String]?
+        var entries: [(info: TensorInfo, order: Int)] = []
+        entries.reserveCapacity(members.count)
+        for (order, member) in members.enumerated() {
+            if member.key == "__metadata__" {
+                metadata = try parseMetadata(member.value, path: path)
+            } else {
+                let info = try parseTensor(member.key, member.value, dataSize: dataSize, path: path)
+                entries.append((info, order))
+            }
+        }
+
+        // The tensors must tile the data section: sorted by offset, each starts where the last
+        // ended, and the last ends at the end of the file.
+        entries.sort {
+            ($0.info.dataOffsets.lowerBound, $0.info.dataOffsets.upperBound, $0.order)
+                < ($1.info.dataOffsets.lowerBound, $1.info.dataOffsets.upperBound, $1.order)
+        }
+        var position = 0
+        var previous: String?
+        for (info, _) in entries {
+            let begin = info.dataOffsets.lowerBound
+            if begin < position {
+                throw .offsetsOverlap(path: path, tensor: info.name, other: previous ?? "")
+            }
+            if begin > position {
+                throw .gapBetweenTensors(path: path, tensor: info.name, gapStart: position, gapEnd: begin)
+            }
+            position = info.dataOffsets.upperBound
+            previous = info.name
+        }
+        if position != dataSize {
+            throw .gapBetweenTensors(path: path, tensor: nil, gapStart: position, gapEnd: dataSize)
+        }
+        return Header(tensors: entries.map(\.info), metadata: metadata, dataSectionOffset: headerEnd)
+    }
+
+    private static func parseMetadata(_ value: JSONValue, path: String) throws(SafeTensorsError) -> [String: String] {
+        guard case .object(let members) = value else {
+            throw .badMetadata(path: path, reason: "is not an object")
+        }
+        var result: [String: String] = [:]
+        for member in members {
+            guard case .string(let s) = member.value else {
+                throw .badMetadata(path: path, reason: "value of '\(member.key)' is not a string")
+            }
+            result[member.key] = s
+        }
+        return result
+    }
+
+    private static func parseTensor(
+        _ name: String, _ value: JSONValue, dataSize: Int, path: String
+    ) throws(SafeTensorsError) -> TensorInfo {
+        guard case .object = value else {
+            throw .badTensorEntry(path: path, tensor: name, reason: "entry is not an object")
+        }
+        guard let dtypeName = value["dtype"]?.stringValue else {
+            throw .badTensorEntry(path: path, tensor: name, reason: "missing or non-string 'dtype'")
+        }
+        guard let dtype = DType(rawValue: dtypeName) else {
+            throw .unknownDType(path: path, tensor: name, dtype: dtypeName)
+        }
+        let shape = try parseShape(value["shape"], name: name, dtype: dtype, path: path)
+        let byteCount = shape.byteCount
+
+        guard let offsets = value["data_offsets"]?.arrayValue, offsets.count == 2,
+              case .number = offsets[0], case .number = offsets[1]
+        else {
+            throw .badTensorEntry(path: path, tensor: name, reason: "'data_offsets' is not a pair of numbers")
+        }
+        guard let begin = offsets[0].offsetValue, let end = offsets[1].offsetValue else {
+            throw .badTensorEntry(path: path, tensor: name, reason: "'data_offsets' are not integers")
+        }
+        guard begin >= 0, begin <= end, end <= dataSize else {
+            throw .offsetsOutOfBounds(path: path, tensor: name, begin: begin, end: end, dataSize: dataSize)
+        }
+        guard end - begin == byteCount else {
+            throw .sizeMismatch(path: path, tensor: name, expected: byteCount, actual: end - begin)
+        }
+        return TensorInfo(name: name, dtype: dtype, shape: shape.dims, dataOffsets: begin..<end)
+    }
+
+    private static func parseShape(
+        _ value: JSONValue?, name: String, dtype: DType, path: String
+    ) throws(SafeTensorsError) -> (dims: [Int], byteCount: Int) {
+        guard let elements = value?.arrayValue else {
+            throw .badTensorEntry(path: path, tensor: name, reason: "missing or non-array 'shape'")
+        }
+        var dims: [Int] = []
+        var bytes = dtype.size
+        for element in elements {
+            guard case .number(let literal) = element, let dim = element.intValue else {
+                let tooLarge = element.offsetValue != nil  // an integer literal that overflows Int
+                let reason = tooLarge ? "is too large" : "is not an integer"
+                throw .badShape(path: path, tensor: name, reason: "\(element.serialized()) \(reason)")
+            }
+            guard dim >= 0 else { throw .badShape(path: path, tensor: name, reason: "\(literal) is negative") }
+            let (product, overflow) = bytes.multipliedReportingOverflow(by: dim)
+            guard !overflow else { throw .badShape(path: path, tensor: name, reason: "size overflows") }
+            bytes = product
+            dims.append(dim)
+        }
+        return (dims, bytes)
+    }
+}
+
+private extension JSONValue {
+    /// A data offset: an integer literal, with out-of-range values saturated so they fail the
+    /// bounds check (reported as out of bounds, not as a format problem).
+    var offsetValue: Int? {
+        if let v = intValue { return v }
+        guard case .number(let literal) = self,
+              !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
+        else { return nil }
+        return literal.hasPrefix("-") ? Int.min : Int.max
+    }
+}
