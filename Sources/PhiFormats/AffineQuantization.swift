@@ -1,0 +1,373 @@
+import CKernels
+import Dispatch
+
+/// Why a quantization request was refused. Bad parameters are usage errors (64). A
+/// tensor whose shape can't be quantized is bad model data (65). Buffers of the wrong size
+/// are a bug in the caller (70).
+public enum QuantizationError: UserFacingError, Equatable {
+    case unsupportedBits(Int)
+    case unsupportedGroupSize(Int)
+    /// The last dimension is not a positive multiple of the group size.
+    case shapeNotDivisible(cols: Int, groupSize: Int)
+    case negativeRows(Int)
+    /// scales/biases must be float32, float16 or bfloat16.
+    case unsupportedDType(DType)
+    /// A caller-provided buffer is smaller than the shape needs.
+    case bufferTooSmall(buffer: String, needed: Int, got: Int)
+
+    public var message: String {
+        switch self {
+        case .unsupportedBits(let b):
+            "unsupported quantization bits \(b) (MLX affine supports 2, 3, 4, 5, 6, 8)"
+        case .unsupportedGroupSize(let g):
+            "unsupported quantization group size \(g) (MLX affine supports 32, 64, 128)"
+        case .shapeNotDivisible(let cols, let g):
+            "cannot quantize a last dimension of \(cols) in groups of \(g)"
+        case .negativeRows(let r):
+            "cannot quantize \(r) rows"
+        case .unsupportedDType(let d):
+            "quantization scales must be float32, float16 or bfloat16, not \(d.pythonName)"
+        case .bufferTooSmall(let name, let needed, let got):
+            "quantization \(name) buffer holds \(got) elements, needs \(needed)"
+        }
+    }
+
+    public var hint: String? {
+        switch self {
+        case .unsupportedBits: "use --bits 2, 3, 4, 5, 6 or 8"
+        case .unsupportedGroupSize: "use --group-size 32, 64 or 128"
+        case .shapeNotDivisible: "use a group size that divides the tensor's last dimension"
+        case .unsupportedDType: "use --dtype float16, bfloat16 or float32"
+        default: nil
+        }
+    }
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .unsupportedBits, .unsupportedGroupSize, .unsupportedDType: .usage
+        case .shapeNotDivisible: .dataError
+        case .negativeRows, .bufferTooSmall: .software
+        }
+    }
+}
+
+/// MLX affine quantization parameters (`"quantization": {"group_size", "bits", "mode":
+/// "affine"}`). Each group of `groupSize` consecutive values along the last axis shares a
+/// scale and a bias: `w ≈ scale * q + bias`, with `q` in `0 ..< 2^bits`. Output is
+/// bit-identical to `mlx.core.quantize` and `mlx.core.dequantize`. The golden tests in
+/// PhiFormatsTests prove it.
+public struct AffineQuantization: Sendable, Equatable, Hashable {
+    public static let supportedBits = [2, 3, 4, 5, 6, 8]
+    public static let supportedGroupSizes = [32, 64, 128]
+
+    public let bits: Int
+    public let groupSize: Int
+    /// What `config.json` calls it.
+    public var mode: String { "affine" }
+
+    public init(bits: Int = 4, groupSize: Int = 64) throws(QuantizationError) {
+        guard Self.supportedBits.contains(bits) else { throw .unsupportedBits(bits) }
+        guard Self.supportedGroupSizes.contains(groupSize) else {
+            throw .unsupportedGroupSize(groupSize)
+        }
+        self.bits = bits
+        self.groupSize = groupSize
+    }
+
+    /// uint32 words per row of the packed weight: `cols * bits / 32`.
+    public func packedColumns(_ cols: Int) -> Int { cols * bits / 32 }
+
+    /// Scales (and biases) per row: `cols / groupSize`.
+    public func groupsPerRow(_ cols: Int) -> Int { cols / groupSize }
+
+    /// Whether a tensor of this shape can be quantized: at least 2-D (what mlx accepts),
+    /// every dimension positive, and a last dimension divisible by the group size. That also
+    /// makes it divisible into whole uint32 words, since `groupSize * bits` is a multiple
+    /// of 32 for every supported pair.
+    public func canQuantize(shape: [Int]) -> Bool {
+        guard shape.count >= 2, shape.allSatisfy({ $0 > 0 }), let last = shape.last else {
+            return false
+        }
+        return last % groupSize == 0
+    }
+
+    /// Shapes of what `quantize` writes for a tensor of `shape`. mlx keeps the leading
+    /// dimensions: weight `[..., cols*bits/32]` (uint32), scales/biases `[..., cols/group]`.
+    public func quantizedShapes(for shape: [Int]) -> (weight: [Int], scales: [Int]) {
+        let lead = shape.dropLast()
+        let cols = shape.last ?? 0
+        return (lead + [packedColumns(cols)], lead + [groupsPerRow(cols)])
+    }
+}
+
+/// A quantized tensor in MLX's layout, held in arrays (for small tensors and tests; the
+/// converter uses the buffer-based `quantize`). scales/biases are raw little-endian bytes
+/// in `dtype`, exactly as they go into a safetensors file.
+public struct QuantizedTensor: Sendable, Equatable {
+    public var quantization: AffineQuantization
+    public var rows: Int
+    public var cols: Int
+    public var dtype: DType
+    /// `[rows, cols*bits/32]`
+    public var weight: [UInt32]
+    /// `[rows, cols/groupSize]` values of `dtype`, little-endian bytes.
+    public var scales: [UInt8]
+    public var biases: [UInt8]
+
+    public var weightShape: [Int] { [rows, quantization.packedColumns(cols)] }
+    public var scalesShape: [Int] { [rows, quantization.groupsPerRow(cols)] }
+
+    /// Scale of group `g` of row `r`, widened to Float.
+    public func scale(row r: Int, group g: Int) -> Float {
+        Self.load(scales, index: r * quantization.groupsPerRow(cols) + g, dtype: dtype)
+    }
+    public func bias(row r: Int, group g: Int) -> Float {
+        Self.load(biases, index: r * quantization.groupsPerRow(cols) + g, dtype: dtype)
+    }
+
+    static func load(_ bytes: [UInt8], index i: Int, dtype: DType) -> Float {
+        switch dtype {
+        case .f32:
+            let u = UInt32(bytes[4 * i]) | UInt32(bytes[4 * i + 1]) << 8
+                | UInt32(bytes[4 * i + 2]) << 16 | UInt32(bytes[4 * i + 3]) << 24
+            return Float(bitPattern: u)
+        case .bf16:
+            return Float(bitPattern: (UInt32(bytes[2 * i]) | UInt32(bytes[2 * i + 1]) << 8) << 16)
+        default:  // .f16, the only other dtype a QuantizedTensor holds
+            return f16ToFloat(UInt16(bytes[2 * i]) | UInt16(bytes[2 * i + 1]) << 8)
+        }
+    }
+}
+
+extension AffineQuantization {
+    /// Which kernel runs: the fast one (SIMD chosen at run time) or the scalar reference.
+    enum Kernel: Sendable { case fast, reference }
+
+    static func kernelDType(_ d: DType) throws(QuantizationError) -> Int32 {
+        switch d {
+        case .f32: Int32(PK_AQ_F32)
+        case .f16: Int32(PK_AQ_F16)
+        case .bf16: Int32(PK_AQ_BF16)
+        default: throw .unsupportedDType(d)
+        }
+    }
+
+    func checkShape(rows: Int, cols: Int) throws(QuantizationError) {
+        guard rows >= 0 else { throw .negativeRows(rows) }
+        guard cols > 0, cols % groupSize == 0 else {
+            throw .shapeNotDivisible(cols: cols, groupSize: groupSize)
+        }
+    }
+
+    static func need(_ name: String, _ needed: Int, _ got: Int) throws(QuantizationError) {
+        guard got >= needed else { throw .bufferTooSmall(buffer: name, needed: needed, got: got) }
+    }
+
+    /// Quantizes `rows×cols` float32 values (row-major) into caller-provided buffers, using up
+    /// to `threads` threads (`DispatchQueue.concurrentPerform` over contiguous row blocks;
+    /// rows are independent, so the result does not depend on `threads`).
+    /// - weight: at least `rows * packedColumns(cols)` words.
+    /// - scales, biases: at least `rows * groupsPerRow(cols) * outDType.size` bytes, written
+    ///   as `outDType` (.f32/.f16/.bf16) little-endian values, rounded to nearest even like
+    ///   mlx. These are exactly the bytes of the safetensors tensors. mlx writes scales in the
+    ///   dtype of the input, so pass the source dtype (or the `--dtype` the model is cast to
+    ///   first).
+    /// bf16/f16 sources are widened to float32 first, which is exact and is what mlx does.
+    /// Throws for bad shapes, dtypes or buffer sizes. Never allocates.
+    public func quantize(
+        _ w: UnsafeBufferPointer<Float>, rows: Int, cols: Int, outDType: DType,
+        weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
+        biases: UnsafeMutableRawBufferPointer, threads: Int
+    ) throws(QuantizationError) {
+        try run(.fast, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
+                scales: scales, biases: biases, threads: threads)
+    }
+
+    /// `quantize` through the scalar reference kernel (a literal port of mlx's loop). It is
+    /// slow and exists to check `quantize`. `threads` splits rows exactly as `quantize` does.
+    public func quantizeReference(
+        _ w: UnsafeBufferPointer<Float>, rows: Int, cols: Int, outDType: DType,
+        weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
+        biases: UnsafeMutableRawBufferPointer, threads: Int = 1
+    ) throws(QuantizationError) {
+        try run(.reference, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
+                scales: scales, biases: biases, threads: threads)
+    }
+
+    private func run(
+        _ kernel: Kernel, _ w: UnsafeBufferPointer<Float>, rows: Int, cols: Int, outDType: DType,
+        weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
+        biases: UnsafeMutableRawBufferPointer, threads: Int
+    ) throws(QuantizationError) {
+        try checkShape(rows: rows, cols: cols)
+        let dt = try Self.kernelDType(outDType)
+        let groups = groupsPerRow(cols), words = packedColumns(cols)
+        try Self.need("input", rows * cols, w.count)
+        try Self.need("weight", rows * words, weight.count)
+        try Self.need("scales", rows * groups * outDType.size, scales.count)
+        try Self.need("biases", rows * groups * outDType.size, biases.count)
+        guard rows > 0 else { return }
+        // Non-empty buffers have base addresses.
+        let job = QuantJob(
+            w: UInt(bitPattern: w.baseAddress), wq: UInt(bitPattern: weight.baseAddress),
+            scales: UInt(bitPattern: scales.baseAddress),
+            biases: UInt(bitPattern: biases.baseAddress),
+            cols: cols, group: groupSize, bits: bits, dt: dt,
+            scaleRowBytes: groups * outDType.size, words: words, kernel: kernel)
+        Self.forEachRowBlock(rows: rows, threads: threads) { start, count in job.run(start, count) }
+    }
+
+    /// Dequantizes `rows×cols` values (`w = scale*q + bias`) into `out` as float32, computed
+    /// the way `mlx.core.dequantize` does. The result type is the scales' dtype, so each value
+    /// in `out` is exact in `scaleDType` (round-tripping it to f16/bf16 is lossless).
+    public func dequantize(
+        weight: UnsafeBufferPointer<UInt32>, scales: UnsafeRawBufferPointer,
+        biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
+        into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1
+    ) throws(QuantizationError) {
+        try runDequantize(.fast, weight: weight, scales: scales, biases: biases, rows: rows,
+                          cols: cols, scaleDType: scaleDType, into: out, threads: threads)
+    }
+
+    /// `dequantize` through the scalar reference kernel.
+    public func dequantizeReference(
+        weight: UnsafeBufferPointer<UInt32>, scales: UnsafeRawBufferPointer,
+        biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
+        into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1
+    ) throws(QuantizationError) {
+        try runDequantize(.reference, weight: weight, scales: scales, biases: biases, rows: rows,
+                          cols: cols, scaleDType: scaleDType, into: out, threads: threads)
+    }
+
+    private func runDequantize(
+        _ kernel: Kernel, weight: UnsafeBufferPointer<UInt32>, scales: UnsafeRawBufferPointer,
+        biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
+        into out: UnsafeMutableBufferPointer<Float>, threads: Int
+    ) throws(QuantizationError) {
+        try checkShape(rows: rows, cols: cols)
+        let dt = try Self.kernelDType(scaleDType)
+        let groups = groupsPerRow(cols), words = packedColumns(cols)
+        try Self.need("weight", rows * words, weight.count)
+        try Self.need("scales", rows * groups * scaleDType.size, scales.count)
+        try Self.need("biases", rows * groups * scaleDType.size, biases.count)
+        try Self.need("output", rows * cols, out.count)
+        guard rows > 0 else { return }
+        let job = DequantJob(
+            wq: UInt(bitPattern: weight.baseAddress), scales: UInt(bitPattern: scales.baseAddress),
+            biases: UInt(bitPattern: biases.baseAddress), out: UInt(bitPattern: out.baseAddress),
+            cols: cols, group: groupSize, bits: bits, dt: dt,
+            scaleRowBytes: groups * scaleDType.size, words: words, kernel: kernel)
+        Self.forEachRowBlock(rows: rows, threads: threads) { start, count in job.run(start, count) }
+    }
+
+    /// Splits `rows` into `min(threads, rows)` contiguous blocks of nearly equal size and runs
+    /// them concurrently (inline when there is one block).
+    static func forEachRowBlock(rows: Int, threads: Int,
+                                _ body: @Sendable (_ start: Int, _ count: Int) -> Void) {
+        let blocks = max(1, min(threads, rows))
+        if blocks == 1 { body(0, rows); return }
+        DispatchQueue.concurrentPerform(iterations: blocks) { b in
+            let start = rows * b / blocks, end = rows * (b + 1) / blocks
+            body(start, end - start)
+        }
+    }
+}
+
+// Raw addresses (as UInt) so the row blocks can cross threads under Swift 6 checking. Each
+// block touches only its own rows of the output buffers.
+private struct QuantJob: Sendable {
+    let w, wq, scales, biases: UInt
+    let cols, group, bits: Int
+    let dt: Int32
+    let scaleRowBytes, words: Int
+    let kernel: AffineQuantization.Kernel
+
+    func run(_ start: Int, _ count: Int) {
+        let wp = UnsafePointer<Float>(bitPattern: w)! + start * cols
+        let qp = UnsafeMutablePointer<UInt32>(bitPattern: wq)! + start * words
+        let sp = UnsafeMutableRawPointer(bitPattern: scales)! + start * scaleRowBytes
+        let bp = UnsafeMutableRawPointer(bitPattern: biases)! + start * scaleRowBytes
+        switch kernel {
+        case .fast:
+            pk_affine_quantize_dt(wp, count, cols, Int32(group), Int32(bits), dt, qp, sp, bp)
+        case .reference:
+            pk_affine_quantize_dt_ref(wp, count, cols, Int32(group), Int32(bits), dt, qp, sp, bp)
+        }
+    }
+}
+
+private struct DequantJob: Sendable {
+    let wq, scales, biases, out: UInt
+    let cols, group, bits: Int
+    let dt: Int32
+    let scaleRowBytes, words: Int
+    let kernel: AffineQuantization.Kernel
+
+    func run(_ start: Int, _ count: Int) {
+        let qp = UnsafePointer<UInt32>(bitPattern: wq)! + start * words
+        let sp = UnsafeRawPointer(bitPattern: scales)! + start * scaleRowBytes
+        let bp = UnsafeRawPointer(bitPattern: biases)! + start * scaleRowBytes
+        let op = UnsafeMutablePointer<Float>(bitPattern: out)! + start * cols
+        switch kernel {
+        case .fast:
+            pk_affine_dequantize(qp, sp, bp, dt, count, cols, Int32(group), Int32(bits), op)
+        case .reference:
+            pk_affine_dequantize_ref(qp, sp, bp, dt, count, cols, Int32(group), Int32(bits), op)
+        }
+    }
+}
+
+extension AffineQuantization {
+    /// Quantizes a row-major `rows×cols` array (fast kernel). Allocates the result.
+    public func quantize(_ w: [Float], rows: Int, cols: Int, outDType: DType,
+                         threads: Int = 1) throws(QuantizationError) -> QuantizedTensor {
+        try checkShape(rows: rows, cols: cols)
+        _ = try Self.kernelDType(outDType)
+        try Self.need("input", rows * cols, w.count)
+        var t = QuantizedTensor(
+            quantization: self, rows: rows, cols: cols, dtype: outDType,
+            weight: [UInt32](repeating: 0, count: rows * packedColumns(cols)),
+            scales: [UInt8](repeating: 0, count: rows * groupsPerRow(cols) * outDType.size),
+            biases: [UInt8](repeating: 0, count: rows * groupsPerRow(cols) * outDType.size))
+        // Typed throws don't flow through the withUnsafe… closures, so carry the error out.
+        var failure: QuantizationError?
+        w.withUnsafeBufferPointer { wp in
+            t.weight.withUnsafeMutableBufferPointer { qp in
+                t.scales.withUnsafeMutableBytes { sp in
+                    t.biases.withUnsafeMutableBytes { bp in
+                        do throws(QuantizationError) {
+                            try quantize(wp, rows: rows, cols: cols, outDType: outDType,
+                                         weight: qp, scales: sp, biases: bp, threads: threads)
+                        } catch { failure = error }
+                    }
+                }
+            }
+        }
+        if let failure { throw failure }
+        return t
+    }
+
+}
+
+extension QuantizedTensor {
+    /// Dequantizes to float32 (values exact in `dtype`), like `mlx.core.dequantize`.
+    public func dequantized(threads: Int = 1) throws(QuantizationError) -> [Float] {
+        var out = [Float](repeating: 0, count: max(0, rows) * cols)
+        var failure: QuantizationError?
+        weight.withUnsafeBufferPointer { qp in
+            scales.withUnsafeBytes { sp in
+                biases.withUnsafeBytes { bp in
+                    out.withUnsafeMutableBufferPointer { op in
+                        do throws(QuantizationError) {
+                            try quantization.dequantize(
+                                weight: qp, scales: sp, biases: bp, rows: rows, cols: cols,
+                                scaleDType: dtype, into: op, threads: threads)
+                        } catch { failure = error }
+                    }
+                }
+            }
+        }
+        if let failure { throw failure }
+        return out
+    }
+}
