@@ -1,0 +1,374 @@
+import Foundation
+
+/// A Phi-3 family `config.json` (Phi-3, Phi-3.5-mini, Phi-4-mini: `model_type` "phi3").
+/// Decoded leniently (absent optional keys take the transformers/mlx-lm defaults), then
+/// `validate()` checks strictly everything the engine relies on, naming the offending field.
+public struct ModelConfig: Sendable, Equatable {
+    public var modelType: String
+    public var hiddenSize: Int
+    public var intermediateSize: Int
+    /// `num_hidden_layers`
+    public var layerCount: Int
+    /// `num_attention_heads`
+    public var attentionHeads: Int
+    /// `num_key_value_heads`, else `attentionHeads` (MHA).
+    public var kvHeads: Int
+    public var vocabSize: Int
+    public var headDim: Int { hiddenSize / attentionHeads }
+    /// Fraction of each head that is rotated (0.75 on Phi-4-mini); default 1.0.
+    public var partialRotaryFactor: Double
+    /// Rotated dimensions per head: `Int(Double(headDim) * partialRotaryFactor)`, as mlx-lm.
+    public var ropeDim: Int { Int(Double(headDim) * partialRotaryFactor) }
+    public var ropeTheta: Double
+    public var rmsNormEps: Double
+    /// Default 4096 (transformers' Phi3Config) when absent.
+    public var maxPositionEmbeddings: Int
+    /// LongRoPE switches from short to long factors beyond this; engines use `?? 4096`
+    /// when absent, like mlx-lm.
+    public var originalMaxPositionEmbeddings: Int?
+    public var ropeScaling: RopeScaling?
+    public var tieWordEmbeddings: Bool
+    /// `eos_token_id`, an int or a list in the file; empty when absent.
+    public var eosTokenIds: [Int]
+    public var bosTokenId: Int?
+    /// `torch_dtype` (transformers 4) or `dtype` (transformers 5); nil if absent or not a
+    /// dtype name (e.g. "auto").
+    public var torchDType: DType?
+    /// MLX affine quantization (`quantization`, else an MLX-style `quantization_config`).
+    public var quantization: QuantizationConfig?
+    /// `quantization_config.quant_method` of a non-MLX quantized source (gptq, awq, fp8…),
+    /// which phikit cannot read; nil for float and MLX models.
+    public var foreignQuantMethod: String?
+    public var slidingWindow: Int?
+    /// Where this config came from, for error messages (`…/config.json`).
+    public var source: String
+
+    public init(
+        modelType: String = "phi3", hiddenSize: Int, intermediateSize: Int, layerCount: Int,
+        attentionHeads: Int, kvHeads: Int? = nil, vocabSize: Int, partialRotaryFactor: Double = 1.0,
+        ropeTheta: Double = 10000, rmsNormEps: Double = 1e-5, maxPositionEmbeddings: Int = 4096,
+        originalMaxPositionEmbeddings: Int? = nil, ropeScaling: RopeScaling? = nil,
+        tieWordEmbeddings: Bool = false, eosTokenIds: [Int] = [], bosTokenId: Int? = nil,
+        torchDType: DType? = nil, quantization: QuantizationConfig? = nil,
+        slidingWindow: Int? = nil,
+        source: String = "config.json"
+    ) {
+        self.modelType = modelType
+        self.hiddenSize = hiddenSize
+        self.intermediateSize = intermediateSize
+        self.layerCount = layerCount
+        self.attentionHeads = attentionHeads
+        self.kvHeads = kvHeads ?? attentionHeads
+        self.vocabSize = vocabSize
+        self.partialRotaryFactor = partialRotaryFactor
+        self.ropeTheta = ropeTheta
+        self.rmsNormEps = rmsNormEps
+        self.maxPositionEmbeddings = maxPositionEmbeddings
+        self.originalMaxPositionEmbeddings = originalMaxPositionEmbeddings
+        self.ropeScaling = ropeScaling
+        self.tieWordEmbeddings = tieWordEmbeddings
+        self.eosTokenIds = eosTokenIds
+        self.bosTokenId = bosTokenId
+        self.torchDType = torchDType
+        self.quantization = quantization
+        self.foreignQuantMethod = nil
+        self.slidingWindow = slidingWindow
+        self.source = source
+    }
+
+    /// Reads `<directory>/config.json` and validates it.
+    public static func load(directory: String) throws(ConfigError) -> ModelConfig {
+        let path = (directory as NSString).appendingPathComponent("config.json")
+        return try ModelConfig(data: readMetadataFile(path), source: path)
+    }
+
+    /// Decodes config.json bytes; `source` names the file in errors. Validates unless told
+    /// not to (a `verify` that wants to report several problems may decode first).
+    public init(data: some Collection<UInt8>, source: String, validating: Bool = true)
+        throws(ConfigError)
+    {
+        do {
+            self = try JSONDecoder().decode(ModelConfig.self, from: Data(data))
+        } catch {
+            throw ConfigError.wrapping(error, path: source)
+        }
+        self.source = source
+        if validating { try validate() }
+    }
+}
+
+/// Reads a small JSON metadata file, mapping "absent" to `.missingFile` (exit 66).
+func readMetadataFile(_ path: String) throws(ConfigError) -> Data {
+    guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+    do {
+        return try Data(contentsOf: URL(fileURLWithPath: path))
+    } catch {
+        throw .invalidJSON(path: path, detail: "cannot read: \(error.localizedDescription)")
+    }
+}
+
+// MARK: - Decoding (lenient: absent → default; present with the wrong type → error)
+
+extension ModelConfig: Decodable {
+    enum CodingKeys: String, CodingKey {
+        case modelType = "model_type"
+        case hiddenSize = "hidden_size"
+        case intermediateSize = "intermediate_size"
+        case layerCount = "num_hidden_layers"
+        case attentionHeads = "num_attention_heads"
+        case kvHeads = "num_key_value_heads"
+        case vocabSize = "vocab_size"
+        case partialRotaryFactor = "partial_rotary_factor"
+        case ropeTheta = "rope_theta"
+        case rmsNormEps = "rms_norm_eps"
+        case maxPositionEmbeddings = "max_position_embeddings"
+        case originalMaxPositionEmbeddings = "original_max_position_embeddings"
+        case ropeScaling = "rope_scaling"
+        case ropeParameters = "rope_parameters"
+        case tieWordEmbeddings = "tie_word_embeddings"
+        case eosTokenId = "eos_token_id"
+        case bosTokenId = "bos_token_id"
+        case torchDType = "torch_dtype"
+        case dtype
+        case quantization
+        case quantizationConfig = "quantization_config"
+        case slidingWindow = "sliding_window"
+    }
+
+    /// transformers 5 moves `rope_theta` (and sometimes `partial_rotary_factor`) into
+    /// `rope_parameters`, next to the scaling kind.
+    private struct RopeParameters: Decodable {
+        var ropeTheta: Double?, partialRotaryFactor: Double?, ropeType: String?
+        enum CodingKeys: String, CodingKey {
+            case ropeTheta = "rope_theta"
+            case partialRotaryFactor = "partial_rotary_factor"
+            case ropeType = "rope_type"
+            case type
+        }
+        init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            ropeTheta = try c.decodeIfPresent(Double.self, forKey: .ropeTheta)
+            partialRotaryFactor = try c.decodeIfPresent(Double.self, forKey: .partialRotaryFactor)
+            ropeType =
+                try c.decodeIfPresent(String.self, forKey: .ropeType)
+                ?? c.decodeIfPresent(String.self, forKey: .type)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        modelType = try c.decode(String.self, forKey: .modelType)
+        hiddenSize = try c.decode(Int.self, forKey: .hiddenSize)
+        intermediateSize = try c.decode(Int.self, forKey: .intermediateSize)
+        layerCount = try c.decode(Int.self, forKey: .layerCount)
+        attentionHeads = try c.decode(Int.self, forKey: .attentionHeads)
+        kvHeads = try c.decodeIfPresent(Int.self, forKey: .kvHeads) ?? attentionHeads
+        vocabSize = try c.decode(Int.self, forKey: .vocabSize)
+
+        let ropeParameters = try c.decodeIfPresent(RopeParameters.self, forKey: .ropeParameters)
+        partialRotaryFactor =
+            try c.decodeIfPresent(Double.self, forKey: .partialRotaryFactor)
+            ?? ropeParameters?.partialRotaryFactor ?? 1.0
+        ropeTheta =
+            try c.decodeIfPresent(Double.self, forKey: .ropeTheta)
+            ?? ropeParameters?.ropeTheta ?? 10000
+        if let scaling = try c.decodeIfPresent(RopeScaling.self, forKey: .ropeScaling) {
+            ropeScaling = scaling
+        } else if let type = ropeParameters?.ropeType, type != "default" {
+            ropeScaling = try c.decode(RopeScaling.self, forKey: .ropeParameters)
+        } else {
+            ropeScaling = nil
+        }
+        rmsNormEps = try c.decodeIfPresent(Double.self, forKey: .rmsNormEps) ?? 1e-5
+        maxPositionEmbeddings =
+            try c.decodeIfPresent(Int.self, forKey: .maxPositionEmbeddings) ?? 4096
+        originalMaxPositionEmbeddings = try c.decodeIfPresent(
+            Int.self, forKey: .originalMaxPositionEmbeddings)
+        tieWordEmbeddings = try c.decodeIfPresent(Bool.self, forKey: .tieWordEmbeddings) ?? false
+        eosTokenIds = try Self.decodeIntOrList(c, .eosTokenId)
+        bosTokenId = try c.decodeIfPresent(Int.self, forKey: .bosTokenId)
+        let dtypeName =
+            try c.decodeIfPresent(String.self, forKey: .torchDType)
+            ?? c.decodeIfPresent(String.self, forKey: .dtype)
+        torchDType = dtypeName.flatMap { DType(pythonName: $0) }
+        slidingWindow = try c.decodeIfPresent(Int.self, forKey: .slidingWindow)
+        source = "config.json"
+
+        (quantization, foreignQuantMethod) = try Self.decodeQuantization(c)
+    }
+
+    /// `quantization` is mlx-lm's own key; `quantization_config` is either mlx-lm's copy of it
+    /// (kept for the HF model tree) or a transformers quantizer's, told apart by
+    /// `quant_method`.
+    private static func decodeQuantization(
+        _ c: KeyedDecodingContainer<CodingKeys>
+    ) throws -> (QuantizationConfig?, String?) {
+        if try c.contains(.quantization) && !c.decodeNil(forKey: .quantization) {
+            return (try c.decode(QuantizationConfig.self, forKey: .quantization), nil)
+        }
+        guard try c.contains(.quantizationConfig) && !c.decodeNil(forKey: .quantizationConfig),
+            let raw = try? c.nestedContainer(
+                keyedBy: QuantizationConfig.AnyKey.self, forKey: .quantizationConfig)
+        else { return (nil, nil) }
+        if QuantizationConfig.looksLikeMLX(raw) {
+            return (try c.decode(QuantizationConfig.self, forKey: .quantizationConfig), nil)
+        }
+        let method = try? raw.decode(String.self, forKey: QuantizationConfig.AnyKey("quant_method"))
+        return (nil, method ?? "unknown")
+    }
+
+    /// `eos_token_id` is an int in most configs, a list in newer ones, null in some.
+    static func decodeIntOrList<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws
+        -> [Int]
+    {
+        guard c.contains(key), try !c.decodeNil(forKey: key) else { return [] }
+        if let one = try? c.decode(Int.self, forKey: key) { return [one] }
+        if let list = try? c.decode([Int].self, forKey: key) { return list }
+        throw DecodingError.dataCorrupted(
+            .init(
+                codingPath: c.codingPath + [key],
+                debugDescription: "must be an integer or a list of integers"))
+    }
+}
+
+// MARK: - Validation (strict: everything the engine indexes with)
+
+extension ModelConfig {
+    /// Model types phikit implements.
+    public static let supportedModelTypes: Set<String> = ["phi3"]
+
+    public func validate() throws(ConfigError) {
+        guard Self.supportedModelTypes.contains(modelType) else {
+            throw .unsupportedArchitecture(path: source, modelType: modelType)
+        }
+        for (field, value) in [
+            ("hidden_size", hiddenSize), ("intermediate_size", intermediateSize),
+            ("num_hidden_layers", layerCount), ("num_attention_heads", attentionHeads),
+            ("num_key_value_heads", kvHeads), ("vocab_size", vocabSize),
+            ("max_position_embeddings", maxPositionEmbeddings),
+        ] where value <= 0 {
+            throw invalid(field, "must be positive, got \(value)")
+        }
+        guard hiddenSize % attentionHeads == 0 else {
+            throw invalid(
+                "num_attention_heads", "(\(attentionHeads)) must divide hidden_size (\(hiddenSize))"
+            )
+        }
+        guard attentionHeads % kvHeads == 0 else {
+            throw invalid(
+                "num_key_value_heads",
+                "(\(kvHeads)) must divide num_attention_heads (\(attentionHeads))")
+        }
+        guard partialRotaryFactor > 0, partialRotaryFactor <= 1 else {
+            throw invalid("partial_rotary_factor", "must be in (0, 1], got \(partialRotaryFactor)")
+        }
+        guard ropeDim > 0, ropeDim % 2 == 0 else {
+            throw invalid(
+                "partial_rotary_factor",
+                "gives an odd or empty rotary dimension \(ropeDim) (head_dim \(headDim))")
+        }
+        guard rmsNormEps > 0, rmsNormEps.isFinite else {
+            throw invalid("rms_norm_eps", "must be positive")
+        }
+        guard ropeTheta > 0, ropeTheta.isFinite else {
+            throw invalid("rope_theta", "must be positive")
+        }
+        if let original = originalMaxPositionEmbeddings, original <= 0 {
+            throw invalid("original_max_position_embeddings", "must be positive, got \(original)")
+        }
+        if let window = slidingWindow, window <= 0 {
+            throw invalid("sliding_window", "must be positive, got \(window)")
+        }
+        for id in eosTokenIds + (bosTokenId.map { [$0] } ?? []) where id < 0 || id >= vocabSize {
+            let field = eosTokenIds.contains(id) ? "eos_token_id" : "bos_token_id"
+            throw invalid(field, "\(id) is outside the vocabulary (vocab_size \(vocabSize))")
+        }
+        if let scaling = ropeScaling { try validate(scaling) }
+        if let quantization { try validate(quantization) }
+        if let method = foreignQuantMethod {
+            throw invalid(
+                "quantization_config.quant_method", "'\(method)' is not supported (only MLX affine)"
+            )
+        }
+    }
+
+    private func validate(_ scaling: RopeScaling) throws(ConfigError) {
+        guard RopeScaling.supportedTypes.contains(scaling.type) else {
+            throw invalid(
+                "rope_scaling.type", "'\(scaling.type)' is not supported (longrope, su, linear)")
+        }
+        if scaling.isLongRope {
+            // One divisor per rotary frequency pair: ropeDim/2 (48 on Phi-3.5 and Phi-4-mini).
+            for (field, list) in [
+                ("short_factor", scaling.shortFactor), ("long_factor", scaling.longFactor),
+            ] {
+                guard list.count == ropeDim / 2 else {
+                    throw invalid(
+                        "rope_scaling.\(field)",
+                        "has \(list.count) entries, expected \(ropeDim / 2) (rotary dimension \(ropeDim) / 2)"
+                    )
+                }
+                if let bad = list.firstIndex(where: { !($0 > 0) || !$0.isFinite }) {
+                    throw invalid("rope_scaling.\(field)", "entry \(bad) must be a positive number")
+                }
+            }
+        }
+        if scaling.type == "linear" {
+            guard let factor = scaling.factor else {
+                throw .missingField(path: source, field: "rope_scaling.factor")
+            }
+            guard factor > 0, factor.isFinite else {
+                throw invalid("rope_scaling.factor", "must be positive")
+            }
+        }
+    }
+
+    private func validate(_ q: QuantizationConfig) throws(ConfigError) {
+        let key = quantization != nil ? "quantization" : "quantization_config"
+        let layers =
+            [(key, LayerQuantization.quantized(groupSize: q.groupSize, bits: q.bits, mode: q.mode))]
+            + q.overrides.sorted { $0.key < $1.key }.map { ("\(key).\($0.key)", $0.value) }
+        for (field, layer) in layers {
+            guard case .quantized(let groupSize, let bits, let mode) = layer else { continue }
+            guard mode == "affine" else {
+                throw invalid("\(field).mode", "'\(mode)' is not supported (affine only)")
+            }
+            guard [2, 3, 4, 5, 6, 8].contains(bits) else {
+                throw invalid("\(field).bits", "must be 2, 3, 4, 5, 6 or 8, got \(bits)")
+            }
+            guard [32, 64, 128].contains(groupSize) else {
+                throw invalid("\(field).group_size", "must be 32, 64 or 128, got \(groupSize)")
+            }
+        }
+    }
+
+    private func invalid(_ field: String, _ detail: String) -> ConfigError {
+        .invalidValue(path: source, field: field, detail: detail)
+    }
+}
+
+// MARK: - Tensors a checkpoint of this config must hold
+
+extension ModelConfig {
+    /// Every tensor (HF names, unquantized shapes) of a Phi-3 checkpoint, in file order:
+    /// embeddings, then each layer, then the final norm and (unless tied) lm_head.
+    public func expectedTensorShapes() -> [(name: String, shape: [Int])] {
+        let qkvRows = (attentionHeads + 2 * kvHeads) * headDim
+        var out: [(name: String, shape: [Int])] = [
+            ("model.embed_tokens.weight", [vocabSize, hiddenSize])
+        ]
+        out.reserveCapacity(2 + layerCount * 6 + 1)
+        for layer in 0..<layerCount {
+            let p = "model.layers.\(layer)."
+            out.append((p + "input_layernorm.weight", [hiddenSize]))
+            out.append((p + "self_attn.qkv_proj.weight", [qkvRows, hiddenSize]))
+            out.append((p + "self_attn.o_proj.weight", [hiddenSize, attentionHeads * headDim]))
+            out.append((p + "post_attention_layernorm.weight", [hiddenSize]))
+            out.append((p + "mlp.gate_up_proj.weight", [2 * intermediateSize, hiddenSize]))
+            out.append((p + "mlp.down_proj.weight", [hiddenSize, intermediateSize]))
+        }
+        out.append(("model.norm.weight", [hiddenSize]))
+        if !tieWordEmbeddings { out.append(("lm_head.weight", [vocabSize, hiddenSize])) }
+        return out
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+
+/// A model directory seen as one tensor name → tensor map over its safetensors files.
+///
+/// Which files, in order (mlx-swift-lm `Load.swift`'s `.automatic` policy):
+/// 1. the shards named by `model.safetensors.index.json`, if all of them exist;
+/// 2. else `model*.safetensors` (an index carried over from the unquantized repo may name
+///    shards that were never uploaded);
+/// 3. else `weight*.safetensors`;
+/// 4. else every top-level `*.safetensors`.
+/// An index naming absent shards with no `model*.safetensors` to fall back on means an
+/// incomplete download, and is an error naming the missing shard.
+public final class ModelWeights: @unchecked Sendable {  // immutable after init
+    public enum Selection: String, Sendable { case index, modelFiles, weightFiles, allFiles }
+
+    public let directory: String
+    /// Open files in the order above (sorted by name within a rule).
+    public let files: [SafeTensorsFile]
+    /// The rule that chose `files`.
+    public let selection: Selection
+    /// The index file, when present and readable (even if rule 1 did not apply).
+    public let index: ShardIndex?
+    /// Sorted tensor names over all files.
+    public let tensorNames: [String]
+    private let lookup: [String: (file: Int, info: TensorInfo)]
+
+    public init(directory: String) throws {
+        self.directory = directory
+        let names = try Self.listSafetensors(directory)
+        let indexPath = (directory as NSString).appendingPathComponent(ShardIndex.fileName)
+        let index =
+            FileManager.default.fileExists(atPath: indexPath)
+            ? try ShardIndex(directory: directory) : nil
+        self.index = index
+
+        let chosen: [String]
+        if let index, !index.weightMap.isEmpty, index.shardFiles.allSatisfy(names.contains) {
+            (chosen, selection) = (index.shardFiles, .index)
+        } else if case let model = names.filter({ $0.hasPrefix("model") }), !model.isEmpty {
+            (chosen, selection) = (model, .modelFiles)
+        } else if let index, let missing = index.shardFiles.first(where: { !names.contains($0) }) {
+            throw WeightsError.missingShard(directory: directory, file: missing)
+        } else if case let weight = names.filter({ $0.hasPrefix("weight") }), !weight.isEmpty {
+            (chosen, selection) = (weight, .weightFiles)
+        } else if !names.isEmpty {
+            (chosen, selection) = (names, .allFiles)
+        } else {
+            throw WeightsError.noSafetensors(directory: directory)
+        }
+
+        var files: [SafeTensorsFile] = []
+        var lookup: [String: (file: Int, info: TensorInfo)] = [:]
+        for (i, name) in chosen.enumerated() {
+            let file = try SafeTensorsFile(
+                path: (directory as NSString).appendingPathComponent(name))
+            for info in file.tensors {
+                if let first = lookup[info.name] {
+                    throw WeightsError.duplicateTensor(
+                        name: info.name, first: chosen[first.file], second: name)
+                }
+                lookup[info.name] = (i, info)
+            }
+            files.append(file)
+        }
+        if selection == .index, let index {
+            // The index is a promise about the files; a broken promise is a corrupt model.
+            for (tensor, shard) in index.weightMap.sorted(by: { $0.key < $1.key }) {
+                guard let found = lookup[tensor], chosen[found.file] == shard else {
+                    throw WeightsError.tensorNotInShard(name: tensor, file: shard)
+                }
+            }
+        }
+        self.files = files
+        self.lookup = lookup
+        tensorNames = lookup.keys.sorted()
+    }
+
+    public func tensor(_ name: String) -> (file: SafeTensorsFile, info: TensorInfo)? {
+        lookup[name].map { (files[$0.file], $0.info) }
+    }
+
+    /// Bytes of tensor data over all files (headers excluded), as the index's `total_size`.
+    public var totalBytes: Int { lookup.values.reduce(0) { $0 + $1.info.byteCount } }
+
+    /// Parameter count as mlx_lm's `get_total_parameters`: a quantized `P.weight` (uint32
+    /// with a sibling `P.scales`) counts `elements * 32 / bits`; its `P.scales`/`P.biases`
+    /// count nothing. Bits come from `quantization` (per-layer overrides first), else from this
+    /// directory's config.json, else are inferred assuming mlx's default group size 64.
+    public func parameterCount(quantization: QuantizationConfig?) -> Int {
+        let quantization = quantization ?? directoryQuantization()
+        var total = 0
+        for (name, entry) in lookup {
+            let info = entry.info
+            guard let module = Self.modulePath(name), lookup[module + ".scales"] != nil else {
+                total += info.elementCount
+                continue
+            }
+            switch name.dropFirst(module.count) {
+            case ".scales", ".biases": continue
+            case ".weight" where info.dtype == .u32:
+                total += info.elementCount * 32 / bits(module, info, quantization)
+            default: total += info.elementCount
+            }
+        }
+        return total
+    }
+
+    /// `parameterCount(quantization: nil)`.
+    public var parameterCount: Int { parameterCount(quantization: nil) }
+
+    private func bits(_ module: String, _ weight: TensorInfo, _ q: QuantizationConfig?) -> Int {
+        if let q, case .quantized(_, let bits, _) = q.layer(module) { return bits }
+        // No config: packed columns * 32 = bits * groups * groupSize; assume group 64.
+        if let scales = lookup[module + ".scales"]?.info, let packed = weight.shape.last,
+            let groups = scales.shape.last, groups > 0, (packed * 32) % (groups * 64) == 0,
+            case let bits = packed * 32 / (groups * 64), [2, 3, 4, 5, 6, 8].contains(bits)
+        {
+            return bits
+        }
+        return 4
+    }
+
+    /// The `quantization` of config.json beside the weights, read leniently (nil on any problem:
+    /// counting parameters must not fail because a config is odd).
+    private func directoryQuantization() -> QuantizationConfig? {
+        struct Partial: Decodable {
+            var quantization: QuantizationConfig?
+            var quantizationConfig: QuantizationConfig?
+            enum CodingKeys: String, CodingKey {
+                case quantization
+                case quantizationConfig = "quantization_config"
+            }
+            init(from decoder: any Decoder) throws {
+                let c = try decoder.container(keyedBy: CodingKeys.self)
+                quantization = try? c.decodeIfPresent(
+                    QuantizationConfig.self, forKey: .quantization)
+                quantizationConfig = try? c.decodeIfPresent(
+                    QuantizationConfig.self, forKey: .quantizationConfig)
+            }
+        }
+        let path = (directory as NSString).appendingPathComponent("config.json")
+        guard let data = FileManager.default.contents(atPath: path),
+            let partial = try? JSONDecoder().decode(Partial.self, from: data)
+        else { return nil }
+        return partial.quantization ?? partial.quantizationConfig
+    }
+
+    /// `a.b.weight` → `a.b`.
+    static func modulePath(_ tensor: String) -> String? {
+        guard let dot = tensor.lastIndex(of: ".") else { return nil }
+        return String(tensor[..<dot])
+    }
+
+    /// Top-level `*.safetensors` names (files or symlinks to files, as in HF cache snapshots),
+    /// sorted so the choice and order never depend on the file system.
+    static func listSafetensors(_ directory: String) throws(WeightsError) -> [String] {
+        let fm = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard fm.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            throw .notADirectory(directory: directory)
+        }
+        let entries: [String]
+        do {
+            entries = try fm.contentsOfDirectory(atPath: directory)
+        } catch {
+            throw .cannotList(directory: directory, detail: error.localizedDescription)
+        }
+        return entries.filter { name in
+            guard name.hasSuffix(".safetensors"), !name.hasPrefix(".") else { return false }
+            var dir: ObjCBool = false
+            let path = (directory as NSString).appendingPathComponent(name)
+            return fm.fileExists(atPath: path, isDirectory: &dir) && !dir.boolValue
+        }.sorted()
+    }
+}
+
+/// The weight files of a model directory are missing or inconsistent.
+public enum WeightsError: UserFacingError, Equatable {
+    case notADirectory(directory: String)
+    case cannotList(directory: String, detail: String)
+    case noSafetensors(directory: String)
+    /// The index names a shard that is not on disk.
+    case missingShard(directory: String, file: String)
+    case duplicateTensor(name: String, first: String, second: String)
+    /// The index maps a tensor to a shard that does not hold it.
+    case tensorNotInShard(name: String, file: String)
+
+    public var message: String {
+        switch self {
+        case .notADirectory(let dir): "\(dir) is not a directory"
+        case .cannotList(let dir, let detail): "cannot list \(dir): \(detail)"
+        case .noSafetensors(let dir): "no safetensors files in \(dir)"
+        case .missingShard(let dir, let file):
+            "\(ShardIndex.fileName) in \(dir) names \(file), which is missing"
+        case .duplicateTensor(let name, let first, let second):
+            "tensor '\(name)' is in both \(first) and \(second)"
+        case .tensorNotInShard(let name, let file):
+            "\(ShardIndex.fileName) maps tensor '\(name)' to \(file), which does not contain it"
+        }
+    }
+
+    public var hint: String? {
+        switch self {
+        case .missingShard: "the download looks incomplete; pull the model again"
+        case .noSafetensors: "phikit reads safetensors weights only (not .bin / .pth / .gguf)"
+        default: nil
+        }
+    }
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .notADirectory, .noSafetensors, .missingShard: .noInput
+        case .cannotList: .ioError
+        case .duplicateTensor, .tensorNotInShard: .dataError
+        }
+    }
+}
