@@ -1,2 +1,19 @@
-import PhiKit
-print("phikit \(PhiKitVersion.string)")
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+// Ctrl-C exits 130 at once. Nothing needs undoing: writers go through `*.incomplete` files
+// and rename only when done, so an interrupted job leaves the previous good state.
+signal(SIGINT) { _ in _exit(130) }
+// A parent may hand us a mask with SIGINT blocked (Foundation's Process spawns children with
+// its worker thread's mask); then Ctrl-C would stay pending forever.
+var interruptOnly = sigset_t()
+sigemptyset(&interruptOnly)
+sigaddset(&interruptOnly, SIGINT)
+pthread_sigmask(SIG_UNBLOCK, &interruptOnly, nil)
+
+let status = CLI.main(Array(CommandLine.arguments.dropFirst()))
+fflush(nil)  // results on stdout must be out before exit
+exit(status)

@@ -1,0 +1,188 @@
+import Foundation
+import PhiFormats
+
+/// `inspect` could not start: the path is not there.
+public enum InspectError: UserFacingError, Equatable {
+    case notFound(path: String)
+
+    public var message: String {
+        switch self {
+        case .notFound(let path): "\(path): no such file or directory"
+        }
+    }
+
+    public var hint: String? { "give a .safetensors file or a model directory" }
+    public var exitCode: ExitCode { .noInput }
+}
+
+/// Reads the tensors of a `.safetensors` file or a model directory (its weights as
+/// `ModelWeights` chooses them, plus config.json) and summarises them. Reads headers and JSON
+/// only; tensor data is never touched, so a 7 GB model inspects instantly.
+///
+/// Errors are the readers': a corrupt file is `SafeTensorsError` (65), a missing path
+/// `InspectError.notFound` (66), a broken config.json in a directory `ConfigError` (65).
+public func inspect(path: String) throws -> InspectReport {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw InspectError.notFound(path: path)
+    }
+    var warnings: [String] = []
+    let files: [SafeTensorsFile]
+    let config: ModelConfig?
+    if isDirectory.boolValue {
+        files = try ModelWeights(directory: path).files
+        config = try loadConfig(directory: path, warnings: &warnings)
+    } else {
+        files = [try SafeTensorsFile(path: path)]
+        // A lone shard: its directory's config.json (if any) still says how it is quantized,
+        // but a problem with that config must not stop us showing the file.
+        let directory = (path as NSString).deletingLastPathComponent
+        do {
+            config = try loadConfig(
+                directory: directory.isEmpty ? "." : directory, warnings: &warnings)
+        } catch let error as any UserFacingError {
+            warnings.append("ignoring config.json: \(error.message)")
+            config = nil
+        }
+    }
+    return InspectReportBuilder(
+        path: path, isDirectory: isDirectory.boolValue, files: files,
+        config: config, warnings: warnings
+    ).build()
+}
+
+/// config.json if present, decoded without the engine's strict validation: inspect shows
+/// what is there, `verify` judges it.
+private func loadConfig(directory: String, warnings: inout [String]) throws -> ModelConfig? {
+    let path = (directory as NSString).appendingPathComponent("config.json")
+    guard let data = FileManager.default.contents(atPath: path) else {
+        warnings.append("no config.json in \(directory); showing tensors only")
+        return nil
+    }
+    return try ModelConfig(data: [UInt8](data), source: path, validating: false)
+}
+
+/// Turns opened files + config into the report: per-tensor parameter counts, quantization
+/// detection, totals.
+struct InspectReportBuilder {
+    var path: String
+    var isDirectory: Bool
+    var files: [SafeTensorsFile]
+    var config: ModelConfig?
+    var warnings: [String]
+
+    /// mlx's default; used to infer bits from shapes when config.json does not say.
+    static let defaultGroupSize = 64
+
+    func build() -> InspectReport {
+        var infos: [String: (info: TensorInfo, file: String)] = [:]
+        var fileRows: [InspectReport.File] = []
+        var metadata: [String: String] = [:]
+        for file in files {
+            let name = (file.path as NSString).lastPathComponent
+            for info in file.tensors { infos[info.name] = (info, name) }
+            fileRows.append(
+                .init(name: name, bytes: file.fileSize, tensorCount: file.tensors.count))
+            for (key, value) in file.metadata ?? [:] where metadata[key] == nil {
+                metadata[key] = value
+            }
+        }
+
+        var warnings = self.warnings
+        var tensors: [InspectReport.Tensor] = []
+        var inferredBits: Set<Int> = []
+        var packedCount = 0
+        for name in infos.keys.sorted() {
+            let (info, file) = infos[name]!
+            var row = InspectReport.Tensor(
+                name: name, dtype: info.dtype, shape: info.shape, bytes: info.byteCount,
+                parameters: info.elementCount, file: file, quantizedBits: nil)
+            if let module = Self.modulePath(name), infos[module + ".scales"] != nil {
+                let suffix = name.dropFirst(module.count)
+                if suffix == ".scales" || suffix == ".biases" {
+                    row.parameters = 0
+                } else if suffix == ".weight" && info.dtype == .u32 {
+                    let scales = infos[module + ".scales"]!.info
+                    let (bits, inferred) = bits(module: module, weight: info, scales: scales)
+                    if inferred { inferredBits.insert(bits) }
+                    row.quantizedBits = bits
+                    row.parameters = info.elementCount * 32 / bits
+                    packedCount += 1
+                }
+            }
+            tensors.append(row)
+        }
+
+        let quantization = quantizationSummary(packedCount: packedCount, inferredBits: inferredBits)
+        if config?.quantization == nil && packedCount > 0 {
+            let bits = inferredBits.sorted().map(String.init).joined(separator: "/")
+            warnings.append(
+                "config.json does not describe the quantization; assumed group size "
+                    + "\(Self.defaultGroupSize), which gives \(bits) bits")
+        }
+        if let q = config?.quantization, packedCount == 0 {
+            warnings.append(
+                "config.json says \(q.bits)-bit quantization, but no tensor is quantized")
+        }
+        var dtypeBytes: [String: Int] = [:]
+        for t in tensors { dtypeBytes[t.dtype.rawValue, default: 0] += t.bytes }
+
+        return InspectReport(
+            path: path, kind: isDirectory ? .directory : .file, files: fileRows, tensors: tensors,
+            parameterCount: tensors.reduce(0) { $0 + $1.parameters },
+            tensorBytes: tensors.reduce(0) { $0 + $1.bytes }, dtypeBytes: dtypeBytes,
+            quantization: quantization, config: config.map(Self.summary), metadata: metadata,
+            warnings: warnings)
+    }
+
+    /// Bits of a packed weight: config.json's (per-layer override first), else inferred from
+    /// the shapes: packed columns × 32 = bits × groups × group size, with group size 64.
+    private func bits(module: String, weight: TensorInfo, scales: TensorInfo) -> (
+        bits: Int, inferred: Bool
+    ) {
+        if let q = config?.quantization, case .quantized(_, let bits, _) = q.layer(module), bits > 0
+        {
+            return (bits, false)
+        }
+        if let packed = weight.shape.last, let groups = scales.shape.last, groups > 0,
+            (packed * 32) % (groups * Self.defaultGroupSize) == 0,
+            case let bits = packed * 32 / (groups * Self.defaultGroupSize),
+            [2, 3, 4, 5, 6, 8].contains(bits)
+        {
+            return (bits, true)
+        }
+        return (4, true)
+    }
+
+    private func quantizationSummary(packedCount: Int, inferredBits: Set<Int>) -> InspectReport
+        .Quantization?
+    {
+        let q = config?.quantization
+        guard q != nil || packedCount > 0 else { return nil }
+        let source =
+            switch (q != nil, packedCount > 0) {
+            case (true, true): "config+tensors"
+            case (true, false): "config"
+            default: "tensors"
+            }
+        return .init(
+            bits: q?.bits ?? (inferredBits.count == 1 ? inferredBits.first : nil),
+            groupSize: q?.groupSize ?? Self.defaultGroupSize, mode: q?.mode ?? "affine",
+            source: source, quantizedTensors: packedCount)
+    }
+
+    static func summary(_ c: ModelConfig) -> InspectReport.ConfigSummary {
+        .init(
+            modelType: c.modelType, hiddenSize: c.hiddenSize, intermediateSize: c.intermediateSize,
+            layers: c.layerCount, attentionHeads: c.attentionHeads, kvHeads: c.kvHeads,
+            headDim: c.attentionHeads > 0 ? c.hiddenSize / c.attentionHeads : 0,
+            vocabSize: c.vocabSize, maxPositionEmbeddings: c.maxPositionEmbeddings,
+            ropeScaling: c.ropeScaling?.type, partialRotaryFactor: c.partialRotaryFactor,
+            tieWordEmbeddings: c.tieWordEmbeddings, torchDType: c.torchDType)
+    }
+
+    /// `a.b.weight` → `a.b`.
+    static func modulePath(_ tensor: String) -> String? {
+        tensor.lastIndex(of: ".").map { String(tensor[..<$0]) }
+    }
+}

@@ -1,0 +1,94 @@
+import PhiFormats
+import PhiKit
+
+/// Every subcommand, in the order the overview lists them, and the dispatcher that runs one.
+enum CommandTable {
+    // Computed: an array of metatypes is not Sendable, so it cannot be a static let.
+    static var all: [any Command.Type] {
+        [
+            PullCommand.self,
+            ConvertCommand.self,
+            VerifyCommand.self,
+            RunCommand.self,
+            ListCommand.self,
+            RmCommand.self,
+            InspectCommand.self,
+            HelpCommand.self,
+        ]
+    }
+
+    /// Commands that do real work in this build (for the "not implemented yet" hint).
+    static let implemented = ["convert", "inspect", "help"]
+
+    static func find(_ word: String) -> (any Command.Type)? {
+        all.first { $0.name == word || $0.aliases.contains(word) }
+    }
+
+    static var names: [String] { all.map { $0.name } }
+}
+
+/// Top-level dispatch: global options, command lookup, parsing, running, and the mapping of
+/// errors to diagnostics and exit codes. Returns the process exit code; only main.swift exits.
+enum CLI {
+    static func main(_ arguments: [String]) -> Int32 {
+        guard let first = arguments.first else {
+            // Like git: no command is a usage error, so the overview goes to stderr with 64.
+            Diagnostics.text(Help.overview)
+            return ExitCode.usage.rawValue
+        }
+        switch first {
+        case "--help", "-h":
+            print(Help.overview)
+            return ExitCode.success.rawValue
+        case "--version", "-V":
+            print("phikit \(PhiKitVersion.string)")
+            return ExitCode.success.rawValue
+        default:
+            break
+        }
+        if first.hasPrefix("-") {
+            let hint =
+                Suggestion.nearest(to: first, in: ["--help", "--version"])
+                .map { "did you mean '\($0)'?" }
+                ?? "options go after the command: phikit <command> [options]"
+            Diagnostics.error("unknown option '\(first)'", hint: hint)
+            Diagnostics.usage(Help.globalUsage)
+            return ExitCode.usage.rawValue
+        }
+        guard let command = CommandTable.find(first) else {
+            let commands = "commands: " + CommandTable.names.joined(separator: ", ")
+            let hint =
+                Suggestion.nearest(to: first, in: CommandTable.names)
+                .map { "did you mean '\($0)'? \(commands)" } ?? commands
+            Diagnostics.error("unknown command '\(first)'", hint: hint)
+            return ExitCode.usage.rawValue
+        }
+        var reader = ArgumentReader(arguments.dropFirst())
+        if reader.wantsHelp {
+            print(Help.page(for: command))
+            return ExitCode.success.rawValue
+        }
+        return execute(command, &reader)
+    }
+
+    private static func execute(_ command: any Command.Type, _ reader: inout ArgumentReader)
+        -> Int32
+    {
+        do {
+            try command.init(&reader).run()
+            return ExitCode.success.rawValue
+        } catch let error as UsageError {
+            Diagnostics.error(error.message, hint: error.hint)
+            Diagnostics.usage(command.usage)
+            return error.exitCode.rawValue
+        } catch let error as any UserFacingError {
+            Diagnostics.error(error.message, hint: error.hint)
+            return error.exitCode.rawValue
+        } catch {
+            Diagnostics.error(
+                "internal error: \(error)",
+                hint: "this is a bug in phikit; please report it with the command you ran")
+            return ExitCode.software.rawValue
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import Foundation
+import PhiFormats
+import PhiKit
+
+/// `phikit inspect PATH [--json]`: what is in a .safetensors file or a model directory.
+struct InspectCommand: Command {
+    static let name = "inspect"
+    static let summary = "Show a model's tensors, parameter count, size, quantization and config"
+    static let usage = "phikit inspect <path> [--json]"
+    static let help = """
+        Lists the tensors of a .safetensors file or a model directory (name, dtype, shape,
+        parameters, size; sorted by name), then the config.json summary, the quantization and
+        a total line. Reads only headers and JSON, so it is instant on any model size.
+        Parameters of MLX-quantized weights are counted unpacked (elements × 32 / bits); their
+        .scales and .biases are not parameters.
+
+        arguments:
+          <path>    a .safetensors file, or a model directory (config.json + safetensors)
+
+        options:
+          --json    print the report as one JSON object (keys: schema_version, path, kind,
+                    files, tensors, tensor_count, parameter_count, tensor_bytes, dtype_bytes,
+                    quantization, config, metadata, warnings; see InspectReport.swift)
+
+        exit codes: 65 corrupt safetensors or config.json, 66 path not found
+        """
+
+    var path: String
+    var json: Bool
+
+    init(_ args: inout ArgumentReader) throws {
+        json = args.flag("--json")
+        path = try args.positional("path")
+        try args.finish()
+    }
+
+    func run() throws {
+        let report = try PhiKit.inspect(path: path)
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            print(Self.render(report))
+            for warning in report.warnings { Diagnostics.warning(warning) }
+        }
+    }
+
+    /// The human form: tensor table, config and quantization lines, and a one-line total.
+    static func render(_ r: InspectReport) -> String {
+        // The QUANT column only when something is quantized.
+        let quantized = r.tensors.contains { $0.quantizedBits != nil }
+        let rows = r.tensors.map { t in
+            [
+                t.name, t.dtype.rawValue,
+                "[" + t.shape.map(String.init).joined(separator: ", ") + "]",
+            ]
+                + (quantized ? [t.quantizedBits.map { "\($0)-bit" } ?? ""] : [])
+                + [Format.grouped(t.parameters), Format.bytes(t.bytes)]
+        }
+        let header =
+            ["NAME", "DTYPE", "SHAPE"] + (quantized ? ["QUANT"] : []) + ["PARAMETERS", "SIZE"]
+        var lines = [
+            Format.table(
+                header: header, rows: rows, rightAligned: [header.count - 2, header.count - 1]),
+            "",
+        ]
+        let fileBytes = r.files.reduce(0) { $0 + $1.bytes }
+        let fileWord = r.files.count == 1 ? "file" : "files"
+        lines.append(
+            "files:        \(r.files.count) safetensors \(fileWord), \(Format.bytes(fileBytes)) on disk"
+        )
+        if let c = r.config {
+            lines.append(
+                "config:       \(c.modelType), hidden \(c.hiddenSize), intermediate \(c.intermediateSize), "
+                    + "\(c.layers) \(c.layers == 1 ? "layer" : "layers"), \(c.attentionHeads) heads, \(c.kvHeads) kv heads, "
+                    + "head dim \(c.headDim), vocab \(c.vocabSize)")
+            lines.append(
+                "              rope \(c.ropeScaling ?? "default"), "
+                    + "partial rotary \(c.partialRotaryFactor), context \(c.maxPositionEmbeddings), "
+                    + (c.tieWordEmbeddings ? "tied" : "untied") + " embeddings"
+                    + (c.torchDType.map { ", \($0.pythonName)" } ?? ""))
+        }
+        lines.append("quantization: " + (r.quantization.map(describe) ?? "none"))
+        lines.append(summaryLine(r))
+        return lines.joined(separator: "\n")
+    }
+
+    /// `195 tensors, 3,821,079,552 parameters, 7.64 GB, bf16`.
+    static func summaryLine(_ r: InspectReport) -> String {
+        var parts = [
+            "\(Format.grouped(r.tensorCount)) \(r.tensorCount == 1 ? "tensor" : "tensors")",
+            "\(Format.grouped(r.parameterCount)) parameters",
+            Format.bytes(r.tensorBytes),
+        ]
+        let dtypes = r.dominantDTypes.map { $0.rawValue.lowercased() }.joined(separator: "+")
+        if !dtypes.isEmpty { parts.append(dtypes) }
+        if let q = r.quantization, let bits = q.bits {
+            parts.append("\(bits)-bit")
+        }
+        return parts.joined(separator: ", ")
+    }
+
+    private static func describe(_ q: InspectReport.Quantization) -> String {
+        let bits = q.bits.map { "\($0)-bit" } ?? "mixed-bit"
+        let group = q.groupSize.map { ", group size \($0)" } ?? ""
+        let source =
+            switch q.source {
+            case "config": "from config.json; no packed tensors found"
+            case "tensors": "detected from .scales tensors"
+            default: "config.json and .scales tensors"
+            }
+        return
+            "\(bits) \(q.mode ?? "affine")\(group), \(q.quantizedTensors) packed tensors (\(source))"
+    }
+}
