@@ -4,11 +4,7 @@ import Testing
 
 @testable import PhiFormats
 
-private let phi35Dir = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent(
-        "shared/fixtures/microsoft--Phi-3.5-mini-instruct"
-    ).path
+private let phi35Dir = SharedFixtures.phi35
 
 /// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
 private func noise(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {

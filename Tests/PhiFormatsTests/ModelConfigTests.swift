@@ -3,15 +3,8 @@ import Testing
 
 @testable import PhiFormats
 
-/// The shared fixtures live beside the repo (`<repo>/../shared/fixtures`); they are read in
-/// place, never copied into the project.
-private let sharedFixtures: String = {
-    let repoRoot = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()  // <repo>/Tests/PhiFormatsTests/this.swift
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return repoRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures").path
-}()
-private let phi35Dir = sharedFixtures + "/microsoft--Phi-3.5-mini-instruct"
-private let phi4Q4Dir = sharedFixtures + "/_derived/mlx-community--Phi-4-mini-instruct-4bit"
+private let phi35Dir = SharedFixtures.phi35
+private let phi4Q4Dir = SharedFixtures.phi4MiniMLX4bit
 
 /// The Phi-3.5 config.json with `edit` applied, as bytes.
 private func editedPhi35(_ edit: (inout JSONValue) -> Void) throws -> [UInt8] {

@@ -3,11 +3,7 @@ import Testing
 
 @testable import PhiFormats
 
-private let phi35Dir = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent(
-        "shared/fixtures/microsoft--Phi-3.5-mini-instruct"
-    ).path
+private let phi35Dir = SharedFixtures.phi35
 
 @Suite struct ShardIndexTests {
     @Test func readsRealPhi35Index() throws {

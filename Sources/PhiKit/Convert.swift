@@ -1,0 +1,169 @@
+import Foundation
+import PhiFormats
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `phikit convert`: a Hugging Face checkpoint (or an MLX model) → an MLX-format model that
+/// `mlx_lm.load`, MLX Swift and phikit's engine load unchanged, tensor for tensor what
+/// `mlx_lm.convert` writes.
+///
+/// Order of work, so that a refusal or a crash never leaves a half-written model:
+/// 1. check the options and that the output does not exist (unless `force`);
+/// 2. plan: read config.json and every safetensors header, check each tensor against the
+///    architecture (missing shards, missing/unexpected tensors, shapes, dtypes);
+/// 3. write everything into `<output>.incomplete-XXXXXX` beside the output;
+/// 4. rename it into place (with `force`, the old output is removed only after that).
+public func convert(
+    _ options: ConvertOptions, progress: (ConvertProgress) -> Void = { _ in }
+) throws -> ConvertSummary {
+    let clock = ContinuousClock.now
+    func elapsed() -> Double {
+        let d = ContinuousClock.now - clock
+        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+    try checkOptions(options)
+    let source = try ConvertSource.resolve(options.source, environment: options.environment)
+    let plan = try ConvertPlan.make(sourceDirectory: source.directory, options: options)
+    let output = try outputDirectory(options, source, plan)
+
+    let temp = try makeTemporaryDirectory(beside: output)
+    do {
+        let converter = Converter(plan: plan, directory: temp, threads: options.threads,
+                                  chunkElements: options.chunkElements,
+                                  blockElements: options.blockElements)
+        let total = plan.outputTensors.count
+        progress(ConvertProgress(tensorsDone: 0, tensorCount: total, bytesRead: 0,
+                                 bytesToRead: plan.bytesToRead, bytesWritten: 0, elapsed: elapsed(),
+                                 tensor: nil))
+        try converter.run { done, read, written, name in
+            progress(ConvertProgress(tensorsDone: done, tensorCount: total, bytesRead: read,
+                                     bytesToRead: plan.bytesToRead, bytesWritten: written,
+                                     elapsed: elapsed(), tensor: name))
+        }
+        try writeMetadata(plan, source: source, into: temp)
+        try install(temp, at: output)
+    } catch {
+        try? FileManager.default.removeItem(atPath: temp)
+        throw error
+    }
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
+    let written = files.reduce(0) { sum, name in
+        let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
+        return sum + ((size as? NSNumber)?.intValue ?? 0)
+    }
+    return ConvertSummary(
+        source: options.source, sourceDirectory: source.directory, outputDirectory: output,
+        files: files, tensorCount: plan.outputTensors.count,
+        quantizedTensorCount: plan.quantizedTensorCount, bits: plan.quantization?.bits,
+        groupSize: plan.quantization?.groupSize, bitsPerWeight: plan.bitsPerWeight,
+        bitsPerWeightText: String(format: "%.3f", plan.bitsPerWeight),
+        totalParameters: plan.totalParameters, tensorBytes: plan.totalSize, bytesWritten: written,
+        seconds: elapsed())
+}
+
+private func checkOptions(_ o: ConvertOptions) throws {
+    if o.quantize && o.dequantize { throw ConvertError.quantizeAndDequantize }
+    if o.quantize { _ = try AffineQuantization(bits: o.bits, groupSize: o.groupSize) }
+    if let dtype = o.dtype, ![.f16, .bf16, .f32].contains(dtype) {
+        throw ConvertError.badOption("cannot convert to \(dtype.pythonName)",
+                                     hint: "use --dtype float16, bfloat16 or float32")
+    }
+    if o.maxShardSize <= 0 {
+        throw ConvertError.badOption("the maximum shard size must be positive", hint: nil)
+    }
+}
+
+/// `-o`, else `<store>/models/<name>-<bits>bit` (or `-bf16`… for a float output).
+private func outputDirectory(
+    _ o: ConvertOptions, _ source: ConvertSource, _ plan: ConvertPlan
+) throws -> String {
+    let path: String
+    if let output = o.output {
+        path = URL(fileURLWithPath: output).standardizedFileURL.path
+    } else {
+        // A float output is named after its float type (that of its first float tensor).
+        let float = plan.outputTensors.first { $0.dtype.isFloat }.map { storeSuffix($0.dtype) }
+        let name = ModelStore.modelName(source: source.name, bits: plan.quantization?.bits,
+                                        floatType: float)
+        path = ModelStore.modelsDirectory(environment: o.environment) + "/" + name
+    }
+    let resolvedSource = URL(fileURLWithPath: source.directory).resolvingSymlinksInPath().path
+    if URL(fileURLWithPath: path).resolvingSymlinksInPath().path == resolvedSource {
+        throw ConvertError.outputIsSource(path: path)
+    }
+    if FileManager.default.fileExists(atPath: path) && !o.force {
+        throw ConvertError.outputExists(path: path)
+    }
+    return path
+}
+
+private func storeSuffix(_ d: DType) -> String {
+    switch d {
+    case .bf16: "bf16"
+    case .f16: "fp16"
+    default: "fp32"
+    }
+}
+
+/// config.json, the index, tokenizer and other files (the weights are already there).
+private func writeMetadata(_ plan: ConvertPlan, source: ConvertSource, into dir: String) throws {
+    var weightMap: [String: String] = [:]
+    for shard in plan.shards {
+        for t in shard.tensors { weightMap[t.name] = shard.file }
+    }
+    let index = ShardIndex(weightMap: weightMap, totalSize: plan.totalSize,
+                           totalParameters: plan.totalParameters)
+    do {
+        try AtomicFile.write(index.jsonData(), to: dir + "/" + ShardIndex.fileName)
+        try AtomicFile.write(plan.configBytes, to: dir + "/config.json")
+    } catch {
+        throw ConvertError.io(path: dir, detail: error.message)
+    }
+    try ConvertFiles.write(from: source.directory, to: dir, hubRepo: source.hubRepo)
+}
+
+/// `mkdtemp("<output>.incomplete-XXXXXX")`, creating the parent directories first.
+private func makeTemporaryDirectory(beside output: String) throws -> String {
+    let parent = (output as NSString).deletingLastPathComponent
+    do {
+        try FileManager.default.createDirectory(atPath: parent.isEmpty ? "." : parent,
+                                                withIntermediateDirectories: true)
+    } catch {
+        throw ConvertError.io(path: parent, detail: "cannot create directory: \(error.localizedDescription)")
+    }
+    var template = Array((output + ".incomplete-XXXXXX").utf8CString)
+    guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw ConvertError.io(path: output, detail: "cannot create a temporary directory: \(String(cString: strerror(errno)))")
+    }
+    return String(cString: made)
+}
+
+/// Moves the finished directory into place. An existing output (only with `force`) is moved
+/// aside first and deleted after the rename, so some complete model is always there.
+private func install(_ temp: String, at output: String) throws {
+    var old: String?
+    if FileManager.default.fileExists(atPath: output) {
+        var template = Array((output + ".old-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw ConvertError.io(path: output, detail: "cannot create a temporary name: \(String(cString: strerror(errno)))")
+        }
+        let aside = String(cString: made)
+        // rename(2) replaces the empty placeholder directory atomically.
+        guard rename(output, aside) == 0 else {
+            let reason = String(cString: strerror(errno))
+            rmdir(aside)
+            throw ConvertError.io(path: output, detail: "cannot move the old output aside: \(reason)")
+        }
+        old = aside
+    }
+    guard rename(temp, output) == 0 else {
+        let reason = String(cString: strerror(errno))
+        if let old { rename(old, output) }
+        throw ConvertError.io(path: output, detail: "cannot rename \(temp) into place: \(reason)")
+    }
+    if let old { try? FileManager.default.removeItem(atPath: old) }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import PhiFormats
+
+/// What `phikit convert` was asked to do; mirrors `mlx_lm.convert`'s parameters.
+public struct ConvertOptions: Sendable {
+    /// A model directory, a Hub id (`org/name[@rev]`) already in the HF cache, or a registry
+    /// alias. Never downloads.
+    public var source: String
+    /// Output directory; nil = the phikit model store (`ModelStore.defaultOutput`).
+    public var output: String?
+    /// `-q`: MLX affine quantization of every Linear/Embedding whose last dim divides the group.
+    public var quantize: Bool
+    public var bits: Int
+    public var groupSize: Int
+    /// `--dtype`: cast every float tensor first. nil = config.json's `torch_dtype` (only that
+    /// key, as mlx_lm: a transformers-5 `dtype` key does not cast), else keep each tensor's own.
+    public var dtype: DType?
+    /// `--dequantize`: turn an MLX-quantized model back into a float one.
+    public var dequantize: Bool
+    /// Greedy shard limit in bytes of tensor data (mlx_lm: `5 << 30`).
+    public var maxShardSize: Int
+    /// Replace an existing output (only once the new one is complete).
+    public var force: Bool
+    /// Threads for the quantizer (default: every core).
+    public var threads: Int
+    /// Where `PHIKIT_HOME`, `HF_HUB_CACHE`, … are read from (tests pass their own).
+    public var environment: [String: String]
+    /// Streaming granularity (values per chunk, per quantization block). Tests shrink them
+    /// to drive many chunks through tiny models; the result never depends on them.
+    var chunkElements = 4 << 20
+    var blockElements = 128 << 10
+
+    public init(
+        source: String, output: String? = nil, quantize: Bool = false, bits: Int = 4,
+        groupSize: Int = 64, dtype: DType? = nil, dequantize: Bool = false,
+        maxShardSize: Int = 5 << 30, force: Bool = false,
+        threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.source = source
+        self.output = output
+        self.quantize = quantize
+        self.bits = bits
+        self.groupSize = groupSize
+        self.dtype = dtype
+        self.dequantize = dequantize
+        self.maxShardSize = maxShardSize
+        self.force = force
+        self.threads = threads
+        self.environment = environment
+    }
+}
+
+/// Reported after each tensor is written (and once before the first), for a progress line.
+public struct ConvertProgress: Sendable {
+    public var tensorsDone: Int
+    public var tensorCount: Int
+    /// Source bytes consumed so far / in total.
+    public var bytesRead: Int
+    public var bytesToRead: Int
+    public var bytesWritten: Int
+    public var elapsed: Double
+    /// The tensor just finished (nil before the first).
+    public var tensor: String?
+
+    /// Seconds left at the current rate, once there is a rate to speak of.
+    public var eta: Double? {
+        guard bytesRead > 0, elapsed > 0.5, bytesToRead > bytesRead else { return nil }
+        return elapsed * Double(bytesToRead - bytesRead) / Double(bytesRead)
+    }
+}
+
+/// What a finished convert produced.
+public struct ConvertSummary: Sendable, Encodable {
+    public var source: String
+    /// The resolved source directory (a snapshot directory for Hub ids).
+    public var sourceDirectory: String
+    public var outputDirectory: String
+    /// Output files, sorted.
+    public var files: [String]
+    public var tensorCount: Int
+    public var quantizedTensorCount: Int
+    /// `quantization` as written to config.json, nil if the output is not quantized.
+    public var bits: Int?
+    public var groupSize: Int?
+    /// Bits per weight exactly as mlx_lm computes it (see `ConvertPlan.bitsPerWeight`).
+    public var bitsPerWeight: Double
+    /// mlx_lm's `{bpw:.3f}`.
+    public var bitsPerWeightText: String
+    public var totalParameters: Int
+    /// Tensor data bytes (the index's `total_size`).
+    public var tensorBytes: Int
+    /// Every byte written into the output directory.
+    public var bytesWritten: Int
+    public var seconds: Double
+
+    enum CodingKeys: String, CodingKey {
+        case source, sourceDirectory = "source_directory", outputDirectory = "output_directory"
+        case files, tensorCount = "tensor_count", quantizedTensorCount = "quantized_tensor_count"
+        case bits, groupSize = "group_size", bitsPerWeight = "bits_per_weight"
+        case totalParameters = "total_parameters", tensorBytes = "tensor_bytes"
+        case bytesWritten = "bytes_written", seconds
+    }
+}

@@ -1,0 +1,301 @@
+import Foundation
+import PhiFormats
+
+/// One source tensor: the mapped file that holds it and its header entry.
+struct SourceTensor {
+    let file: SafeTensorsFile
+    let info: TensorInfo
+}
+
+/// What happens to one module's weights, producing its output tensors in mlx order.
+struct ConvertStep {
+    enum Kind {
+        /// `inputs[0]` → `outputs[0]`: a raw copy when the dtypes agree, else a float cast.
+        case cast
+        /// float `inputs[0]` → packed weight, scales, biases (in `computeDType`).
+        case quantize
+        /// packed weight, scales, biases → one float weight (in `computeDType`).
+        case dequantize
+    }
+
+    var kind: Kind
+    var inputs: [SourceTensor]
+    var outputs: [TensorSpec]
+    var quantization: AffineQuantization?
+    /// quantize: the dtype the weight is rounded to before quantizing (mlx casts first), which
+    /// is also the scales' dtype. dequantize: the dtype scales/biases are cast to first, which
+    /// is also the output's.
+    var computeDType: DType
+    /// Parameters as mlx_lm's `get_total_parameters` counts them.
+    var parameters: Int
+}
+
+/// Everything `convert` will do, decided and validated before any output exists: the source
+/// tensors checked against config.json, each output tensor's dtype and shape in the order
+/// mlx_lm saves them, the shard each lands in, and the rewritten config.json.
+struct ConvertPlan {
+    let sourceDirectory: String
+    let config: ModelConfig
+    let weights: ModelWeights
+    let steps: [ConvertStep]
+    /// Output shards in order: file name and its tensors in data order.
+    let shards: [(file: String, tensors: [TensorSpec])]
+    /// The index's `total_size` (tensor bytes) and `total_parameters`.
+    let totalSize: Int
+    let totalParameters: Int
+    /// mlx_lm's `compute_bits_per_weight` (see `ropeFrequencyBytes`).
+    let bitsPerWeight: Double
+    /// The output's quantization (nil for a float output).
+    let quantization: AffineQuantization?
+    let quantizedTensorCount: Int
+    /// config.json bytes, as mlx_lm's `save_config` writes them.
+    let configBytes: [UInt8]
+    /// Source bytes the steps read.
+    let bytesToRead: Int
+
+    var outputTensors: [TensorSpec] { steps.flatMap(\.outputs) }
+
+    static func make(sourceDirectory dir: String, options: ConvertOptions) throws -> ConvertPlan {
+        let configPath = (dir as NSString).appendingPathComponent("config.json")
+        let config = try ModelConfig.load(directory: dir)  // model_type, sizes, rope: validated
+        let rawConfig: JSONValue
+        do {
+            rawConfig = try JSONValue(parsing: try Data(contentsOf: URL(fileURLWithPath: configPath)))
+        } catch let error as JSONError {
+            throw ConfigError.invalidJSON(path: configPath, detail: error.message)
+        }
+        let weights = try ModelWeights(directory: dir)  // missing shards, corrupt headers
+        let castTo = options.dtype ?? ConvertedConfig.defaultDType(rawConfig)
+
+        var builder = StepBuilder(config: config, weights: weights, options: options, castTo: castTo)
+        try builder.build()
+        try builder.checkNothingLeftOver()
+        if options.quantize, builder.sourceIsQuantized {
+            throw ConvertError.alreadyQuantized(directory: dir, bits: config.quantization?.bits ?? 0)
+        }
+        if options.dequantize, !builder.sourceIsQuantized {
+            throw ConvertError.notQuantized(directory: dir)
+        }
+
+        let steps = builder.steps
+        let outputs = steps.flatMap(\.outputs)
+        let totalSize = outputs.reduce(0) { $0 + $1.byteCount }
+        let totalParameters = steps.reduce(0) { $0 + $1.parameters }
+        let quantization = options.quantize ? builder.quantization : nil
+        let generation = ConvertedConfig.readGenerationConfig(directory: dir)
+        let configBytes = ConvertedConfig.bytes(
+            source: rawConfig, generationConfig: generation, quantization: quantization,
+            dequantize: options.dequantize)
+        let ropeBytes = ropeFrequencyBytes(rawConfig, config)
+        return ConvertPlan(
+            sourceDirectory: dir, config: config, weights: weights, steps: steps,
+            shards: makeShards(outputs, maxBytes: options.maxShardSize),
+            totalSize: totalSize, totalParameters: totalParameters,
+            bitsPerWeight: totalParameters == 0
+                ? 0 : Double((totalSize + ropeBytes) * 8) / Double(totalParameters),
+            quantization: quantization,
+            quantizedTensorCount: steps.filter { $0.kind == .quantize }.count,
+            configBytes: configBytes,
+            bytesToRead: steps.reduce(0) { $0 + $1.inputs.reduce(0) { $0 + $1.info.byteCount } })
+    }
+
+    /// mlx_lm's `make_shards`: walk the tensors in save order, start a new shard when the next
+    /// tensor would push this one past the limit (a tensor larger than the limit gets its own).
+    /// One shard is `model.safetensors`, more are `model-0000i-of-0000N.safetensors`.
+    static func makeShards(_ tensors: [TensorSpec], maxBytes: Int) -> [(file: String, tensors: [TensorSpec])] {
+        var groups: [[TensorSpec]] = []
+        var size = 0
+        for t in tensors {
+            if groups.isEmpty || size + t.byteCount > maxBytes {
+                groups.append([])
+                size = 0
+            }
+            groups[groups.count - 1].append(t)
+            size += t.byteCount
+        }
+        return groups.enumerated().map { i, group in
+            let name = groups.count == 1 ? "model.safetensors"
+                : String(format: "model-%05d-of-%05d.safetensors", i + 1, groups.count)
+            return (name, group)
+        }
+    }
+
+    /// mlx_lm's bits-per-weight divides the bytes of *every* array in the model by the
+    /// parameter count, and a LongRoPE layer (`SuScaledRoPE`) keeps its float32 `_freqs`
+    /// (ropeDim/2 values per layer) as an array that is not a parameter. Counting them is
+    /// what makes our figure print the same digits as mlx_lm's (4.523 rather than 4.520).
+    static func ropeFrequencyBytes(_ raw: JSONValue, _ config: ModelConfig) -> Int {
+        guard let scaling = raw["rope_scaling"], let type = scaling["type"]?.stringValue,
+            type == "longrope" || type == "su", scaling["long_factor"] != nil
+        else { return 0 }
+        return config.layerCount * ((config.ropeDim + 1) / 2) * 4
+    }
+}
+
+/// Walks the architecture's modules in mlx's parameter order, matching each against the
+/// source tensors and deciding its step.
+private struct StepBuilder {
+    let config: ModelConfig
+    let weights: ModelWeights
+    let options: ConvertOptions
+    let castTo: DType?
+    /// The requested quantization (validated before any tensor is looked at).
+    var quantization: AffineQuantization?
+    var steps: [ConvertStep] = []
+    var used: Set<String> = []
+    var sourceIsQuantized = false
+
+    init(config: ModelConfig, weights: ModelWeights, options: ConvertOptions, castTo: DType?) {
+        self.config = config
+        self.weights = weights
+        self.options = options
+        self.castTo = castTo
+    }
+
+    /// Modules of a Phi-3 model in the order mlx's `Model.parameters()` flattens them
+    /// (attribute order of phi3.py): embed_tokens; per layer self_attn (qkv_proj, o_proj),
+    /// mlp (gate_up_proj, down_proj), input_layernorm, post_attention_layernorm; norm; lm_head.
+    /// `linear` marks the Linear/Embedding modules, the only ones mlx quantizes.
+    func modules() -> [(path: String, shape: [Int], linear: Bool)] {
+        let shapes = Dictionary(config.expectedTensorShapes().map { ($0.name, $0.shape) },
+                                uniquingKeysWith: { a, _ in a })
+        func module(_ path: String, linear: Bool) -> (String, [Int], Bool) {
+            (path, shapes[path + ".weight"] ?? [], linear)
+        }
+        var out = [module("model.embed_tokens", linear: true)]
+        for layer in 0..<config.layerCount {
+            let p = "model.layers.\(layer)."
+            out += [
+                module(p + "self_attn.qkv_proj", linear: true), module(p + "self_attn.o_proj", linear: true),
+                module(p + "mlp.gate_up_proj", linear: true), module(p + "mlp.down_proj", linear: true),
+                module(p + "input_layernorm", linear: false),
+                module(p + "post_attention_layernorm", linear: false),
+            ]
+        }
+        out.append(module("model.norm", linear: false))
+        if !config.tieWordEmbeddings { out.append(module("lm_head", linear: true)) }
+        return out
+    }
+
+    mutating func build() throws {
+        if options.quantize {
+            quantization = try AffineQuantization(bits: options.bits, groupSize: options.groupSize)
+        }
+        for m in modules() {
+            if m.linear, weights.tensor(m.path + ".scales") != nil {
+                try addQuantizedSource(m.path, shape: m.shape)
+            } else {
+                try addFloatSource(m.path, shape: m.shape, linear: m.linear)
+            }
+        }
+    }
+
+    /// A float Linear/Embedding/RMSNorm weight: quantize it, or copy/cast it.
+    private mutating func addFloatSource(_ path: String, shape: [Int], linear: Bool) throws {
+        let w = try source(path + ".weight")
+        try expectFloat(w)
+        try expectShape(w, shape)
+        let dtype = castTo ?? w.info.dtype
+        let count = w.info.elementCount
+        if linear, let q = quantization, q.canQuantize(shape: shape) {
+            let (wShape, sShape) = q.quantizedShapes(for: shape)
+            steps.append(ConvertStep(
+                kind: .quantize, inputs: [w],
+                outputs: [TensorSpec(name: path + ".weight", dtype: .u32, shape: wShape),
+                          TensorSpec(name: path + ".scales", dtype: dtype, shape: sShape),
+                          TensorSpec(name: path + ".biases", dtype: dtype, shape: sShape)],
+                quantization: q, computeDType: dtype, parameters: count))
+        } else {
+            steps.append(cast(w, to: dtype, parameters: count))
+        }
+    }
+
+    /// A packed MLX layer: dequantize it, or carry it over (casting scales and biases, as mlx's
+    /// dtype pass casts every float parameter).
+    private mutating func addQuantizedSource(_ path: String, shape: [Int]) throws {
+        sourceIsQuantized = true
+        guard let q = config.quantization, case let .quantized(group, bits, mode) = q.layer(path) else {
+            throw ConvertError.inconsistentQuantization(
+                module: path, detail: "has .scales but config.json does not quantize it")
+        }
+        guard mode == "affine", let aq = try? AffineQuantization(bits: bits, groupSize: group) else {
+            throw ConvertError.inconsistentQuantization(
+                module: path, detail: "\(mode) \(bits)-bit group \(group) is not supported")
+        }
+        guard aq.canQuantize(shape: shape) else {
+            throw ConvertError.inconsistentQuantization(
+                module: path, detail: "shape \(shape) cannot hold groups of \(group)")
+        }
+        let (wShape, sShape) = aq.quantizedShapes(for: shape)
+        let w = try source(path + ".weight"), s = try source(path + ".scales")
+        let b = try source(path + ".biases")
+        guard w.info.dtype == .u32 else {
+            throw ConvertError.wrongDType(name: w.info.name, file: w.file.path, dtype: w.info.dtype,
+                                          expected: "uint32 (packed)")
+        }
+        try expectShape(w, wShape)
+        try expectFloat(s)
+        try expectShape(s, sShape)
+        try expectShape(b, sShape)
+        guard b.info.dtype == s.info.dtype else {
+            throw ConvertError.wrongDType(name: b.info.name, file: b.file.path, dtype: b.info.dtype,
+                                          expected: s.info.dtype.pythonName + " (as the scales)")
+        }
+        let dtype = castTo ?? s.info.dtype
+        let count = shape.reduce(1, *)
+        if options.dequantize {
+            steps.append(ConvertStep(
+                kind: .dequantize, inputs: [w, s, b],
+                outputs: [TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)],
+                quantization: aq, computeDType: dtype, parameters: count))
+        } else {
+            steps.append(cast(w, to: .u32, parameters: count))
+            steps.append(cast(s, to: dtype, parameters: 0))
+            steps.append(cast(b, to: dtype, parameters: 0))
+        }
+    }
+
+    private func cast(_ t: SourceTensor, to dtype: DType, parameters: Int) -> ConvertStep {
+        ConvertStep(kind: .cast, inputs: [t],
+                    outputs: [TensorSpec(name: t.info.name, dtype: dtype, shape: t.info.shape)],
+                    quantization: nil, computeDType: dtype, parameters: parameters)
+    }
+
+    private mutating func source(_ name: String) throws -> SourceTensor {
+        guard let (file, info) = weights.tensor(name) else {
+            // The index promised it in a shard that is not there: say which file to fetch.
+            if let shard = weights.index?.weightMap[name],
+                !weights.files.contains(where: { ($0.path as NSString).lastPathComponent == shard })
+            {
+                throw WeightsError.missingShard(directory: weights.directory, file: shard)
+            }
+            throw ConvertError.missingTensor(name: name, directory: weights.directory)
+        }
+        used.insert(name)
+        return SourceTensor(file: file, info: info)
+    }
+
+    private func expectShape(_ t: SourceTensor, _ shape: [Int]) throws {
+        guard t.info.shape == shape else {
+            throw ConvertError.wrongShape(name: t.info.name, file: t.file.path, expected: shape,
+                                          actual: t.info.shape)
+        }
+    }
+
+    private func expectFloat(_ t: SourceTensor) throws {
+        guard [.f32, .f16, .bf16].contains(t.info.dtype) else {
+            throw ConvertError.wrongDType(name: t.info.name, file: t.file.path, dtype: t.info.dtype,
+                                          expected: "float32, float16 or bfloat16")
+        }
+    }
+
+    /// mlx loads weights strictly: a tensor the model has no parameter for is an error.
+    /// (`rotary_emb.inv_freq` buffers of old checkpoints are derived data and are skipped.)
+    func checkNothingLeftOver() throws {
+        for name in weights.tensorNames where !used.contains(name) {
+            if name.hasSuffix(".rotary_emb.inv_freq") { continue }
+            let file = weights.tensor(name).map(\.file.path) ?? weights.directory
+            throw ConvertError.unexpectedTensor(name: name, file: file)
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import Foundation
+
+/// phikit's own directory of converted models: `$PHIKIT_HOME`, else
+/// `$XDG_DATA_HOME/phikit`, else `~/.local/share/phikit`; models live in `models/<name>`.
+/// `convert` without `-o` writes there so `list` and `run` find the result by name.
+public enum ModelStore {
+    public static func root(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let home = environment["PHIKIT_HOME"], !home.isEmpty { return home }
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/phikit" }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/phikit"
+    }
+
+    public static func modelsDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        root(environment: environment) + "/models"
+    }
+
+    /// `<base>-4bit` for a quantized output, `<base>-bf16` / `-fp16` / `-fp32` for a float one,
+    /// where `base` is the source's name without an earlier `-4bit`/`-bf16`-style suffix
+    /// (so dequantizing `Phi-3.5-mini-instruct-4bit` gives `Phi-3.5-mini-instruct-bf16`).
+    public static func modelName(source: String, bits: Int?, floatType: String?) -> String {
+        var base = source
+        for suffix in ["-bf16", "-fp16", "-fp32", "-f16", "-f32"] + (2...8).map({ "-\($0)bit" })
+        where base.lowercased().hasSuffix(suffix) && base.count > suffix.count {
+            base.removeLast(suffix.count)
+            break
+        }
+        if let bits { return "\(base)-\(bits)bit" }
+        if let floatType { return "\(base)-\(floatType)" }
+        return base
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import PhiFormats
+import PhiKit
+
+/// `phikit convert SOURCE`: a Hugging Face checkpoint → an MLX model (what mlx_lm.convert
+/// writes), optionally quantized.
+struct ConvertCommand: Command {
+    static let name = "convert"
+    static let summary = "Convert a Hugging Face model to MLX format, optionally quantized"
+    static let usage = """
+        phikit convert <source> [-o <dir>] [-q] [--bits 4] [--group-size 64]
+                       [--dtype float16|bfloat16|float32] [--dequantize] [--max-shard-size 5GiB]
+                       [--force] [--json]
+        """
+    static let help = """
+        Writes the model in MLX format, tensor for tensor what `mlx_lm.convert` writes:
+        with -q every Linear and Embedding (lm_head and embed_tokens included) whose last
+        dimension divides the group size is stored as uint32-packed weights plus scales and
+        biases; norms stay float. config.json gains "quantization" and "quantization_config".
+        The source is memory-mapped and converted one tensor at a time, on every core.
+        Nothing is written if the source is incomplete or does not match its config.json; the
+        output appears only when complete (built in <dir>.incomplete-XXXXXX, then renamed).
+
+        arguments:
+          <source>                 a model directory, or a Hub id / registry alias already in
+                                   the Hugging Face cache (run `phikit pull` first)
+
+        options:
+          -o, --output <dir>       output directory (default: the phikit model store,
+                                   $PHIKIT_HOME/models/<name>-<bits>bit, where list and run
+                                   find it; PHIKIT_HOME defaults to ~/.local/share/phikit)
+          -q, --quantize           quantize (MLX affine)
+          --bits <n>               bits per weight: 2, 3, 4, 5, 6 or 8 (default 4)
+          --group-size <n>         values per scale/bias: 32, 64 or 128 (default 64)
+          --dtype <type>           cast float tensors first: float16, bfloat16 or float32
+                                   (default: config.json's torch_dtype)
+          -d, --dequantize         turn an MLX-quantized model back into a float one
+          --max-shard-size <size>  largest weight file (default 5GiB, as mlx_lm)
+          --threads <n>            threads to use (default: all cores)
+          --force                  replace an existing output (once the new one is complete)
+          --json                   print the summary as JSON
+
+        mlx_lm spellings are accepted too: --mlx-path, --q-bits, --q-group-size.
+        exit codes: 64 bad options or existing output, 65 weights that do not match
+          config.json or an unsupported architecture, 66 source not found, 74 I/O error
+        """
+
+    var options: ConvertOptions
+    var json: Bool
+
+    init(_ args: inout ArgumentReader) throws {
+        let output = try args.option("-o", "--output", "--mlx-path")
+        let quantize = args.flag("-q", "--quantize")
+        let bits = try args.option("--bits", "--q-bits", as: Int.self)
+        let groupSize = try args.option("--group-size", "--q-group-size", as: Int.self)
+        let dtypeName = try args.option("--dtype")
+        let dequantize = args.flag("-d", "--dequantize")
+        let maxShard = try args.option("--max-shard-size", as: ByteSize.self)
+        let threads = try args.option("--threads", as: Int.self)
+        let force = args.flag("--force")
+        json = args.flag("--json")
+        let source = try args.positional("source")
+        try args.finish()
+
+        var dtype: DType?
+        if let dtypeName {
+            guard let d = DType(pythonName: dtypeName), [.f16, .bf16, .f32].contains(d) else {
+                throw UsageError("invalid value '\(dtypeName)' for '--dtype'",
+                                 hint: "use float16, bfloat16 or float32")
+            }
+            dtype = d
+        }
+        if (bits != nil || groupSize != nil) && !quantize {
+            throw UsageError("--bits and --group-size need -q/--quantize")
+        }
+        if let threads, threads < 1 { throw UsageError("--threads must be at least 1") }
+        options = ConvertOptions(source: source, output: output, quantize: quantize)
+        options.bits = bits ?? 4
+        options.groupSize = groupSize ?? 64
+        options.dtype = dtype
+        options.dequantize = dequantize
+        if let maxShard { options.maxShardSize = maxShard.bytes }
+        if let threads { options.threads = threads }
+        options.force = force
+    }
+
+    func run() throws {
+        let summary = try PhiKit.convert(options) { p in
+            Diagnostics.progress(Self.progressLine(p))
+        }
+        Diagnostics.endProgress()
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+            return
+        }
+        if summary.bits != nil {
+            print("Quantized model with \(summary.bitsPerWeightText) bits per weight.")
+        }
+        let fileCount = summary.files.filter { $0.hasSuffix(".safetensors") }.count
+        print("Wrote \(summary.outputDirectory): \(Format.grouped(summary.tensorCount)) tensors, "
+            + "\(Format.grouped(summary.totalParameters)) parameters, "
+            + "\(fileCount) weight \(fileCount == 1 ? "file" : "files"), "
+            + "\(Format.bytes(summary.bytesWritten)) in \(Format.fixed(summary.seconds, decimals: 1)) s")
+    }
+
+    /// `converting  57/195 tensors  2.10 GB / 7.64 GB  412 MB/s  ETA 13 s`.
+    static func progressLine(_ p: ConvertProgress) -> String {
+        var line = "converting \(p.tensorsDone)/\(p.tensorCount) tensors  "
+            + "\(Format.bytes(p.bytesRead)) / \(Format.bytes(p.bytesToRead))"
+        if p.elapsed > 0.2 {
+            line += "  \(Format.bytes(Int(Double(p.bytesRead) / p.elapsed)))/s"
+        }
+        if let eta = p.eta { line += "  ETA \(Int(eta.rounded())) s" }
+        return line
+    }
+}

@@ -1,0 +1,158 @@
+import Foundation
+import PhiFormats
+import PhiKit
+import Testing
+
+/// The tiny Hugging Face checkpoints of the convert goldens, rebuilt at test time.
+///
+/// `scripts/make_convert_golden.py` commits, per source, the small files (config.json,
+/// generation_config.json, *.py, the shard index) and a `weights.json` that describes the
+/// safetensors files instead of storing them: each tensor's name, dtype, shape, seed and the
+/// sha256 its bytes must have. This is the Swift twin of the script's generator: value `i` of
+/// a tensor is `splitmix64(seed + (i+1)·φ)` mapped straight to a float *bit pattern* (random
+/// sign and mantissa, exponent in [-9, -2]), so no rounding is involved anywhere; rows with
+/// `r % 17 == 3` are then made constant. Tokenizer files are copied from ../shared/fixtures
+/// when that checkout is there (the weights and configs do not need them).
+enum ConvertFixtures {
+    static let root: URL = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/convert")
+
+    /// `../shared/fixtures` beside the repository (`PHIKIT_SHARED_FIXTURES` overrides).
+    static let shared: URL = {
+        if let dir = ProcessInfo.processInfo.environment["PHIKIT_SHARED_FIXTURES"] {
+            return URL(fileURLWithPath: dir)
+        }
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("shared/fixtures")
+    }()
+
+    static var haveSharedFixtures: Bool {
+        FileManager.default.fileExists(atPath: shared.appendingPathComponent("PROVENANCE.md").path)
+    }
+
+    static func temporaryDirectory(_ label: String) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("phikit-convert-\(label)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir
+    }
+
+    static func json(_ url: URL) throws -> JSONValue {
+        try JSONValue(parsing: try Data(contentsOf: url))
+    }
+
+    /// Writes source `name` into `dir` (created) and checks every tensor against its sha256.
+    static func buildSource(_ name: String, into dir: URL) throws {
+        let fm = FileManager.default
+        try fm.createDirectory(at: dir, withIntermediateDirectories: true)
+        let fixture = root.appendingPathComponent("sources/\(name)")
+        for file in try fm.contentsOfDirectory(atPath: fixture.path) where file != "weights.json" {
+            try fm.copyItem(at: fixture.appendingPathComponent(file), to: dir.appendingPathComponent(file))
+        }
+        let spec = try json(fixture.appendingPathComponent("weights.json"))
+        for file in spec["files"]?.arrayValue ?? [] {
+            var tensors: [(TensorSpec, [UInt8])] = []
+            for t in file["tensors"]?.arrayValue ?? [] {
+                let dtype = try #require(DType(rawValue: t["dtype"]?.stringValue ?? ""))
+                let shape = (t["shape"]?.arrayValue ?? []).compactMap(\.intValue)
+                let seed = try #require(UInt64(t["seed"]?.stringValue ?? "", radix: 16))
+                let bytes = generate(dtype, shape: shape, seed: seed)
+                let name = t["name"]?.stringValue ?? ""
+                #expect(SHA256Hasher.hex(of: bytes) == t["sha256"]?.stringValue,
+                        "generator drift: \(name) differs from make_convert_golden.py's")
+                tensors.append((TensorSpec(name: name, dtype: dtype, shape: shape), bytes))
+            }
+            let meta = file["metadata"]?.objectValue?.reduce(into: [String: String]()) {
+                $0[$1.key] = $1.value.stringValue
+            }
+            try SafeTensorsWriter.write(
+                path: dir.appendingPathComponent(file["file"]?.stringValue ?? "").path,
+                tensors: tensors, metadata: meta)
+        }
+        guard haveSharedFixtures else { return }
+        for (out, rel) in spec["tokenizer_files"]?.objectValue ?? [] {
+            guard let rel = rel.stringValue else { continue }
+            try fm.copyItem(at: shared.appendingPathComponent(rel), to: dir.appendingPathComponent(out))
+        }
+    }
+
+    /// The tensor's little-endian bytes (see the type comment).
+    static func generate(_ dtype: DType, shape: [Int], seed: UInt64) -> [UInt8] {
+        let n = shape.reduce(1, *)
+        var words = [UInt32](repeating: 0, count: n)
+        for i in 0..<n {
+            var z = seed &+ UInt64(i + 1) &* 0x9E37_79B9_7F4A_7C15
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            let sign = UInt32(z & 1), eOff = UInt32((z >> 1) % 8)
+            switch dtype {
+            case .bf16: words[i] = sign << 15 | (125 - eOff) << 7 | UInt32((z >> 8) & 0x7F)
+            case .f16: words[i] = sign << 15 | (13 - eOff) << 10 | UInt32((z >> 8) & 0x3FF)
+            default: words[i] = sign << 31 | (125 - eOff) << 23 | UInt32((z >> 8) & 0x7F_FFFF)
+            }
+        }
+        if shape.count == 2 {
+            let (rows, cols) = (shape[0], shape[1])
+            for r in stride(from: 3, to: rows, by: 17) {
+                for c in 0..<cols { words[r * cols + c] = words[r * cols] }
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(n * dtype.size)
+        for w in words {
+            for b in 0..<dtype.size { bytes.append(UInt8(truncatingIfNeeded: w >> (8 * b))) }
+        }
+        return bytes
+    }
+}
+
+/// One committed golden case: what mlx_lm.convert wrote for a source and option set.
+struct ConvertGoldenCase: CustomTestStringConvertible, Sendable {
+    let name: String
+    var testDescription: String { name }
+
+    var directory: URL { ConvertFixtures.root.appendingPathComponent("cases/\(name)") }
+
+    static let all: [ConvertGoldenCase] = {
+        let dir = ConvertFixtures.root.appendingPathComponent("cases")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+        return names.sorted().map(ConvertGoldenCase.init)
+    }()
+
+    func manifest() throws -> JSONValue {
+        try ConvertFixtures.json(directory.appendingPathComponent("manifest.json"))
+    }
+
+    /// The case's options as `ConvertOptions`, for a source already at `source`.
+    func options(source: URL, output: URL) throws -> ConvertOptions {
+        let o = try #require(try manifest()["options"])
+        var options = ConvertOptions(source: source.path, output: output.path,
+                                     quantize: o["quantize"]?.boolValue ?? false)
+        options.bits = o["bits"]?.intValue ?? 4
+        options.groupSize = o["group"]?.intValue ?? 64
+        options.dtype = o["dtype"]?.stringValue.flatMap { DType(pythonName: $0) }
+        options.dequantize = o["dequantize"]?.boolValue ?? false
+        options.maxShardSize = o["max_shard_bytes"]?.intValue ?? (5 << 30)
+        options.environment = [:]
+        return options
+    }
+
+    /// Builds the case's source under `work`: a tiny checkpoint, or (`case:NAME`) the output
+    /// of converting that other case first.
+    func prepareSource(in work: URL) throws -> URL {
+        let source = try #require(try manifest()["options"]?["source"]?.stringValue)
+        if source.hasPrefix("case:") {
+            let upstream = ConvertGoldenCase(name: String(source.dropFirst(5)))
+            let upstreamSource = try upstream.prepareSource(in: work)
+            let out = work.appendingPathComponent("upstream-\(upstream.name)")
+            _ = try convert(try upstream.options(source: upstreamSource, output: out))
+            return out
+        }
+        let dir = work.appendingPathComponent("source-\(source)")
+        if !FileManager.default.fileExists(atPath: dir.path) {
+            try ConvertFixtures.buildSource(source, into: dir)
+        }
+        return dir
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import PhiFormats
+@testable import PhiKit
+import Testing
+
+/// phikit's convert against the committed outputs of `mlx_lm.convert` (mlx-lm 0.32.2,
+/// mlx 0.32.4; `scripts/make_convert_golden.py`): every tensor's bytes (sha256), dtype,
+/// shape, file and order, config.json, the index and README.md byte for byte, the file list,
+/// and the "bits per weight" figure.
+@Suite("convert matches mlx_lm.convert")
+struct ConvertGoldenTests {
+    /// Files phikit writes that mlx_lm does not: the source's tokenizer files, copied as they
+    /// are instead of re-saved through transformers (see ConvertFiles).
+    static let extraTokenizerFiles: Set<String> = [
+        "added_tokens.json", "special_tokens_map.json", "tokenizer.model",
+    ]
+    /// mlx_lm's output files that come from the shared tokenizer fixtures.
+    static let tokenizerOutputs: Set<String> = [
+        "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
+    ]
+
+    @Test(arguments: ConvertGoldenCase.all)
+    func goldenCase(_ golden: ConvertGoldenCase) throws {
+        try Self.verify(golden) { _ in }
+    }
+
+    /// The same bytes when tensors stream through in many small chunks and blocks, spread
+    /// over more threads than rows sometimes (every chunking edge: partial last chunk, one
+    /// row per chunk, one block per thread).
+    @Test(arguments: ConvertGoldenCase.all.filter { c in
+        // all but the bits × groups grid, of which two corners
+        let grid = c.name.wholeMatch(of: /phi(35|4)-bf16-q\dg\d+/) != nil
+        return !grid || c.name.hasSuffix("q3g32") || c.name.hasSuffix("q6g128")
+    })
+    func goldenCaseInSmallChunks(_ golden: ConvertGoldenCase) throws {
+        try Self.verify(golden) { o in
+            o.chunkElements = 1000
+            o.blockElements = 300
+            o.threads = 3
+        }
+    }
+
+    static func verify(_ golden: ConvertGoldenCase, configure: (inout ConvertOptions) -> Void) throws {
+        let manifest = try golden.manifest()
+        let work = try ConvertFixtures.temporaryDirectory(golden.name)
+        defer { try? FileManager.default.removeItem(at: work) }
+        let source = try golden.prepareSource(in: work)
+        let out = work.appendingPathComponent("out")
+        var options = try golden.options(source: source, output: out)
+        configure(&options)
+        let summary = try convert(options)
+
+        // Tensors: per file, in data order, exactly mlx_lm's save order and bytes.
+        let expected = (manifest["tensors"]?.arrayValue ?? []).map { t in
+            [t["file"]?.stringValue ?? "", t["name"]?.stringValue ?? "", t["dtype"]?.stringValue ?? "",
+             (t["shape"]?.arrayValue ?? []).map { $0.intValue.map(String.init) ?? "?" }.joined(separator: ","),
+             t["sha256"]?.stringValue ?? ""]
+        }
+        var actual: [[String]] = []
+        let weightFiles = summary.files.filter { $0.hasSuffix(".safetensors") }
+        for file in weightFiles {
+            let st = try SafeTensorsFile(path: out.appendingPathComponent(file).path)
+            #expect(st.metadata == ["format": "mlx"])
+            for t in st.tensors {
+                actual.append([file, t.name, t.dtype.rawValue, t.shape.map(String.init).joined(separator: ","),
+                               SHA256Hasher.hex(of: st.data(t))])
+            }
+        }
+        #expect(actual.count == expected.count)
+        for (a, e) in zip(actual, expected) where a != e {
+            Issue.record("tensor differs: phikit \(a) vs mlx_lm \(e)")
+        }
+        #expect(summary.tensorCount == expected.count)
+
+        for file in ["config.json", "model.safetensors.index.json", "README.md"] {
+            let mine = try Data(contentsOf: out.appendingPathComponent(file))
+            let theirs = try Data(contentsOf: golden.directory.appendingPathComponent(file))
+            #expect(mine == theirs, "\(file) differs from mlx_lm's")
+        }
+
+        // Files: mlx_lm's list, plus the copied tokenizer extras.
+        var goldenFiles = Set((manifest["files"]?.arrayValue ?? []).compactMap(\.stringValue))
+        if !ConvertFixtures.haveSharedFixtures { goldenFiles.subtract(tokenizerOutputs) }
+        let mine = Set(summary.files)
+        #expect(goldenFiles.subtracting(mine).isEmpty, "missing: \(goldenFiles.subtracting(mine).sorted())")
+        let extra = mine.subtracting(goldenFiles).subtracting(extraTokenizerFiles)
+        #expect(extra.isEmpty, "unexpected files: \(extra.sorted())")
+
+        if let bpw = manifest["bits_per_weight"]?.stringValue {
+            #expect(summary.bitsPerWeightText == bpw)
+        }
+        // Nothing left beside the output.
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: work.path)
+            .filter { $0.contains(".incomplete") || $0.contains(".old-") }
+        #expect(leftovers.isEmpty)
+    }
+
+    @Test("the Swift generator reproduces every committed source checksum")
+    func sourcesRebuild() throws {
+        let sources = try FileManager.default.contentsOfDirectory(
+            atPath: ConvertFixtures.root.appendingPathComponent("sources").path)
+        #expect(sources.count >= 4)
+        for name in sources {
+            let dir = try ConvertFixtures.temporaryDirectory("src")
+            defer { try? FileManager.default.removeItem(at: dir) }
+            try ConvertFixtures.buildSource(name, into: dir.appendingPathComponent(name))
+        }
+    }
+}
