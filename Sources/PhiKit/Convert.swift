@@ -30,24 +30,31 @@ public func convert(
     let plan = try ConvertPlan.make(sourceDirectory: source.directory, options: options)
     let output = try outputDirectory(options, source, plan)
 
-    let temp = try makeTemporaryDirectory(beside: output)
+    var temp: String?
     do {
-        let converter = Converter(plan: plan, directory: temp, threads: options.threads,
-                                  chunkElements: options.chunkElements,
-                                  blockElements: options.blockElements)
-        let total = plan.outputTensors.count
-        progress(ConvertProgress(tensorsDone: 0, tensorCount: total, bytesRead: 0,
-                                 bytesToRead: plan.bytesToRead, bytesWritten: 0, elapsed: elapsed(),
-                                 tensor: nil))
-        try converter.run { done, read, written, name in
-            progress(ConvertProgress(tensorsDone: done, tensorCount: total, bytesRead: read,
-                                     bytesToRead: plan.bytesToRead, bytesWritten: written,
-                                     elapsed: elapsed(), tensor: name))
+        // From the moment temp exists, Ctrl-C stops the converter between tensors (see
+        // Cancellation) and the catch removes temp: an interrupted convert leaves nothing.
+        try Cancellation.cancellable {
+            let dir = try makeTemporaryDirectory(beside: output)
+            temp = dir
+            try Cancellation.check()
+            let converter = Converter(plan: plan, directory: dir, threads: options.threads,
+                                      chunkElements: options.chunkElements,
+                                      blockElements: options.blockElements)
+            let total = plan.outputTensors.count
+            progress(ConvertProgress(tensorsDone: 0, tensorCount: total, bytesRead: 0,
+                                     bytesToRead: plan.bytesToRead, bytesWritten: 0,
+                                     elapsed: elapsed(), tensor: nil))
+            try converter.run { done, read, written, name in
+                progress(ConvertProgress(tensorsDone: done, tensorCount: total, bytesRead: read,
+                                         bytesToRead: plan.bytesToRead, bytesWritten: written,
+                                         elapsed: elapsed(), tensor: name))
+            }
+            try writeMetadata(plan, source: source, into: dir)
+            try install(dir, at: output)
         }
-        try writeMetadata(plan, source: source, into: temp)
-        try install(temp, at: output)
     } catch {
-        try? FileManager.default.removeItem(atPath: temp)
+        if let temp { try? FileManager.default.removeItem(atPath: temp) }
         throw error
     }
     let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()

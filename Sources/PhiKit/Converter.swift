@@ -62,6 +62,7 @@ final class Converter {
         var done = 0, read = 0
         do {
             for step in plan.steps {
+                try Cancellation.check()
                 switch step.kind {
                 case .cast: try cast(step)
                 case .quantize: try quantize(step)

@@ -4,9 +4,14 @@
     import Darwin
 #endif
 
-// Ctrl-C exits 130 at once. Nothing needs undoing: writers go through `*.incomplete` files
-// and rename only when done, so an interrupted job leaves the previous good state.
-signal(SIGINT) { _ in _exit(130) }
+import PhiFormats
+
+// Ctrl-C: a job that can stop cleanly (see `Cancellation`) is asked to, and exits 130 after
+// removing its partial output; anything else — or a second Ctrl-C — exits 130 at once, which
+// is safe because writers go through `*.incomplete` files and rename only when done.
+signal(SIGINT) { _ in
+    if !Cancellation.interrupt() { _exit(130) }
+}
 // A parent may hand us a mask with SIGINT blocked (Foundation's Process spawns children with
 // its worker thread's mask); then Ctrl-C would stay pending forever.
 var interruptOnly = sigset_t()

@@ -39,6 +39,45 @@ import Testing
             #expect(process.terminationStatus == 130)
         }
 
+        /// Ctrl-C in the middle of a convert: exit 130, and neither the output nor its
+        /// temporary `.incomplete-*` directory is left behind.
+        @Test func interruptedConvertLeavesNothing() throws {
+            let binary = try #require(Phikit.url)
+            let source = try TinyModel.mediumPhi3Directory()
+            let work = try TinyModel.temporaryDirectory()
+            defer {
+                try? FileManager.default.removeItem(at: source)
+                try? FileManager.default.removeItem(at: work)
+            }
+            let output = work.appendingPathComponent("out")
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["convert", source.path, "-o", output.path, "-q"]
+            process.standardOutput = FileHandle.nullDevice
+            let stderr = Pipe()
+            process.standardError = stderr
+            try process.run()
+            // The temporary directory appears once conversion has started.
+            let deadline = Date().addingTimeInterval(30)
+            func started() -> Bool {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []
+                return names.contains { $0.hasPrefix("out.incomplete-") }
+            }
+            while !started() && process.isRunning && Date() < deadline { usleep(500) }
+            process.interrupt()
+            let exitDeadline = Date().addingTimeInterval(30)
+            while process.isRunning && Date() < exitDeadline { Thread.sleep(forTimeInterval: 0.01) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                Issue.record("phikit convert ignored SIGINT")
+            }
+            process.waitUntilExit()
+            let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 130, "stderr: \(message)")
+            #expect(message.contains("error: interrupted"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [])
+        }
+
         private func catchesSIGINT(_ pid: Int32) -> Bool {
             guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
                 let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigCgt:") }),

@@ -104,3 +104,39 @@ enum TinyModel {
         return dir
     }
 }
+
+extension TinyModel {
+    /// A Phi-3-shaped bf16 model of 150 M parameters (300 MB, sparse: no disk), big enough that
+    /// converting it takes a noticeable fraction of a second — long enough to interrupt.
+    static func mediumPhi3Directory() throws -> URL {
+        let (hidden, intermediate, layers, vocab) = (1024, 2048, 8, 32000)
+        var config = phi3Config
+        config["hidden_size"] = hidden
+        config["intermediate_size"] = intermediate
+        config["num_hidden_layers"] = layers
+        config["num_attention_heads"] = 8
+        config["num_key_value_heads"] = 8
+        config["vocab_size"] = vocab
+        var tensors: [Tensor] = [.init(name: "model.embed_tokens.weight", dtype: "BF16", shape: [vocab, hidden])]
+        for i in 0..<layers {
+            let p = "model.layers.\(i)."
+            tensors += [
+                .init(name: p + "input_layernorm.weight", dtype: "BF16", shape: [hidden]),
+                .init(name: p + "self_attn.qkv_proj.weight", dtype: "BF16", shape: [3 * hidden, hidden]),
+                .init(name: p + "self_attn.o_proj.weight", dtype: "BF16", shape: [hidden, hidden]),
+                .init(name: p + "post_attention_layernorm.weight", dtype: "BF16", shape: [hidden]),
+                .init(name: p + "mlp.gate_up_proj.weight", dtype: "BF16", shape: [2 * intermediate, hidden]),
+                .init(name: p + "mlp.down_proj.weight", dtype: "BF16", shape: [hidden, intermediate]),
+            ]
+        }
+        tensors += [
+            .init(name: "model.norm.weight", dtype: "BF16", shape: [hidden]),
+            .init(name: "lm_head.weight", dtype: "BF16", shape: [vocab, hidden]),
+        ]
+        let dir = try temporaryDirectory()
+        try writeJSON(config, to: dir.appendingPathComponent("config.json"))
+        try writeSafetensors(tensors, to: dir.appendingPathComponent("model.safetensors"),
+                             metadata: ["format": "pt"], sparse: true)
+        return dir
+    }
+}
