@@ -14,11 +14,16 @@ public struct ModelConfig: Sendable, Equatable {
     /// `num_key_value_heads`, else `attentionHeads` (MHA).
     public var kvHeads: Int
     public var vocabSize: Int
-    public var headDim: Int { hiddenSize / attentionHeads }
+    /// 0 for an unvalidated config without heads (inspect shows such configs; never trap).
+    public var headDim: Int { attentionHeads > 0 ? hiddenSize / attentionHeads : 0 }
     /// Fraction of each head that is rotated (0.75 on Phi-4-mini); default 1.0.
     public var partialRotaryFactor: Double
     /// Rotated dimensions per head: `Int(Double(headDim) * partialRotaryFactor)`, as mlx-lm.
-    public var ropeDim: Int { Int(Double(headDim) * partialRotaryFactor) }
+    /// Safe on unvalidated configs (a headDim near Int.max must not trap the conversion).
+    public var ropeDim: Int {
+        let dim = Double(headDim) * partialRotaryFactor
+        return dim.isFinite && abs(dim) < 1e15 ? Int(dim) : 0
+    }
     public var ropeTheta: Double
     public var rmsNormEps: Double
     /// Default 4096 (transformers' Phi3Config) when absent.
@@ -241,13 +246,17 @@ extension ModelConfig {
         guard Self.supportedModelTypes.contains(modelType) else {
             throw .unsupportedArchitecture(path: source, modelType: modelType)
         }
-        for (field, value) in [
-            ("hidden_size", hiddenSize), ("intermediate_size", intermediateSize),
-            ("num_hidden_layers", layerCount), ("num_attention_heads", attentionHeads),
-            ("num_key_value_heads", kvHeads), ("vocab_size", vocabSize),
-            ("max_position_embeddings", maxPositionEmbeddings),
-        ] where value <= 0 {
-            throw invalid(field, "must be positive, got \(value)")
+        // Upper bounds far above any Phi model (Phi-3.5-mini: 3072, 8192, 32, 32, 32064,
+        // 131072) but low enough that every shape and byte count derived from them fits in
+        // an Int: a lying config.json must fail here, not overflow later (found by fuzzing).
+        for (field, value, limit) in [
+            ("hidden_size", hiddenSize, 1 << 16), ("intermediate_size", intermediateSize, 1 << 18),
+            ("num_hidden_layers", layerCount, 1 << 10), ("num_attention_heads", attentionHeads, 1 << 10),
+            ("num_key_value_heads", kvHeads, 1 << 10), ("vocab_size", vocabSize, 1 << 22),
+            ("max_position_embeddings", maxPositionEmbeddings, 1 << 24),
+        ] where value <= 0 || value > limit {
+            throw invalid(field, value <= 0 ? "must be positive, got \(value)"
+                                            : "is \(value), more than phikit supports (\(limit))")
         }
         guard hiddenSize % attentionHeads == 0 else {
             throw invalid(

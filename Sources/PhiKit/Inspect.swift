@@ -59,7 +59,9 @@ private func loadConfig(directory: String, warnings: inout [String]) throws -> M
         warnings.append("no config.json in \(directory); showing tensors only")
         return nil
     }
-    return try ModelConfig(data: [UInt8](data), source: path, validating: false)
+    let config = try ModelConfig(data: [UInt8](data), source: path, validating: false)
+    do { try config.validate() } catch { warnings.append("config.json is not valid: \(error.message)") }
+    return config
 }
 
 /// Turns opened files + config into the report: per-tensor parameter counts, quantization
@@ -175,7 +177,7 @@ struct InspectReportBuilder {
         .init(
             modelType: c.modelType, hiddenSize: c.hiddenSize, intermediateSize: c.intermediateSize,
             layers: c.layerCount, attentionHeads: c.attentionHeads, kvHeads: c.kvHeads,
-            headDim: c.attentionHeads > 0 ? c.hiddenSize / c.attentionHeads : 0,
+            headDim: c.headDim,
             vocabSize: c.vocabSize, maxPositionEmbeddings: c.maxPositionEmbeddings,
             ropeScaling: c.ropeScaling?.type, partialRotaryFactor: c.partialRotaryFactor,
             tieWordEmbeddings: c.tieWordEmbeddings, torchDType: c.torchDType)

@@ -130,6 +130,14 @@ private func decodeError(_ bytes: [UInt8]) -> ConfigError? {
         ),
         ("hidden_size", "must be a number", { $0.set("hidden_size", .string("3072")) }),
         ("vocab_size", "must be positive", { $0.set("vocab_size", .int(0)) }),
+        // Found by scripts/fuzz: sizes near Int.max used to overflow in ropeDim and
+        // expectedTensorShapes() instead of being refused.
+        ("hidden_size", "more than phikit supports", { $0.set("hidden_size", .int(Int.max)) }),
+        (
+            "intermediate_size", "more than phikit supports",
+            { $0.set("intermediate_size", .int(1 << 62)) }
+        ),
+        ("num_hidden_layers", "more than phikit supports", { $0.set("num_hidden_layers", .int(1_000_000_000_000)) }),
         (
             "partial_rotary_factor", "odd or empty rotary dimension",
             {

@@ -30,7 +30,7 @@ struct InspectTests {
         #expect(report.config?.hiddenSize == 8)
         #expect(report.config?.headDim == 4)
         #expect(report.config?.ropeScaling == "longrope")
-        #expect(report.config?.partialRotaryFactor == 0.75)
+        #expect(report.config?.partialRotaryFactor == 0.5)
         #expect(report.config?.tieWordEmbeddings == true)
         #expect(report.metadata == ["format": "pt"])
         #expect(report.warnings.isEmpty)
@@ -175,7 +175,7 @@ private enum InspectFixture {
         [
             "model_type": "phi3", "hidden_size": 8, "intermediate_size": 16, "num_hidden_layers": 1,
             "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 10,
-            "partial_rotary_factor": 0.75, "tie_word_embeddings": true,
+            "partial_rotary_factor": 0.5, "tie_word_embeddings": true,
             "original_max_position_embeddings": 32, "max_position_embeddings": 64,
             "rope_scaling": ["type": "longrope", "short_factor": [1.0], "long_factor": [2.0]],
         ]

@@ -1,0 +1,162 @@
+// libFuzzer harness for phikit's parsers (PhiFormats public API only).
+//
+// One source, three targets, chosen at compile time by run.sh:
+//   -D FUZZ_SAFETENSORS  SafeTensorsFile(path:) on a tmpfs copy of the input
+//   -D FUZZ_JSON         JSONValue(parsing:) + the serialize/parse round trip
+//   -D FUZZ_CONFIG       ModelConfig(data:source:) (config.json decoding + validation)
+//
+// Properties checked (a violation calls fatalError, which libFuzzer reports as a crash):
+//   - no crash / trap / ASan report, no hang, no unbounded allocation (libFuzzer flags);
+//   - every input either parses or throws its typed error;
+//   - safetensors: an accepted file's tensors tile the data section exactly and every
+//     `data(_:)` slice lies inside the file (all bytes are read, so ASan/SEGV would catch a
+//     bad slice);
+//   - JSON: `serialized()` of a parsed value parses again to an equal value, and serializing
+//     that again gives byte-identical text (Swift `String ==` is canonical-equivalence, so the
+//     byte check is the stricter one).
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import PhiFormats
+
+@inline(never)
+func violation(_ what: String, _ input: UnsafeRawBufferPointer) -> Never {
+    let preview = String(decoding: input.prefix(200), as: UTF8.self)
+    fatalError("fuzz property violated: \(what)\ninput prefix: \(preview.debugDescription)")
+}
+
+/// Keeps the optimizer from dropping reads whose result we don't otherwise use.
+@inline(never)
+func blackHole<T>(_ x: T) { withExtendedLifetime(x) {} }
+
+#if FUZZ_SAFETENSORS
+nonisolated(unsafe) var tmpPath: String = {
+    let path = "/dev/shm/phikit-fuzz-\(getpid()).safetensors"
+    atexit { unlink("/dev/shm/phikit-fuzz-\(getpid()).safetensors") }
+    return path
+}()
+
+func writeFile(_ path: String, _ input: UnsafeRawBufferPointer) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { fatalError("harness: cannot create \(path): errno \(errno)") }
+    var done = 0
+    while done < input.count {
+        let n = write(fd, input.baseAddress! + done, input.count - done)
+        guard n > 0 else { fatalError("harness: write failed: errno \(errno)") }
+        done += n
+    }
+    close(fd)
+}
+
+func fuzzOne(_ input: UnsafeRawBufferPointer) {
+    writeFile(tmpPath, input)
+    let file: SafeTensorsFile
+    do {
+        file = try SafeTensorsFile(path: tmpPath)
+    } catch {
+        blackHole(error.message)  // the user-facing text must render too
+        blackHole(error.hint)
+        return
+    }
+    guard file.fileSize == input.count else { violation("fileSize \(file.fileSize) != \(input.count)", input) }
+    let dataSize = file.fileSize - file.dataSectionOffset
+    guard file.dataSectionOffset >= 8, dataSize >= 0 else { violation("bad dataSectionOffset", input) }
+    var position = 0
+    var checksum: UInt8 = 0
+    for t in file.tensors {
+        guard t.dataOffsets.lowerBound == position else { violation("tensors do not tile: \(t.name)", input) }
+        position = t.dataOffsets.upperBound
+        guard t.byteCount == t.elementCount * t.dtype.size else {
+            violation("byteCount != elementCount * size for \(t.name)", input)
+        }
+        guard t.shape.allSatisfy({ $0 >= 0 }) else { violation("negative dim in \(t.name)", input) }
+        guard let looked = file.info(t.name), looked.name == t.name else {
+            violation("info(\(t.name)) lookup failed", input)
+        }
+        let bytes = file.data(t)
+        guard bytes.count == t.byteCount else { violation("data(\(t.name)) has wrong size", input) }
+        // The slice must be the same bytes as the input at the same place.
+        let start = file.dataSectionOffset + t.dataOffsets.lowerBound
+        for (i, b) in bytes.enumerated() {
+            guard b == input[start + i] else { violation("data(\(t.name)) differs from file bytes", input) }
+            checksum &+= b
+        }
+        file.willNeed(t)
+        file.release(t)
+    }
+    guard position == dataSize else { violation("tensors end at \(position), data section is \(dataSize)", input) }
+    blackHole(checksum)
+    blackHole(file.metadata)
+}
+#endif
+
+#if FUZZ_JSON
+func fuzzOne(_ input: UnsafeRawBufferPointer) {
+    let value: JSONValue
+    do {
+        value = try JSONValue(parsing: input.bindMemory(to: UInt8.self))
+    } catch {
+        guard error.offset >= 0, error.offset <= input.count else {
+            violation("error offset \(error.offset) outside input of \(input.count) bytes", input)
+        }
+        blackHole(error.message)
+        return
+    }
+    let text = value.serialized()
+    let again: JSONValue
+    do {
+        again = try JSONValue(parsing: Array(text.utf8))
+    } catch {
+        violation("serialized() does not parse again: \(error.message)\nserialized: \(text.debugDescription)", input)
+    }
+    guard again == value else {
+        violation("round trip changed the value\nserialized: \(text.debugDescription)", input)
+    }
+    let text2 = again.serialized()
+    guard text2.utf8.elementsEqual(text.utf8) else {
+        violation("serialized() is not a fixed point\nfirst:  \(text.debugDescription)\nsecond: \(text2.debugDescription)", input)
+    }
+    // The other public read paths must not trap on anything the parser accepts.
+    blackHole(value.pythonJSONDump())
+    blackHole(value.sortedKeys())
+    func walk(_ v: JSONValue) {
+        blackHole(v.intValue)
+        blackHole(v.doubleValue)
+        blackHole(v["dtype"])
+        if let a = v.arrayValue { a.forEach(walk) }
+        if let o = v.objectValue { o.forEach { walk($0.value) } }
+    }
+    walk(value)
+}
+#endif
+
+#if FUZZ_CONFIG
+func fuzzOne(_ input: UnsafeRawBufferPointer) {
+    let bytes = input.bindMemory(to: UInt8.self)
+    // Unvalidated decode (what `inspect` does) must not trap either.
+    if let lenient = try? ModelConfig(data: bytes, source: "fuzz/config.json", validating: false) {
+        blackHole(lenient.modelType)
+    }
+    let config: ModelConfig
+    do {
+        config = try ModelConfig(data: bytes, source: "fuzz/config.json")
+    } catch {
+        blackHole(error.message)
+        return
+    }
+    // A validated config is what `convert` plans with. Bounded so that a config that merely
+    // declares a huge layer count does not just time out (reported separately in README).
+    if config.layerCount <= 64 {
+        blackHole(config.expectedTensorShapes())
+    }
+    blackHole(config.headDim)
+    blackHole(config.ropeDim)
+}
+#endif
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func LLVMFuzzerTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
+    fuzzOne(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}

@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of phikit's parsers with libFuzzer + ASan. See scripts/fuzz/README.md.
+#
+#   scripts/fuzz/run.sh build                       # build all targets
+#   scripts/fuzz/run.sh fuzz <target> [seconds]     # fuzz one target (default 600 s) on one core
+#   scripts/fuzz/run.sh regress [target...]         # replay seeds + regressions once (CI-style)
+#   scripts/fuzz/run.sh repro <target> <file>       # run one input
+#   scripts/fuzz/run.sh minimize <target> <crash>   # minimize a crashing input
+#
+# targets: safetensors, json, config
+# Everything generated (objects, binaries, corpora, crash files, logs) goes under
+# $PHIKIT_FUZZ_OUT (default /tmp/phikit-fuzz), never into the repo.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+OUT="${PHIKIT_FUZZ_OUT:-/tmp/phikit-fuzz}"
+BUILD="$OUT/build"
+TOOLCHAIN_BIN="${PHIKIT_FUZZ_TOOLCHAIN:-/opt/swift/usr/bin}"
+SWIFTC="$TOOLCHAIN_BIN/swiftc"
+CLANG="$TOOLCHAIN_BIN/clang"
+NICE=(nice -n 10)
+TARGETS=(safetensors json config)
+
+# Resource limits that define the properties: no unbounded allocation, no hang.
+LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+
+check_target() {
+    case "$1" in safetensors|json|config) ;; *) die "unknown target '$1' (safetensors, json, config)";; esac
+}
+
+define_for() {
+    case "$1" in
+        safetensors) echo FUZZ_SAFETENSORS ;;
+        json) echo FUZZ_JSON ;;
+        config) echo FUZZ_CONFIG ;;
+    esac
+}
+
+max_len_for() {
+    case "$1" in
+        safetensors) echo 8192 ;;
+        json) echo 4096 ;;
+        config) echo 8192 ;;
+    esac
+}
+
+build() {
+    mkdir -p "$BUILD/ckernels" "$BUILD/modules"
+    echo "== building into $BUILD"
+
+    # CKernels (PhiFormats imports it): instrumented for coverage + ASan, not linked with libFuzzer's main.
+    cat > "$BUILD/modules/module.modulemap" <<EOF
+module CKernels {
+    umbrella "$REPO/Sources/CKernels/include"
+    export *
+}
+EOF
+    local objs=()
+    for c in "$REPO"/Sources/CKernels/*.c; do
+        local o="$BUILD/ckernels/$(basename "${c%.c}").o"
+        "${NICE[@]}" "$CLANG" -c -O2 -g -fsanitize=fuzzer-no-link,address \
+            -I "$REPO/Sources/CKernels/include" "$c" -o "$o"
+        objs+=("$o")
+    done
+
+    # PhiFormats as its own module, so the harness sees only its public API.
+    "${NICE[@]}" "$SWIFTC" -module-name PhiFormats -parse-as-library -swift-version 6 \
+        -wmo -num-threads 0 -O -g -sanitize=fuzzer,address \
+        -I "$BUILD/modules" \
+        -emit-module -emit-module-path "$BUILD/modules/PhiFormats.swiftmodule" \
+        -c "$REPO"/Sources/PhiFormats/*.swift -o "$BUILD/PhiFormats.o"
+
+    for t in "${TARGETS[@]}"; do
+        "${NICE[@]}" "$SWIFTC" -module-name PhiFuzz -parse-as-library -swift-version 6 \
+            -O -g -sanitize=fuzzer,address -D "$(define_for "$t")" \
+            -use-ld=lld -I "$BUILD/modules" "$HERE/FuzzHarness.swift" \
+            "$BUILD/PhiFormats.o" "${objs[@]}" -o "$BUILD/fuzz-$t"
+        echo "   $BUILD/fuzz-$t"
+    done
+}
+
+ensure_built() { [[ -x "$BUILD/fuzz-$1" ]] || build; }
+
+# Seeds are read-only inputs from the repo; the working corpus lives in $OUT. Regressions
+# (inputs that once crashed) are replayed by `regress`, not fed to `fuzz`: while a bug is
+# open, a crashing seed would stop libFuzzer before it starts.
+fuzz() {
+    local t="$1" secs="${2:-600}"
+    check_target "$t"; ensure_built "$t"
+    local corpus="$OUT/corpus/$t" artifacts="$OUT/artifacts/$t" logs="$OUT/logs/$t"
+    mkdir -p "$corpus" "$artifacts" "$logs"
+    echo "== fuzzing $t for ${secs}s (corpus $corpus, crashes $artifacts/, log $logs/fuzz-0.log)"
+    # -jobs=1 -workers=1: one fuzzing process on one core; libFuzzer writes its output to
+    # fuzz-0.log in the current directory.
+    local rc=0
+    ( cd "$logs" && "${NICE[@]}" "$BUILD/fuzz-$t" \
+        -jobs=1 -workers=1 -max_total_time="$secs" -max_len="$(max_len_for "$t")" \
+        "${LIMITS[@]}" -print_final_stats=1 \
+        -dict="$HERE/$t.dict" -artifact_prefix="$artifacts/" \
+        "$corpus" "$HERE/seeds/$t" ) || rc=$?
+    grep -E '^#[0-9]+' "$logs/fuzz-0.log" | tail -n 1 || true
+    grep -E '^(stat::|SUMMARY|==[0-9]+==ERROR|\*\*\* Swift runtime failure|Fatal error|fuzz property)' "$logs/fuzz-0.log" || true
+    echo "corpus: $(ls "$corpus" | wc -l) files, $(du -sh "$corpus" | cut -f1)"
+    ls "$artifacts" 2>/dev/null | sed 's/^/artifact: /' || true
+    return "$rc"
+}
+
+regress() {
+    local targets=("$@"); [[ ${#targets[@]} -gt 0 ]] || targets=("${TARGETS[@]}")
+    local failed=0
+    for t in "${targets[@]}"; do
+        check_target "$t"; ensure_built "$t"
+        local n=0 bad=0
+        while IFS= read -r -d '' f; do
+            n=$((n + 1))
+            # One process per input so that every failing input is reported.
+            if ! SWIFT_BACKTRACE=enable=no "$BUILD/fuzz-$t" "${LIMITS[@]}" "$f" >"$OUT/regress.log" 2>&1; then
+                bad=$((bad + 1))
+                echo "FAIL $t: ${f#"$REPO"/}"
+                grep -E 'Swift runtime failure|Fatal error|fuzz property|ERROR: (AddressSanitizer|libFuzzer)' \
+                    "$OUT/regress.log" | head -n 3 | sed 's/^/    /'
+            fi
+        done < <(find "$HERE/seeds/$t" "$HERE/regressions/$t" -type f -print0 2>/dev/null | sort -z)
+        echo "== $t: $n inputs, $bad failing"
+        failed=$((failed + bad))
+    done
+    [[ $failed -eq 0 ]]
+}
+
+case "${1:-}" in
+    build) build ;;
+    fuzz) [[ $# -ge 2 ]] || die "usage: run.sh fuzz <target> [seconds]"; fuzz "$2" "${3:-600}" ;;
+    regress) shift; regress "$@" ;;
+    repro)
+        [[ $# -eq 3 ]] || die "usage: run.sh repro <target> <file>"
+        check_target "$2"; ensure_built "$2"
+        "$BUILD/fuzz-$2" "${LIMITS[@]}" "$3" ;;
+    minimize)
+        [[ $# -eq 3 ]] || die "usage: run.sh minimize <target> <crash-file>"
+        check_target "$2"; ensure_built "$2"
+        "${NICE[@]}" "$BUILD/fuzz-$2" "${LIMITS[@]}" -minimize_crash=1 -max_total_time=120 \
+            -exact_artifact_path="$3.min" "$3"
+        echo "minimized: $3.min ($(wc -c < "$3.min") bytes)" ;;
+    *) sed -n '2,12p' "$0"; exit 2 ;;
+esac
