@@ -16,19 +16,22 @@ let package = Package(
         .library(name: "PhiKit", targets: ["PhiKit"]),
     ],
     targets: [
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
-                       providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(
+            name: "CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "COpenBLAS", pkgConfig: "openblas",
-                       providers: [.apt(["libopenblas-dev"])]),
+        .systemLibrary(
+            name: "COpenBLAS", pkgConfig: "openblas",
+            providers: [.apt(["libopenblas-dev"])]),
         .target(name: "CKernels", cSettings: kernelFlags),
         .target(name: "PhiFormats", dependencies: ["CKernels"]),
         .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiEngine"]),
         .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
-        .testTarget(name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
-                    resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"]),
         .testTarget(name: "PhiEngineTests", dependencies: ["PhiEngine"]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),

@@ -10,7 +10,8 @@ public enum Blas {
         _ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, _ c: UnsafeMutablePointer<Float>,
         m: Int, n: Int, k: Int
     ) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, Int32(m), Int32(n), Int32(k),
-                    1, a, Int32(k), b, Int32(k), 0, c, Int32(n))
+        cblas_sgemm(
+            CblasRowMajor, CblasNoTrans, CblasTrans, Int32(m), Int32(n), Int32(k),
+            1, a, Int32(k), b, Int32(k), 0, c, Int32(n))
     }
 }

@@ -128,7 +128,8 @@ public struct QuantizedTensor: Sendable, Equatable {
     static func load(_ bytes: [UInt8], index i: Int, dtype: DType) -> Float {
         switch dtype {
         case .f32:
-            let u = UInt32(bytes[4 * i]) | UInt32(bytes[4 * i + 1]) << 8
+            let u =
+                UInt32(bytes[4 * i]) | UInt32(bytes[4 * i + 1]) << 8
                 | UInt32(bytes[4 * i + 2]) << 16 | UInt32(bytes[4 * i + 3]) << 24
             return Float(bitPattern: u)
         case .bf16:
@@ -179,8 +180,9 @@ extension AffineQuantization {
         weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
         biases: UnsafeMutableRawBufferPointer, threads: Int
     ) throws(QuantizationError) {
-        try run(.fast, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
-                scales: scales, biases: biases, threads: threads)
+        try run(
+            .fast, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
+            scales: scales, biases: biases, threads: threads)
     }
 
     /// `quantize` through the scalar reference kernel (a literal port of mlx's loop). It is
@@ -190,8 +192,9 @@ extension AffineQuantization {
         weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
         biases: UnsafeMutableRawBufferPointer, threads: Int = 1
     ) throws(QuantizationError) {
-        try run(.reference, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
-                scales: scales, biases: biases, threads: threads)
+        try run(
+            .reference, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
+            scales: scales, biases: biases, threads: threads)
     }
 
     private func run(
@@ -201,7 +204,8 @@ extension AffineQuantization {
     ) throws(QuantizationError) {
         try checkShape(rows: rows, cols: cols)
         let dt = try Self.kernelDType(outDType)
-        let groups = groupsPerRow(cols), words = packedColumns(cols)
+        let groups = groupsPerRow(cols)
+        let words = packedColumns(cols)
         try Self.need("input", rows * cols, w.count)
         try Self.need("weight", rows * words, weight.count)
         try Self.need("scales", rows * groups * outDType.size, scales.count)
@@ -225,8 +229,9 @@ extension AffineQuantization {
         biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
         into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1
     ) throws(QuantizationError) {
-        try runDequantize(.fast, weight: weight, scales: scales, biases: biases, rows: rows,
-                          cols: cols, scaleDType: scaleDType, into: out, threads: threads)
+        try runDequantize(
+            .fast, weight: weight, scales: scales, biases: biases, rows: rows,
+            cols: cols, scaleDType: scaleDType, into: out, threads: threads)
     }
 
     /// `dequantize` through the scalar reference kernel.
@@ -235,8 +240,9 @@ extension AffineQuantization {
         biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
         into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1
     ) throws(QuantizationError) {
-        try runDequantize(.reference, weight: weight, scales: scales, biases: biases, rows: rows,
-                          cols: cols, scaleDType: scaleDType, into: out, threads: threads)
+        try runDequantize(
+            .reference, weight: weight, scales: scales, biases: biases, rows: rows,
+            cols: cols, scaleDType: scaleDType, into: out, threads: threads)
     }
 
     private func runDequantize(
@@ -246,7 +252,8 @@ extension AffineQuantization {
     ) throws(QuantizationError) {
         try checkShape(rows: rows, cols: cols)
         let dt = try Self.kernelDType(scaleDType)
-        let groups = groupsPerRow(cols), words = packedColumns(cols)
+        let groups = groupsPerRow(cols)
+        let words = packedColumns(cols)
         try Self.need("weight", rows * words, weight.count)
         try Self.need("scales", rows * groups * scaleDType.size, scales.count)
         try Self.need("biases", rows * groups * scaleDType.size, biases.count)
@@ -262,12 +269,18 @@ extension AffineQuantization {
 
     /// Splits `rows` into `min(threads, rows)` contiguous blocks of nearly equal size and runs
     /// them concurrently (inline when there is one block).
-    static func forEachRowBlock(rows: Int, threads: Int,
-                                _ body: @Sendable (_ start: Int, _ count: Int) -> Void) {
+    static func forEachRowBlock(
+        rows: Int, threads: Int,
+        _ body: @Sendable (_ start: Int, _ count: Int) -> Void
+    ) {
         let blocks = max(1, min(threads, rows))
-        if blocks == 1 { body(0, rows); return }
+        if blocks == 1 {
+            body(0, rows)
+            return
+        }
         DispatchQueue.concurrentPerform(iterations: blocks) { b in
-            let start = rows * b / blocks, end = rows * (b + 1) / blocks
+            let start = rows * b / blocks
+            let end = rows * (b + 1) / blocks
             body(start, end - start)
         }
     }
@@ -319,8 +332,10 @@ private struct DequantJob: Sendable {
 
 extension AffineQuantization {
     /// Quantizes a row-major `rows×cols` array (fast kernel). Allocates the result.
-    public func quantize(_ w: [Float], rows: Int, cols: Int, outDType: DType,
-                         threads: Int = 1) throws(QuantizationError) -> QuantizedTensor {
+    public func quantize(
+        _ w: [Float], rows: Int, cols: Int, outDType: DType,
+        threads: Int = 1
+    ) throws(QuantizationError) -> QuantizedTensor {
         try checkShape(rows: rows, cols: cols)
         _ = try Self.kernelDType(outDType)
         try Self.need("input", rows * cols, w.count)
@@ -336,8 +351,9 @@ extension AffineQuantization {
                 t.scales.withUnsafeMutableBytes { sp in
                     t.biases.withUnsafeMutableBytes { bp in
                         do throws(QuantizationError) {
-                            try quantize(wp, rows: rows, cols: cols, outDType: outDType,
-                                         weight: qp, scales: sp, biases: bp, threads: threads)
+                            try quantize(
+                                wp, rows: rows, cols: cols, outDType: outDType,
+                                weight: qp, scales: sp, biases: bp, threads: threads)
                         } catch { failure = error }
                     }
                 }

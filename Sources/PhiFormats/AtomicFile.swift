@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Whole-file atomic writes: readers see either the old file or the complete new one, never a
@@ -16,7 +16,9 @@ public enum AtomicFile {
             func writeAll(_ raw: UnsafeRawBufferPointer) -> Result<Void, FileError> {
                 Result { () throws(FileError) in try POSIXFile.writeAll(fd, raw, path: temp) }
             }
-            let written = bytes.withContiguousStorageIfAvailable { writeAll(UnsafeRawBufferPointer($0)) }
+            let written = bytes.withContiguousStorageIfAvailable {
+                writeAll(UnsafeRawBufferPointer($0))
+            }
             try (written ?? Array(bytes).withUnsafeBytes(writeAll)).get()
             try POSIXFile.sync(fd, path: temp)
             try POSIXFile.close(fd, path: temp)
@@ -48,7 +50,9 @@ enum POSIXFile {
     }
 
     /// Writes all of `buffer`, looping over short writes and EINTR.
-    static func writeAll(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String) throws(FileError) {
+    static func writeAll(
+        _ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String
+    ) throws(FileError) {
         guard var p = buffer.baseAddress else { return }
         var remaining = buffer.count
         while remaining > 0 {
@@ -107,5 +111,7 @@ enum POSIXFile {
 // Free functions that reach the C calls from inside `POSIXFile`, whose own `close`, `rename`
 // shadow them (swift-system names these the same way).
 @inline(__always) func system_close(_ fd: Int32) -> Int32 { close(fd) }
-@inline(__always) func system_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int { write(fd, p, n) }
+@inline(__always) func system_write(_ fd: Int32, _ p: UnsafeRawPointer, _ n: Int) -> Int {
+    write(fd, p, n)
+}
 @inline(__always) func system_rename(_ a: String, _ b: String) -> Int32 { rename(a, b) }

@@ -40,7 +40,9 @@ public struct SHA256Hasher: Sendable {
     }
 
     /// Hashes a file of any size in 8 MB reads; `progress` gets the bytes hashed so far.
-    public static func hex(of file: String, progress: ((Int) -> Void)? = nil) throws(ChecksumError)
+    public static func hex(
+        of file: String, progress: ((Int) -> Void)? = nil
+    ) throws(ChecksumError)
         -> String
     {
         var hasher = SHA256Hasher()

@@ -1,11 +1,21 @@
 /// Element types of safetensors files, spelled as the format spells them.
 /// F8 types are carried as opaque data (read, copied, never computed on).
 public enum DType: String, CaseIterable, Sendable, Codable {
-    case f64 = "F64", f32 = "F32", f16 = "F16", bf16 = "BF16"
-    case i64 = "I64", i32 = "I32", i16 = "I16", i8 = "I8"
-    case u64 = "U64", u32 = "U32", u16 = "U16", u8 = "U8"
+    case f64 = "F64"
+    case f32 = "F32"
+    case f16 = "F16"
+    case bf16 = "BF16"
+    case i64 = "I64"
+    case i32 = "I32"
+    case i16 = "I16"
+    case i8 = "I8"
+    case u64 = "U64"
+    case u32 = "U32"
+    case u16 = "U16"
+    case u8 = "U8"
     case bool = "BOOL"
-    case f8e4m3 = "F8_E4M3", f8e5m2 = "F8_E5M2"
+    case f8e4m3 = "F8_E4M3"
+    case f8e5m2 = "F8_E5M2"
 
     /// Bytes per element.
     public var size: Int {
@@ -43,7 +53,9 @@ public enum DType: String, CaseIterable, Sendable, Codable {
 
     /// Parses `float16`, `bfloat16`, `float32` (and the safetensors spellings).
     public init?(pythonName name: String) {
-        guard let match = DType.allCases.first(where: { $0.pythonName == name || $0.rawValue == name })
+        guard
+            let match = DType.allCases.first(where: { $0.pythonName == name || $0.rawValue == name }
+            )
         else { return nil }
         self = match
     }

@@ -61,7 +61,8 @@ public func floatToF16(_ x: Float) -> UInt16 {
         let m = a & 0x7F_FFFF | 0x80_0000
         let shift = 126 - e  // 14...24: m × 2^(e-150) in units of 2^-24
         var r = m >> shift
-        let rem = m & ((1 << shift) - 1), half: UInt32 = 1 << (shift - 1)
+        let rem = m & ((1 << shift) - 1)
+        let half: UInt32 = 1 << (shift - 1)
         if rem > half || (rem == half && r & 1 == 1) { r += 1 }
         return sign | UInt16(truncatingIfNeeded: r)  // r == 0x400 is the smallest normal
     }
@@ -74,25 +75,33 @@ public func floatToF16(_ x: Float) -> UInt16 {
 /// Bulk conversions through the C kernels (AVX2/F16C when the CPU has them). Each converts
 /// `src.count` elements; `dst` must hold at least that many (a programming error otherwise).
 public enum HalfConvert {
-    public static func bf16ToF32(_ src: UnsafeBufferPointer<UInt16>, into dst: UnsafeMutableBufferPointer<Float>) {
+    public static func bf16ToF32(
+        _ src: UnsafeBufferPointer<UInt16>, into dst: UnsafeMutableBufferPointer<Float>
+    ) {
         precondition(dst.count >= src.count, "HalfConvert: destination too small")
         guard let s = src.baseAddress, let d = dst.baseAddress else { return }
         pk_bf16_to_f32(d, s, src.count)
     }
 
-    public static func f32ToBF16(_ src: UnsafeBufferPointer<Float>, into dst: UnsafeMutableBufferPointer<UInt16>) {
+    public static func f32ToBF16(
+        _ src: UnsafeBufferPointer<Float>, into dst: UnsafeMutableBufferPointer<UInt16>
+    ) {
         precondition(dst.count >= src.count, "HalfConvert: destination too small")
         guard let s = src.baseAddress, let d = dst.baseAddress else { return }
         pk_f32_to_bf16(d, s, src.count)
     }
 
-    public static func f16ToF32(_ src: UnsafeBufferPointer<UInt16>, into dst: UnsafeMutableBufferPointer<Float>) {
+    public static func f16ToF32(
+        _ src: UnsafeBufferPointer<UInt16>, into dst: UnsafeMutableBufferPointer<Float>
+    ) {
         precondition(dst.count >= src.count, "HalfConvert: destination too small")
         guard let s = src.baseAddress, let d = dst.baseAddress else { return }
         pk_f16_to_f32(d, s, src.count)
     }
 
-    public static func f32ToF16(_ src: UnsafeBufferPointer<Float>, into dst: UnsafeMutableBufferPointer<UInt16>) {
+    public static func f32ToF16(
+        _ src: UnsafeBufferPointer<Float>, into dst: UnsafeMutableBufferPointer<UInt16>
+    ) {
         precondition(dst.count >= src.count, "HalfConvert: destination too small")
         guard let s = src.baseAddress, let d = dst.baseAddress else { return }
         pk_f32_to_f16(d, s, src.count)
@@ -101,8 +110,11 @@ public enum HalfConvert {
     /// Widens raw little-endian bf16 or f16 bytes (for example a tensor straight from a
     /// `SafeTensorsFile`, whose data need not be 2-byte aligned) into `dst`.
     /// `dtype` must be `.bf16` or `.f16`; `dst` must hold `src.count / 2` floats.
-    public static func widen(_ src: UnsafeRawBufferPointer, dtype: DType, into dst: UnsafeMutableBufferPointer<Float>) {
-        precondition(dtype == .bf16 || dtype == .f16, "HalfConvert.widen: \(dtype) is not a half type")
+    public static func widen(
+        _ src: UnsafeRawBufferPointer, dtype: DType, into dst: UnsafeMutableBufferPointer<Float>
+    ) {
+        precondition(
+            dtype == .bf16 || dtype == .f16, "HalfConvert.widen: \(dtype) is not a half type")
         let n = src.count / 2
         precondition(dst.count >= n, "HalfConvert: destination too small")
         guard n > 0, let s = src.baseAddress, let d = dst.baseAddress else { return }
@@ -117,7 +129,8 @@ public enum HalfConvert {
             var done = 0
             while done < n {
                 let m = min(chunk, n - done)
-                UnsafeMutableRawPointer(scratch.baseAddress!).copyMemory(from: s + 2 * done, byteCount: 2 * m)
+                UnsafeMutableRawPointer(scratch.baseAddress!).copyMemory(
+                    from: s + 2 * done, byteCount: 2 * m)
                 convert(d + done, scratch.baseAddress!, m)
                 done += m
             }

@@ -59,7 +59,9 @@ extension JSONValue {
             var parser = JSONParser(buffer)
             return Result { () throws(JSONError) in try parser.parseDocument() }
         }
-        switch bytes.withContiguousStorageIfAvailable(parse) ?? Array(bytes).withUnsafeBufferPointer(parse) {
+        switch bytes.withContiguousStorageIfAvailable(parse)
+            ?? Array(bytes).withUnsafeBufferPointer(parse)
+        {
         case .success(let value): self = value
         case .failure(let error): throw error
         }
@@ -103,9 +105,15 @@ private struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject()
         case UInt8(ascii: "["): return try parseArray()
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectWord("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectWord("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectWord("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectWord("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectWord("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectWord("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
         default: throw fail(.unexpectedByte(byte))
         }
@@ -131,7 +139,8 @@ private struct JSONParser {
         var seen = Set<String>()
         skipWhitespace()
         if peek == UInt8(ascii: "}") {
-            pos += 1; depth -= 1
+            pos += 1
+            depth -= 1
             return .object(members)
         }
         while true {
@@ -161,7 +170,8 @@ private struct JSONParser {
         var elements: [JSONValue] = []
         skipWhitespace()
         if peek == UInt8(ascii: "]") {
-            pos += 1; depth -= 1
+            pos += 1
+            depth -= 1
             return .array(elements)
         }
         while true {
@@ -199,7 +209,8 @@ private struct JSONParser {
             guard isDigit(peek) else { throw fail(.invalidNumber, at: start) }
             while isDigit(peek) { pos += 1 }
         }
-        return .number(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self))
+        return .number(
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<pos]), as: UTF8.self))
     }
 
     /// Parses a string starting at its opening quote, validating UTF-8 as it goes.
@@ -232,15 +243,24 @@ private struct JSONParser {
     mutating func skipUTF8Sequence() throws(JSONError) {
         let b0 = bytes[pos]
         let count: Int
-        var lo: UInt8 = 0x80, hi: UInt8 = 0xBF  // allowed range of the second byte
+        var lo: UInt8 = 0x80
+        var hi: UInt8 = 0xBF  // allowed range of the second byte
         switch b0 {
         case 0xC2...0xDF: count = 2
-        case 0xE0: count = 3; lo = 0xA0
+        case 0xE0:
+            count = 3
+            lo = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: count = 3
-        case 0xED: count = 3; hi = 0x9F
-        case 0xF0: count = 4; lo = 0x90
+        case 0xED:
+            count = 3
+            hi = 0x9F
+        case 0xF0:
+            count = 4
+            lo = 0x90
         case 0xF1...0xF3: count = 4
-        case 0xF4: count = 4; hi = 0x8F
+        case 0xF4:
+            count = 4
+            hi = 0x8F
         default: throw fail(.invalidUTF8)
         }
         guard pos + count <= bytes.count else { throw fail(.invalidUTF8) }
@@ -266,7 +286,7 @@ private struct JSONParser {
             if (0xD800...0xDBFF).contains(scalar) {
                 // A high surrogate must be followed by \u and a low surrogate.
                 guard pos + 1 < bytes.count, bytes[pos] == UInt8(ascii: "\\"),
-                      bytes[pos + 1] == UInt8(ascii: "u")
+                    bytes[pos + 1] == UInt8(ascii: "u")
                 else { throw fail(.loneSurrogate, at: start) }
                 pos += 2
                 let low = UInt32(try parseHex4())

@@ -59,7 +59,10 @@ extension JSONValue {
         case .number(let literal): out += pythonNumber(literal)
         case .string(let s): writeString(s, asciiOnly: true, into: &out)
         case .array(let elements):
-            guard !elements.isEmpty else { out += "[]"; return }
+            guard !elements.isEmpty else {
+                out += "[]"
+                return
+            }
             out += "["
             for (i, element) in elements.enumerated() {
                 out += i > 0 ? "," + inner : inner
@@ -67,7 +70,10 @@ extension JSONValue {
             }
             out += outer + "]"
         case .object(let members):
-            guard !members.isEmpty else { out += "{}"; return }
+            guard !members.isEmpty else {
+                out += "{}"
+                return
+            }
             out += "{"
             for (i, member) in members.enumerated() {
                 out += i > 0 ? "," + inner : inner
@@ -86,7 +92,9 @@ private func pythonNumber(_ literal: String) -> String {
     case "NaN", "Infinity", "-Infinity": return literal
     default: break
     }
-    let isInteger = !literal.utf8.contains { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }
+    let isInteger = !literal.utf8.contains {
+        $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e")
+    }
     if isInteger {
         // Python ints are unbounded; only the sign of zero can change.
         return literal == "-0" ? "0" : literal
@@ -154,7 +162,10 @@ func pythonRepr(_ x: Double) -> String {
     let fracPart = parts.count > 1 ? parts[1] : ""
     var digits = Array(intPart + fracPart)
     var decpt = intPart.count + exponent
-    while digits.first == "0" { digits.removeFirst(); decpt -= 1 }
+    while digits.first == "0" {
+        digits.removeFirst()
+        decpt -= 1
+    }
     while digits.last == "0" { digits.removeLast() }
     if digits.isEmpty { return x.sign == .minus ? "-0.0" : "0.0" }
 

@@ -21,11 +21,11 @@ public indirect enum JSONValue: Sendable, Equatable {
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
-        case let (.bool(a), .bool(b)): a == b
-        case let (.string(a), .string(b)): a == b
-        case let (.number(a), .number(b)): a == b
-        case let (.array(a), .array(b)): a == b
-        case let (.object(a), .object(b)):
+        case (.bool(let a), .bool(let b)): a == b
+        case (.string(let a), .string(let b)): a == b
+        case (.number(let a), .number(let b)): a == b
+        case (.array(let a), .array(let b)): a == b
+        case (.object(let a), .object(let b)):
             a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
         default: false
         }
@@ -49,17 +49,17 @@ extension JSONValue {
 extension JSONValue {
     /// The value of the first member named `key`, if this is an object that has one.
     public subscript(key: String) -> JSONValue? {
-        guard case let .object(members) = self else { return nil }
+        guard case .object(let members) = self else { return nil }
         return members.first(where: { $0.key == key })?.value
     }
 
     public var stringValue: String? {
-        if case let .string(s) = self { return s }
+        if case .string(let s) = self { return s }
         return nil
     }
 
     public var boolValue: Bool? {
-        if case let .bool(b) = self { return b }
+        if case .bool(let b) = self { return b }
         return nil
     }
 
@@ -72,15 +72,17 @@ extension JSONValue {
     /// exponent (`2.0`, `1e3`) return nil, as do integers that don't fit in `Int`: a shape of
     /// `[2.0]` is an error, not a 2.
     public var intValue: Int? {
-        guard case let .number(literal) = self,
-              !literal.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") })
+        guard case .number(let literal) = self,
+            !literal.utf8.contains(where: {
+                $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e")
+            })
         else { return nil }
         return Int(literal)
     }
 
     /// The value of any number literal as a `Double` (integers included).
     public var doubleValue: Double? {
-        guard case let .number(literal) = self else { return nil }
+        guard case .number(let literal) = self else { return nil }
         switch literal {
         case "NaN": return .nan
         case "Infinity": return .infinity
@@ -90,12 +92,12 @@ extension JSONValue {
     }
 
     public var arrayValue: [JSONValue]? {
-        if case let .array(a) = self { return a }
+        if case .array(let a) = self { return a }
         return nil
     }
 
     public var objectValue: [(key: String, value: JSONValue)]? {
-        if case let .object(o) = self { return o }
+        if case .object(let o) = self { return o }
         return nil
     }
 }
@@ -106,7 +108,7 @@ extension JSONValue {
     /// Replaces the member `key` in place, appends it if absent, or removes it when `value` is
     /// nil. Does nothing if this value is not an object.
     public mutating func set(_ key: String, _ value: JSONValue?) {
-        guard case var .object(members) = self else { return }
+        guard case .object(var members) = self else { return }
         if let index = members.firstIndex(where: { $0.key == key }) {
             if let value {
                 members[index].value = value
@@ -122,13 +124,14 @@ extension JSONValue {
     /// The object with its top-level members sorted by key in code-point order (what Python's
     /// `sort_keys=True` does at each level; we only need the top one). Non-objects are unchanged.
     public func sortedKeys() -> JSONValue {
-        guard case let .object(members) = self else { return self }
+        guard case .object(let members) = self else { return self }
         // Stable sort so that (rejected-at-parse, but constructible) duplicate keys keep order.
         let sorted = members.enumerated().sorted { a, b in
             if a.element.key.unicodeScalars.elementsEqual(b.element.key.unicodeScalars) {
                 return a.offset < b.offset
             }
-            return a.element.key.unicodeScalars.lexicographicallyPrecedes(b.element.key.unicodeScalars)
+            return a.element.key.unicodeScalars.lexicographicallyPrecedes(
+                b.element.key.unicodeScalars)
         }
         return .object(sorted.map(\.element))
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A failed system call on a local file: which file, what we were doing, and errno.
@@ -87,7 +87,8 @@ public final class MappedFile: @unchecked Sendable {
     public func dropPages(_ range: Range<Int>) {
         guard let base else { return }
         let page = MappedFile.pageSize
-        let lower = max(0, range.lowerBound), upper = min(count, range.upperBound)
+        let lower = max(0, range.lowerBound)
+        let upper = min(count, range.upperBound)
         let start = (lower + page - 1) / page * page
         let end = upper == count ? (count + page - 1) / page * page : upper / page * page
         guard start < end else { return }
@@ -98,7 +99,8 @@ public final class MappedFile: @unchecked Sendable {
     public func willNeed(_ range: Range<Int>) {
         guard let base else { return }
         let page = MappedFile.pageSize
-        let lower = max(0, range.lowerBound), upper = min(count, range.upperBound)
+        let lower = max(0, range.lowerBound)
+        let upper = min(count, range.upperBound)
         guard lower < upper else { return }
         let start = lower / page * page
         let end = (upper + page - 1) / page * page

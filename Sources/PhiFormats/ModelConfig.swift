@@ -89,7 +89,9 @@ public struct ModelConfig: Sendable, Equatable {
 
     /// Decodes config.json bytes; `source` names the file in errors. Validates unless told
     /// not to (a `verify` that wants to report several problems may decode first).
-    public init(data: some Collection<UInt8>, source: String, validating: Bool = true)
+    public init(
+        data: some Collection<UInt8>, source: String, validating: Bool = true
+    )
         throws(ConfigError)
     {
         do {
@@ -223,7 +225,9 @@ extension ModelConfig: Decodable {
     }
 
     /// `eos_token_id` is an int in most configs, a list in newer ones, null in some.
-    static func decodeIntOrList<K: CodingKey>(_ c: KeyedDecodingContainer<K>, _ key: K) throws
+    static func decodeIntOrList<K: CodingKey>(
+        _ c: KeyedDecodingContainer<K>, _ key: K
+    ) throws
         -> [Int]
     {
         guard c.contains(key), try !c.decodeNil(forKey: key) else { return [] }
@@ -251,12 +255,16 @@ extension ModelConfig {
         // an Int: a lying config.json must fail here, not overflow later (found by fuzzing).
         for (field, value, limit) in [
             ("hidden_size", hiddenSize, 1 << 16), ("intermediate_size", intermediateSize, 1 << 18),
-            ("num_hidden_layers", layerCount, 1 << 10), ("num_attention_heads", attentionHeads, 1 << 10),
+            ("num_hidden_layers", layerCount, 1 << 10),
+            ("num_attention_heads", attentionHeads, 1 << 10),
             ("num_key_value_heads", kvHeads, 1 << 10), ("vocab_size", vocabSize, 1 << 22),
             ("max_position_embeddings", maxPositionEmbeddings, 1 << 24),
         ] where value <= 0 || value > limit {
-            throw invalid(field, value <= 0 ? "must be positive, got \(value)"
-                                            : "is \(value), more than phikit supports (\(limit))")
+            throw invalid(
+                field,
+                value <= 0
+                    ? "must be positive, got \(value)"
+                    : "is \(value), more than phikit supports (\(limit))")
         }
         guard hiddenSize % attentionHeads == 0 else {
             throw invalid(

@@ -35,41 +35,41 @@ public enum SafeTensorsError: UserFacingError, Equatable {
 
     public var message: String {
         switch self {
-        case let .fileTooSmall(path, size):
+        case .fileTooSmall(let path, let size):
             "\(path): file is \(size) bytes, too small to be a safetensors file"
-        case let .headerLengthPastEnd(path, length, size):
+        case .headerLengthPastEnd(let path, let length, let size):
             "\(path): header length \(length) goes past the end of the \(size)-byte file"
-        case let .headerTooLarge(path, length):
+        case .headerTooLarge(let path, let length):
             "\(path): header length \(length) is over the \(SafeTensorsFile.maxHeaderSize)-byte limit"
-        case let .headerNotUTF8(path):
+        case .headerNotUTF8(let path):
             "\(path): header is not valid UTF-8"
-        case let .invalidJSON(path, offset, reason):
+        case .invalidJSON(let path, let offset, let reason):
             "\(path): header is not valid JSON at byte \(offset): \(reason)"
-        case let .headerNotObject(path):
+        case .headerNotObject(let path):
             "\(path): header is not a JSON object"
-        case let .duplicateTensor(path, tensor):
+        case .duplicateTensor(let path, let tensor):
             "\(path): tensor '\(tensor)' appears more than once"
-        case let .badTensorEntry(path, tensor, reason):
+        case .badTensorEntry(let path, let tensor, let reason):
             "\(path): tensor '\(tensor)': \(reason)"
-        case let .unknownDType(path, tensor, dtype):
+        case .unknownDType(let path, let tensor, let dtype):
             "\(path): tensor '\(tensor)' has unsupported dtype '\(dtype)'"
-        case let .badShape(path, tensor, reason):
+        case .badShape(let path, let tensor, let reason):
             "\(path): tensor '\(tensor)' has a bad shape: \(reason)"
-        case let .sizeMismatch(path, tensor, expected, actual):
+        case .sizeMismatch(let path, let tensor, let expected, let actual):
             "\(path): tensor '\(tensor)' should take \(expected) bytes but its offsets span \(actual)"
-        case let .offsetsOutOfBounds(path, tensor, begin, end, dataSize):
+        case .offsetsOutOfBounds(let path, let tensor, let begin, let end, let dataSize):
             "\(path): tensor '\(tensor)' data_offsets [\(begin), \(end)] are outside the \(dataSize)-byte data section"
-        case let .offsetsOverlap(path, tensor, other):
+        case .offsetsOverlap(let path, let tensor, let other):
             "\(path): tensors '\(other)' and '\(tensor)' overlap"
-        case let .gapBetweenTensors(path, tensor?, start, end):
+        case .gapBetweenTensors(let path, let tensor?, let start, let end):
             "\(path): bytes \(start)..<\(end) before tensor '\(tensor)' belong to no tensor"
-        case let .gapBetweenTensors(path, nil, start, end):
+        case .gapBetweenTensors(let path, nil, let start, let end):
             "\(path): bytes \(start)..<\(end) at the end of the data belong to no tensor"
-        case let .badMetadata(path, reason):
+        case .badMetadata(let path, let reason):
             "\(path): __metadata__ \(reason)"
-        case let .writtenSizeMismatch(path, expected, written):
+        case .writtenSizeMismatch(let path, let expected, let written):
             "\(path): wrote \(written) bytes of tensor data, expected \(expected)"
-        case let .io(error):
+        case .io(let error):
             error.message
         }
     }

@@ -49,7 +49,8 @@ public final class SafeTensorsFile: @unchecked Sendable {  // immutable after in
         tensors = header.tensors
         metadata = header.metadata
         dataSectionOffset = header.dataSectionOffset
-        indexByName = Dictionary(tensors.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
+        indexByName = Dictionary(
+            tensors.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
     public func info(_ name: String) -> TensorInfo? {
@@ -91,18 +92,24 @@ extension SafeTensorsFile {
 
     /// Checks a whole file image and returns its tensors. Internal so tests can fuzz it
     /// without going through the file system.
-    static func validate(_ bytes: UnsafeRawBufferPointer, path: String) throws(SafeTensorsError) -> Header {
+    static func validate(
+        _ bytes: UnsafeRawBufferPointer, path: String
+    ) throws(SafeTensorsError) -> Header {
         guard bytes.count >= 8 else { throw .fileTooSmall(path: path, size: bytes.count) }
         var length: UInt64 = 0
         for i in (0..<8).reversed() { length = length << 8 | UInt64(bytes[i]) }
         // Compare in UInt64 first: the length may not fit in an Int.
-        guard length <= UInt64(maxHeaderSize) else { throw .headerTooLarge(path: path, headerLength: length) }
+        guard length <= UInt64(maxHeaderSize) else {
+            throw .headerTooLarge(path: path, headerLength: length)
+        }
         guard length <= UInt64(bytes.count - 8) else {
             throw .headerLengthPastEnd(path: path, headerLength: length, fileSize: bytes.count)
         }
         let headerEnd = 8 + Int(length)
         let headerBytes = UnsafeRawBufferPointer(rebasing: bytes[8..<headerEnd])
-        guard String(validating: headerBytes, as: UTF8.self) != nil else { throw .headerNotUTF8(path: path) }
+        guard String(validating: headerBytes, as: UTF8.self) != nil else {
+            throw .headerNotUTF8(path: path)
+        }
 
         let json: JSONValue
         do {
@@ -142,7 +149,8 @@ extension SafeTensorsFile {
                 throw .offsetsOverlap(path: path, tensor: info.name, other: previous ?? "")
             }
             if begin > position {
-                throw .gapBetweenTensors(path: path, tensor: info.name, gapStart: position, gapEnd: begin)
+                throw .gapBetweenTensors(
+                    path: path, tensor: info.name, gapStart: position, gapEnd: begin)
             }
             position = info.dataOffsets.upperBound
             previous = info.name
@@ -150,10 +158,13 @@ extension SafeTensorsFile {
         if position != dataSize {
             throw .gapBetweenTensors(path: path, tensor: nil, gapStart: position, gapEnd: dataSize)
         }
-        return Header(tensors: entries.map(\.info), metadata: metadata, dataSectionOffset: headerEnd)
+        return Header(
+            tensors: entries.map(\.info), metadata: metadata, dataSectionOffset: headerEnd)
     }
 
-    private static func parseMetadata(_ value: JSONValue, path: String) throws(SafeTensorsError) -> [String: String] {
+    private static func parseMetadata(
+        _ value: JSONValue, path: String
+    ) throws(SafeTensorsError) -> [String: String] {
         guard case .object(let members) = value else {
             throw .badMetadata(path: path, reason: "is not an object")
         }
@@ -183,15 +194,18 @@ extension SafeTensorsFile {
         let byteCount = shape.byteCount
 
         guard let offsets = value["data_offsets"]?.arrayValue, offsets.count == 2,
-              case .number = offsets[0], case .number = offsets[1]
+            case .number = offsets[0], case .number = offsets[1]
         else {
-            throw .badTensorEntry(path: path, tensor: name, reason: "'data_offsets' is not a pair of numbers")
+            throw .badTensorEntry(
+                path: path, tensor: name, reason: "'data_offsets' is not a pair of numbers")
         }
         guard let begin = offsets[0].offsetValue, let end = offsets[1].offsetValue else {
-            throw .badTensorEntry(path: path, tensor: name, reason: "'data_offsets' are not integers")
+            throw .badTensorEntry(
+                path: path, tensor: name, reason: "'data_offsets' are not integers")
         }
         guard begin >= 0, begin <= end, end <= dataSize else {
-            throw .offsetsOutOfBounds(path: path, tensor: name, begin: begin, end: end, dataSize: dataSize)
+            throw .offsetsOutOfBounds(
+                path: path, tensor: name, begin: begin, end: end, dataSize: dataSize)
         }
         guard end - begin == byteCount else {
             throw .sizeMismatch(path: path, tensor: name, expected: byteCount, actual: end - begin)
@@ -211,11 +225,16 @@ extension SafeTensorsFile {
             guard case .number(let literal) = element, let dim = element.intValue else {
                 let tooLarge = element.offsetValue != nil  // an integer literal that overflows Int
                 let reason = tooLarge ? "is too large" : "is not an integer"
-                throw .badShape(path: path, tensor: name, reason: "\(element.serialized()) \(reason)")
+                throw .badShape(
+                    path: path, tensor: name, reason: "\(element.serialized()) \(reason)")
             }
-            guard dim >= 0 else { throw .badShape(path: path, tensor: name, reason: "\(literal) is negative") }
+            guard dim >= 0 else {
+                throw .badShape(path: path, tensor: name, reason: "\(literal) is negative")
+            }
             let (product, overflow) = bytes.multipliedReportingOverflow(by: dim)
-            guard !overflow else { throw .badShape(path: path, tensor: name, reason: "size overflows") }
+            guard !overflow else {
+                throw .badShape(path: path, tensor: name, reason: "size overflows")
+            }
             bytes = product
             dims.append(dim)
         }
@@ -223,13 +242,13 @@ extension SafeTensorsFile {
     }
 }
 
-private extension JSONValue {
+extension JSONValue {
     /// A data offset: an integer literal, with out-of-range values saturated so they fail the
     /// bounds check (reported as out of bounds, not as a format problem).
-    var offsetValue: Int? {
+    fileprivate var offsetValue: Int? {
         if let v = intValue { return v }
         guard case .number(let literal) = self,
-              !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
+            !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
         else { return nil }
         return literal.hasPrefix("-") ? Int.min : Int.max
     }

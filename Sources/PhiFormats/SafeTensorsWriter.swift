@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A tensor to be written: name, dtype and shape; its bytes come later through `write`.
@@ -53,7 +53,9 @@ public final class SafeTensorsWriter {
     /// Creates `<path>.incomplete` and writes the header. Data order is the order of `tensors`;
     /// the header lists `__metadata__` first (keys sorted), then the tensors in data order, and
     /// is padded with spaces so the data section starts at a multiple of 8.
-    public init(path: String, tensors: [TensorSpec], metadata: [String: String]?) throws(SafeTensorsError) {
+    public init(
+        path: String, tensors: [TensorSpec], metadata: [String: String]?
+    ) throws(SafeTensorsError) {
         self.path = path
         temporaryPath = path + ".incomplete"
         let header = try SafeTensorsWriter.header(tensors, metadata: metadata, path: path)
@@ -61,7 +63,8 @@ public final class SafeTensorsWriter {
         let headerBytes = Array(header.json.utf8)
 
         let total = 8 + headerBytes.count + expectedDataBytes
-        buffer = .allocate(byteCount: max(1, min(SafeTensorsWriter.bufferSize, total)), alignment: 16)
+        buffer = .allocate(
+            byteCount: max(1, min(SafeTensorsWriter.bufferSize, total)), alignment: 16)
         do {
             fd = try POSIXFile.create(temporaryPath)
         } catch {
@@ -85,10 +88,13 @@ public final class SafeTensorsWriter {
 
     /// Appends tensor data. Call it any number of times per tensor, in spec order.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(SafeTensorsError) {
-        guard !done else { throw .io(FileError(path: temporaryPath, operation: "write", errno: EBADF)) }
+        guard !done else {
+            throw .io(FileError(path: temporaryPath, operation: "write", errno: EBADF))
+        }
         guard bytes.count <= expectedDataBytes - writtenDataBytes else {
-            throw .writtenSizeMismatch(path: path, expected: expectedDataBytes,
-                                       written: writtenDataBytes + bytes.count)
+            throw .writtenSizeMismatch(
+                path: path, expected: expectedDataBytes,
+                written: writtenDataBytes + bytes.count)
         }
         try append(bytes)
         writtenDataBytes += bytes.count
@@ -97,10 +103,13 @@ public final class SafeTensorsWriter {
     /// Checks that every tensor's bytes were written, then makes the file durable and moves it
     /// to `path` (replacing any file there). On any error the partial file is removed.
     public func finish() throws(SafeTensorsError) {
-        guard !done else { throw .io(FileError(path: temporaryPath, operation: "finish", errno: EBADF)) }
+        guard !done else {
+            throw .io(FileError(path: temporaryPath, operation: "finish", errno: EBADF))
+        }
         guard writtenDataBytes == expectedDataBytes else {
             abandon()  // the file can't be completed correctly; don't leave it behind
-            throw .writtenSizeMismatch(path: path, expected: expectedDataBytes, written: writtenDataBytes)
+            throw .writtenSizeMismatch(
+                path: path, expected: expectedDataBytes, written: writtenDataBytes)
         }
         do {
             try flush()
@@ -134,7 +143,8 @@ public final class SafeTensorsWriter {
     public static func write(
         path: String, tensors: [(TensorSpec, [UInt8])], metadata: [String: String]?
     ) throws(SafeTensorsError) {
-        let writer = try SafeTensorsWriter(path: path, tensors: tensors.map(\.0), metadata: metadata)
+        let writer = try SafeTensorsWriter(
+            path: path, tensors: tensors.map(\.0), metadata: metadata)
         for (_, bytes) in tensors {
             try bytes.withUnsafeBytes { raw in
                 Result { () throws(SafeTensorsError) in try writer.write(raw) }
@@ -189,7 +199,9 @@ public final class SafeTensorsWriter {
     ) throws(SafeTensorsError) -> (json: String, dataBytes: Int) {
         var members: [(key: String, value: JSONValue)] = []
         if let metadata {
-            let sorted = metadata.sorted { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
+            let sorted = metadata.sorted {
+                $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars)
+            }
             members.append(("__metadata__", .object(sorted.map { ($0.key, .string($0.value)) })))
         }
         var seen = Set<String>()
@@ -199,15 +211,23 @@ public final class SafeTensorsWriter {
                 throw .duplicateTensor(path: path, tensor: spec.name)
             }
             guard let size = spec.checkedByteCount else {
-                throw .badShape(path: path, tensor: spec.name, reason: "\(spec.shape) has a negative or overflowing dimension")
+                throw .badShape(
+                    path: path, tensor: spec.name,
+                    reason: "\(spec.shape) has a negative or overflowing dimension")
             }
             let (end, overflow) = offset.addingReportingOverflow(size)
-            guard !overflow else { throw .badShape(path: path, tensor: spec.name, reason: "total size overflows") }
-            members.append((spec.name, .object([
-                ("dtype", .string(spec.dtype.rawValue)),
-                ("shape", .array(spec.shape.map(JSONValue.int))),
-                ("data_offsets", .array([.int(offset), .int(end)])),
-            ])))
+            guard !overflow else {
+                throw .badShape(path: path, tensor: spec.name, reason: "total size overflows")
+            }
+            members.append(
+                (
+                    spec.name,
+                    .object([
+                        ("dtype", .string(spec.dtype.rawValue)),
+                        ("shape", .array(spec.shape.map(JSONValue.int))),
+                        ("data_offsets", .array([.int(offset), .int(end)])),
+                    ])
+                ))
             offset = end
         }
         var json = JSONValue.object(members).serialized()

@@ -95,7 +95,9 @@ public struct ShardIndex: Sendable, Equatable {
             && !name.split(separator: "/", omittingEmptySubsequences: false).contains("..")
     }
 
-    private static func count(_ value: JSONValue?, _ field: String, _ source: String)
+    private static func count(
+        _ value: JSONValue?, _ field: String, _ source: String
+    )
         throws(ConfigError) -> Int?
     {
         guard let value, !value.isNull else { return nil }

@@ -38,7 +38,7 @@ public struct HubCache: Sendable {
         if Self.isCommitHash(revision) { return revision }
         let refPath = repoDirectory(repoID: repoID) + "/refs/" + revision
         guard let data = FileManager.default.contents(atPath: refPath),
-              let text = String(data: data, encoding: .utf8)
+            let text = String(data: data, encoding: .utf8)
         else { return nil }
         let commit = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return Self.isCommitHash(commit) ? commit : nil
@@ -46,7 +46,9 @@ public struct HubCache: Sendable {
 
     /// The snapshot directory of `repoID` at `revision`, which must already be on disk.
     /// Never touches the network: `run` and `convert` work offline on what `pull` fetched.
-    public func snapshotDirectory(repoID: String, revision: String = "main") throws(HubCacheError)
+    public func snapshotDirectory(
+        repoID: String, revision: String = "main"
+    ) throws(HubCacheError)
         -> String
     {
         guard let commit = commit(repoID: repoID, revision: revision) else {
@@ -55,13 +57,14 @@ public struct HubCache: Sendable {
         let snapshot = repoDirectory(repoID: repoID) + "/snapshots/" + commit
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: snapshot, isDirectory: &isDirectory),
-              isDirectory.boolValue
+            isDirectory.boolValue
         else { throw .notCached(repoID: repoID, revision: revision, root: root) }
         return snapshot
     }
 
     static func isCommitHash(_ text: String) -> Bool {
-        text.utf8.count == 40 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+        text.utf8.count == 40
+            && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 }
 
@@ -70,14 +73,15 @@ public enum HubCacheError: UserFacingError, Equatable {
 
     public var message: String {
         switch self {
-        case let .notCached(repoID, revision, root):
+        case .notCached(let repoID, let revision, let root):
             "model '\(repoID)' (revision \(revision)) is not in the Hugging Face cache at \(root)"
         }
     }
     public var hint: String? {
         switch self {
-        case let .notCached(repoID, revision, _):
-            revision == "main" ? "run `phikit pull \(repoID)` first"
+        case .notCached(let repoID, let revision, _):
+            revision == "main"
+                ? "run `phikit pull \(repoID)` first"
                 : "run `phikit pull \(repoID) --revision \(revision)` first"
         }
     }

@@ -7,24 +7,30 @@ public enum ModelReference: Sendable, Equatable {
     case directory(String)
     case hub(repoID: String, revision: String, entry: RegistryEntry?)
 
-    public static func parse(_ text: String, registry: Registry?) throws(ModelReferenceError)
+    public static func parse(
+        _ text: String, registry: Registry?
+    ) throws(ModelReferenceError)
         -> ModelReference
     {
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: text, isDirectory: &isDirectory),
-           isDirectory.boolValue
+            isDirectory.boolValue
         {
             return .directory(text)
         }
-        if text.hasPrefix("/") || text.hasPrefix("./") || text.hasPrefix("../") || text.hasPrefix("~") {
+        if text.hasPrefix("/") || text.hasPrefix("./") || text.hasPrefix("../")
+            || text.hasPrefix("~")
+        {
             throw .noSuchDirectory(text)
         }
         let (name, explicitRevision) = splitRevision(text)
         if let entry = registry?.entry(named: name) {
-            return .hub(repoID: entry.repo, revision: explicitRevision ?? entry.revision, entry: entry)
+            return .hub(
+                repoID: entry.repo, revision: explicitRevision ?? entry.revision, entry: entry)
         }
         guard isRepoID(name) else { throw .unknown(text) }
-        return .hub(repoID: name, revision: explicitRevision ?? "main", entry: registry?.entry(named: name))
+        return .hub(
+            repoID: name, revision: explicitRevision ?? "main", entry: registry?.entry(named: name))
     }
 
     /// `org/name@rev` → (`org/name`, `rev`); also accepts the `hf://` prefix hf users type.
@@ -43,10 +49,12 @@ public enum ModelReference: Sendable, Equatable {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return false }
         return parts.allSatisfy { part in
-            !part.isEmpty && part.utf8.allSatisfy { byte in
-                (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
-                    || byte == 45 || byte == 95 || byte == 46
-            }
+            !part.isEmpty
+                && part.utf8.allSatisfy { byte in
+                    (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 90)
+                        || (byte >= 97 && byte <= 122)
+                        || byte == 45 || byte == 95 || byte == 46
+                }
         }
     }
 }
@@ -58,7 +66,8 @@ public enum ModelReferenceError: UserFacingError, Equatable {
     public var message: String {
         switch self {
         case .noSuchDirectory(let path): "no such model directory: \(path)"
-        case .unknown(let name): "'\(name)' is not a directory, a registry alias or a Hub id (org/name)"
+        case .unknown(let name):
+            "'\(name)' is not a directory, a registry alias or a Hub id (org/name)"
         }
     }
     public var hint: String? {

@@ -46,7 +46,9 @@ public struct Registry: Sendable, Equatable {
             for name in [entry.name] + entry.aliases {
                 let key = name.lowercased()
                 if let other = seen[key], other != entry.name {
-                    throw .invalid(path: source, detail: "name '\(name)' is used by both '\(other)' and '\(entry.name)'")
+                    throw .invalid(
+                        path: source,
+                        detail: "name '\(name)' is used by both '\(other)' and '\(entry.name)'")
                 }
                 seen[key] = entry.name
             }
@@ -81,12 +83,16 @@ public struct Registry: Sendable, Equatable {
         if let explicit = environment["PHIKIT_REGISTRY"], !explicit.isEmpty { return [explicit] }
         let binary = URL(fileURLWithPath: executablePath).resolvingSymlinksInPath()
         let binDir = binary.deletingLastPathComponent()
-        var paths = [binDir.appendingPathComponent("../share/phikit/registry.json").standardized.path]
+        var paths = [
+            binDir.appendingPathComponent("../share/phikit/registry.json").standardized.path
+        ]
         // A development build lives in <checkout>/.build*/<config>/phikit: walk up to the
         // directory that has Package.swift.
         var dir = binDir
         for _ in 0..<5 {
-            if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) {
+            if FileManager.default.fileExists(
+                atPath: dir.appendingPathComponent("Package.swift").path)
+            {
                 paths.append(dir.appendingPathComponent("registry.json").path)
                 break
             }
@@ -98,12 +104,13 @@ public struct Registry: Sendable, Equatable {
     private static func describe(_ error: Error) -> String {
         guard let decoding = error as? DecodingError else { return "\(error)" }
         switch decoding {
-        case let .keyNotFound(key, context):
+        case .keyNotFound(let key, let context):
             let path = (context.codingPath + [key]).map(\.stringValue).joined(separator: ".")
             return "missing field '\(path)'"
-        case let .typeMismatch(_, context), let .valueNotFound(_, context):
-            return "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
-        case let .dataCorrupted(context):
+        case .typeMismatch(_, let context), .valueNotFound(_, let context):
+            return
+                "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
+        case .dataCorrupted(let context):
             return context.debugDescription
         @unknown default:
             return "\(decoding)"
@@ -117,13 +124,15 @@ public enum RegistryError: UserFacingError, Equatable {
 
     public var message: String {
         switch self {
-        case .notFound(let searched): "registry.json not found (looked in \(searched.joined(separator: ", ")))"
-        case let .invalid(path, detail): "\(path): \(detail)"
+        case .notFound(let searched):
+            "registry.json not found (looked in \(searched.joined(separator: ", ")))"
+        case .invalid(let path, let detail): "\(path): \(detail)"
         }
     }
     public var hint: String? {
         switch self {
-        case .notFound: "set PHIKIT_REGISTRY to the path of registry.json, or reinstall with `make install`"
+        case .notFound:
+            "set PHIKIT_REGISTRY to the path of registry.json, or reinstall with `make install`"
         case .invalid: nil
         }
     }

@@ -2,9 +2,9 @@ import Foundation
 import PhiFormats
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// `phikit convert`: a Hugging Face checkpoint (or an MLX model) → an MLX-format model that
@@ -38,17 +38,22 @@ public func convert(
             let dir = try makeTemporaryDirectory(beside: output)
             temp = dir
             try Cancellation.check()
-            let converter = Converter(plan: plan, directory: dir, threads: options.threads,
-                                      chunkElements: options.chunkElements,
-                                      blockElements: options.blockElements)
+            let converter = Converter(
+                plan: plan, directory: dir, threads: options.threads,
+                chunkElements: options.chunkElements,
+                blockElements: options.blockElements)
             let total = plan.outputTensors.count
-            progress(ConvertProgress(tensorsDone: 0, tensorCount: total, bytesRead: 0,
-                                     bytesToRead: plan.bytesToRead, bytesWritten: 0,
-                                     elapsed: elapsed(), tensor: nil))
+            progress(
+                ConvertProgress(
+                    tensorsDone: 0, tensorCount: total, bytesRead: 0,
+                    bytesToRead: plan.bytesToRead, bytesWritten: 0,
+                    elapsed: elapsed(), tensor: nil))
             try converter.run { done, read, written, name in
-                progress(ConvertProgress(tensorsDone: done, tensorCount: total, bytesRead: read,
-                                         bytesToRead: plan.bytesToRead, bytesWritten: written,
-                                         elapsed: elapsed(), tensor: name))
+                progress(
+                    ConvertProgress(
+                        tensorsDone: done, tensorCount: total, bytesRead: read,
+                        bytesToRead: plan.bytesToRead, bytesWritten: written,
+                        elapsed: elapsed(), tensor: name))
             }
             try writeMetadata(plan, source: source, into: dir)
             try install(dir, at: output)
@@ -76,8 +81,9 @@ private func checkOptions(_ o: ConvertOptions) throws {
     if o.quantize && o.dequantize { throw ConvertError.quantizeAndDequantize }
     if o.quantize { _ = try AffineQuantization(bits: o.bits, groupSize: o.groupSize) }
     if let dtype = o.dtype, ![.f16, .bf16, .f32].contains(dtype) {
-        throw ConvertError.badOption("cannot convert to \(dtype.pythonName)",
-                                     hint: "use --dtype float16, bfloat16 or float32")
+        throw ConvertError.badOption(
+            "cannot convert to \(dtype.pythonName)",
+            hint: "use --dtype float16, bfloat16 or float32")
     }
     if o.maxShardSize <= 0 {
         throw ConvertError.badOption("the maximum shard size must be positive", hint: nil)
@@ -94,8 +100,9 @@ private func outputDirectory(
     } else {
         // A float output is named after its float type (that of its first float tensor).
         let float = plan.outputTensors.first { $0.dtype.isFloat }.map { storeSuffix($0.dtype) }
-        let name = ModelStore.modelName(source: source.name, bits: plan.quantization?.bits,
-                                        floatType: float)
+        let name = ModelStore.modelName(
+            source: source.name, bits: plan.quantization?.bits,
+            floatType: float)
         path = ModelStore.modelsDirectory(environment: o.environment) + "/" + name
     }
     let resolvedSource = URL(fileURLWithPath: source.directory).resolvingSymlinksInPath().path
@@ -122,8 +129,9 @@ private func writeMetadata(_ plan: ConvertPlan, source: ConvertSource, into dir:
     for shard in plan.shards {
         for t in shard.tensors { weightMap[t.name] = shard.file }
     }
-    let index = ShardIndex(weightMap: weightMap, totalSize: plan.totalSize,
-                           totalParameters: plan.totalParameters)
+    let index = ShardIndex(
+        weightMap: weightMap, totalSize: plan.totalSize,
+        totalParameters: plan.totalParameters)
     do {
         try AtomicFile.write(index.jsonData(), to: dir + "/" + ShardIndex.fileName)
         try AtomicFile.write(plan.configBytes, to: dir + "/config.json")
@@ -137,14 +145,18 @@ private func writeMetadata(_ plan: ConvertPlan, source: ConvertSource, into dir:
 private func makeTemporaryDirectory(beside output: String) throws -> String {
     let parent = (output as NSString).deletingLastPathComponent
     do {
-        try FileManager.default.createDirectory(atPath: parent.isEmpty ? "." : parent,
-                                                withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: parent.isEmpty ? "." : parent,
+            withIntermediateDirectories: true)
     } catch {
-        throw ConvertError.io(path: parent, detail: "cannot create directory: \(error.localizedDescription)")
+        throw ConvertError.io(
+            path: parent, detail: "cannot create directory: \(error.localizedDescription)")
     }
     var template = Array((output + ".incomplete-XXXXXX").utf8CString)
     guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        throw ConvertError.io(path: output, detail: "cannot create a temporary directory: \(String(cString: strerror(errno)))")
+        throw ConvertError.io(
+            path: output,
+            detail: "cannot create a temporary directory: \(String(cString: strerror(errno)))")
     }
     return String(cString: made)
 }
@@ -155,15 +167,19 @@ private func install(_ temp: String, at output: String) throws {
     var old: String?
     if FileManager.default.fileExists(atPath: output) {
         var template = Array((output + ".old-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw ConvertError.io(path: output, detail: "cannot create a temporary name: \(String(cString: strerror(errno)))")
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) })
+        else {
+            throw ConvertError.io(
+                path: output,
+                detail: "cannot create a temporary name: \(String(cString: strerror(errno)))")
         }
         let aside = String(cString: made)
         // rename(2) replaces the empty placeholder directory atomically.
         guard rename(output, aside) == 0 else {
             let reason = String(cString: strerror(errno))
             rmdir(aside)
-            throw ConvertError.io(path: output, detail: "cannot move the old output aside: \(reason)")
+            throw ConvertError.io(
+                path: output, detail: "cannot move the old output aside: \(reason)")
         }
         old = aside
     }

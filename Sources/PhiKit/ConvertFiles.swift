@@ -24,10 +24,12 @@ enum ConvertFiles {
         let fm = FileManager.default
         let entries = (try? fm.contentsOfDirectory(atPath: source)) ?? []
         for name in entries.sorted()
-        where tokenizerFiles.contains(name) || name.hasSuffix(".py") || name.hasSuffix(".tiktoken") {
+        where tokenizerFiles.contains(name) || name.hasSuffix(".py") || name.hasSuffix(".tiktoken")
+        {
             let from = source + "/" + name
             var isDirectory: ObjCBool = false
-            guard fm.fileExists(atPath: from, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard fm.fileExists(atPath: from, isDirectory: &isDirectory), !isDirectory.boolValue
+            else { continue }
             try copy(from, to: directory + "/" + name)
         }
         if !entries.contains("chat_template.jinja"), let template = chatTemplate(in: source) {

@@ -95,10 +95,18 @@ public struct ConvertSummary: Sendable, Encodable {
     public var seconds: Double
 
     enum CodingKeys: String, CodingKey {
-        case source, sourceDirectory = "source_directory", outputDirectory = "output_directory"
-        case files, tensorCount = "tensor_count", quantizedTensorCount = "quantized_tensor_count"
-        case bits, groupSize = "group_size", bitsPerWeight = "bits_per_weight"
-        case totalParameters = "total_parameters", tensorBytes = "tensor_bytes"
-        case bytesWritten = "bytes_written", seconds
+        case source
+        case sourceDirectory = "source_directory"
+        case outputDirectory = "output_directory"
+        case files
+        case tensorCount = "tensor_count"
+        case quantizedTensorCount = "quantized_tensor_count"
+        case bits
+        case groupSize = "group_size"
+        case bitsPerWeight = "bits_per_weight"
+        case totalParameters = "total_parameters"
+        case tensorBytes = "tensor_bytes"
+        case bytesWritten = "bytes_written"
+        case seconds
     }
 }

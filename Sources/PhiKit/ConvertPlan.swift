@@ -60,18 +60,21 @@ struct ConvertPlan {
         let config = try ModelConfig.load(directory: dir)  // model_type, sizes, rope: validated
         let rawConfig: JSONValue
         do {
-            rawConfig = try JSONValue(parsing: try Data(contentsOf: URL(fileURLWithPath: configPath)))
+            rawConfig = try JSONValue(
+                parsing: try Data(contentsOf: URL(fileURLWithPath: configPath)))
         } catch let error as JSONError {
             throw ConfigError.invalidJSON(path: configPath, detail: error.message)
         }
         let weights = try ModelWeights(directory: dir)  // missing shards, corrupt headers
         let castTo = options.dtype ?? ConvertedConfig.defaultDType(rawConfig)
 
-        var builder = StepBuilder(config: config, weights: weights, options: options, castTo: castTo)
+        var builder = StepBuilder(
+            config: config, weights: weights, options: options, castTo: castTo)
         try builder.build()
         try builder.checkNothingLeftOver()
         if options.quantize, builder.sourceIsQuantized {
-            throw ConvertError.alreadyQuantized(directory: dir, bits: config.quantization?.bits ?? 0)
+            throw ConvertError.alreadyQuantized(
+                directory: dir, bits: config.quantization?.bits ?? 0)
         }
         if options.dequantize, !builder.sourceIsQuantized {
             throw ConvertError.notQuantized(directory: dir)
@@ -102,7 +105,9 @@ struct ConvertPlan {
     /// mlx_lm's `make_shards`: walk the tensors in save order, start a new shard when the next
     /// tensor would push this one past the limit (a tensor larger than the limit gets its own).
     /// One shard is `model.safetensors`, more are `model-0000i-of-0000N.safetensors`.
-    static func makeShards(_ tensors: [TensorSpec], maxBytes: Int) -> [(file: String, tensors: [TensorSpec])] {
+    static func makeShards(
+        _ tensors: [TensorSpec], maxBytes: Int
+    ) -> [(file: String, tensors: [TensorSpec])] {
         var groups: [[TensorSpec]] = []
         var size = 0
         for t in tensors {
@@ -114,7 +119,9 @@ struct ConvertPlan {
             size += t.byteCount
         }
         return groups.enumerated().map { i, group in
-            let name = groups.count == 1 ? "model.safetensors"
+            let name =
+                groups.count == 1
+                ? "model.safetensors"
                 : String(format: "model-%05d-of-%05d.safetensors", i + 1, groups.count)
             return (name, group)
         }
@@ -157,8 +164,9 @@ private struct StepBuilder {
     /// mlp (gate_up_proj, down_proj), input_layernorm, post_attention_layernorm; norm; lm_head.
     /// `linear` marks the Linear/Embedding modules, the only ones mlx quantizes.
     func modules() -> [(path: String, shape: [Int], linear: Bool)] {
-        let shapes = Dictionary(config.expectedTensorShapes().map { ($0.name, $0.shape) },
-                                uniquingKeysWith: { a, _ in a })
+        let shapes = Dictionary(
+            config.expectedTensorShapes().map { ($0.name, $0.shape) },
+            uniquingKeysWith: { a, _ in a })
         func module(_ path: String, linear: Bool) -> (String, [Int], Bool) {
             (path, shapes[path + ".weight"] ?? [], linear)
         }
@@ -166,8 +174,10 @@ private struct StepBuilder {
         for layer in 0..<config.layerCount {
             let p = "model.layers.\(layer)."
             out += [
-                module(p + "self_attn.qkv_proj", linear: true), module(p + "self_attn.o_proj", linear: true),
-                module(p + "mlp.gate_up_proj", linear: true), module(p + "mlp.down_proj", linear: true),
+                module(p + "self_attn.qkv_proj", linear: true),
+                module(p + "self_attn.o_proj", linear: true),
+                module(p + "mlp.gate_up_proj", linear: true),
+                module(p + "mlp.down_proj", linear: true),
                 module(p + "input_layernorm", linear: false),
                 module(p + "post_attention_layernorm", linear: false),
             ]
@@ -199,12 +209,15 @@ private struct StepBuilder {
         let count = w.info.elementCount
         if linear, let q = quantization, q.canQuantize(shape: shape) {
             let (wShape, sShape) = q.quantizedShapes(for: shape)
-            steps.append(ConvertStep(
-                kind: .quantize, inputs: [w],
-                outputs: [TensorSpec(name: path + ".weight", dtype: .u32, shape: wShape),
-                          TensorSpec(name: path + ".scales", dtype: dtype, shape: sShape),
-                          TensorSpec(name: path + ".biases", dtype: dtype, shape: sShape)],
-                quantization: q, computeDType: dtype, parameters: count))
+            steps.append(
+                ConvertStep(
+                    kind: .quantize, inputs: [w],
+                    outputs: [
+                        TensorSpec(name: path + ".weight", dtype: .u32, shape: wShape),
+                        TensorSpec(name: path + ".scales", dtype: dtype, shape: sShape),
+                        TensorSpec(name: path + ".biases", dtype: dtype, shape: sShape),
+                    ],
+                    quantization: q, computeDType: dtype, parameters: count))
         } else {
             steps.append(cast(w, to: dtype, parameters: count))
         }
@@ -214,11 +227,14 @@ private struct StepBuilder {
     /// dtype pass casts every float parameter).
     private mutating func addQuantizedSource(_ path: String, shape: [Int]) throws {
         sourceIsQuantized = true
-        guard let q = config.quantization, case let .quantized(group, bits, mode) = q.layer(path) else {
+        guard let q = config.quantization,
+            case .quantized(let group, let bits, let mode) = q.layer(path)
+        else {
             throw ConvertError.inconsistentQuantization(
                 module: path, detail: "has .scales but config.json does not quantize it")
         }
-        guard mode == "affine", let aq = try? AffineQuantization(bits: bits, groupSize: group) else {
+        guard mode == "affine", let aq = try? AffineQuantization(bits: bits, groupSize: group)
+        else {
             throw ConvertError.inconsistentQuantization(
                 module: path, detail: "\(mode) \(bits)-bit group \(group) is not supported")
         }
@@ -227,27 +243,31 @@ private struct StepBuilder {
                 module: path, detail: "shape \(shape) cannot hold groups of \(group)")
         }
         let (wShape, sShape) = aq.quantizedShapes(for: shape)
-        let w = try source(path + ".weight"), s = try source(path + ".scales")
+        let w = try source(path + ".weight")
+        let s = try source(path + ".scales")
         let b = try source(path + ".biases")
         guard w.info.dtype == .u32 else {
-            throw ConvertError.wrongDType(name: w.info.name, file: w.file.path, dtype: w.info.dtype,
-                                          expected: "uint32 (packed)")
+            throw ConvertError.wrongDType(
+                name: w.info.name, file: w.file.path, dtype: w.info.dtype,
+                expected: "uint32 (packed)")
         }
         try expectShape(w, wShape)
         try expectFloat(s)
         try expectShape(s, sShape)
         try expectShape(b, sShape)
         guard b.info.dtype == s.info.dtype else {
-            throw ConvertError.wrongDType(name: b.info.name, file: b.file.path, dtype: b.info.dtype,
-                                          expected: s.info.dtype.pythonName + " (as the scales)")
+            throw ConvertError.wrongDType(
+                name: b.info.name, file: b.file.path, dtype: b.info.dtype,
+                expected: s.info.dtype.pythonName + " (as the scales)")
         }
         let dtype = castTo ?? s.info.dtype
         let count = shape.reduce(1, *)
         if options.dequantize {
-            steps.append(ConvertStep(
-                kind: .dequantize, inputs: [w, s, b],
-                outputs: [TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)],
-                quantization: aq, computeDType: dtype, parameters: count))
+            steps.append(
+                ConvertStep(
+                    kind: .dequantize, inputs: [w, s, b],
+                    outputs: [TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)],
+                    quantization: aq, computeDType: dtype, parameters: count))
         } else {
             steps.append(cast(w, to: .u32, parameters: count))
             steps.append(cast(s, to: dtype, parameters: 0))
@@ -256,9 +276,10 @@ private struct StepBuilder {
     }
 
     private func cast(_ t: SourceTensor, to dtype: DType, parameters: Int) -> ConvertStep {
-        ConvertStep(kind: .cast, inputs: [t],
-                    outputs: [TensorSpec(name: t.info.name, dtype: dtype, shape: t.info.shape)],
-                    quantization: nil, computeDType: dtype, parameters: parameters)
+        ConvertStep(
+            kind: .cast, inputs: [t],
+            outputs: [TensorSpec(name: t.info.name, dtype: dtype, shape: t.info.shape)],
+            quantization: nil, computeDType: dtype, parameters: parameters)
     }
 
     private mutating func source(_ name: String) throws -> SourceTensor {
@@ -277,15 +298,17 @@ private struct StepBuilder {
 
     private func expectShape(_ t: SourceTensor, _ shape: [Int]) throws {
         guard t.info.shape == shape else {
-            throw ConvertError.wrongShape(name: t.info.name, file: t.file.path, expected: shape,
-                                          actual: t.info.shape)
+            throw ConvertError.wrongShape(
+                name: t.info.name, file: t.file.path, expected: shape,
+                actual: t.info.shape)
         }
     }
 
     private func expectFloat(_ t: SourceTensor) throws {
         guard [.f32, .f16, .bf16].contains(t.info.dtype) else {
-            throw ConvertError.wrongDType(name: t.info.name, file: t.file.path, dtype: t.info.dtype,
-                                          expected: "float32, float16 or bfloat16")
+            throw ConvertError.wrongDType(
+                name: t.info.name, file: t.file.path, dtype: t.info.dtype,
+                expected: "float32, float16 or bfloat16")
         }
     }
 

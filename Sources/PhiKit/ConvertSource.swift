@@ -16,8 +16,9 @@ struct ConvertSource {
         switch try ModelReference.parse(text, registry: registry) {
         case .directory(let path):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
-            return ConvertSource(directory: absolute, hubRepo: nil, name: name(ofDirectory: absolute))
-        case let .hub(repoID, revision, _):
+            return ConvertSource(
+                directory: absolute, hubRepo: nil, name: name(ofDirectory: absolute))
+        case .hub(let repoID, let revision, _):
             let cache = HubCache(root: HubCache.defaultRoot(environment: environment))
             let snapshot = try cache.snapshotDirectory(repoID: repoID, revision: revision)
             let name = repoID.split(separator: "/").last.map(String.init) ?? repoID

@@ -23,7 +23,8 @@ enum ConvertedConfig {
         }
         if let q = quantization {
             let entry = JSONValue.object([
-                ("group_size", .int(q.groupSize)), ("bits", .int(q.bits)), ("mode", .string(q.mode)),
+                ("group_size", .int(q.groupSize)), ("bits", .int(q.bits)),
+                ("mode", .string(q.mode)),
             ])
             config.set("quantization", entry)
             config.set("quantization_config", entry)
@@ -49,7 +50,8 @@ enum ConvertedConfig {
     /// `text_config.dtype`, if it names one of the three conversion dtypes. (A top-level
     /// transformers-5 `dtype` key is not consulted, so such models keep their tensors' types.)
     static func defaultDType(_ config: JSONValue) -> DType? {
-        let name = config["torch_dtype"].flatMap { $0.isNull ? nil : $0 }
+        let name =
+            config["torch_dtype"].flatMap { $0.isNull ? nil : $0 }
             ?? config["text_config"]?["dtype"]
         switch name?.stringValue {
         case "float16": return .f16

@@ -23,19 +23,21 @@ final class Converter {
     let plan: ConvertPlan
     let threads: Int
     private let writer: ConvertWriter
-    private let floats: UnsafeMutableBufferPointer<Float>   // (chunk) widened values
-    private let halves: UnsafeMutableRawBufferPointer       // (as floats, × 2 bytes) rounding scratch
+    private let floats: UnsafeMutableBufferPointer<Float>  // (chunk) widened values
+    private let halves: UnsafeMutableRawBufferPointer  // (as floats, × 2 bytes) rounding scratch
     /// Floats of per-thread scratch for `QuantizeChunk` (a block of rows).
     private let scratchElements: Int
     /// Output buffers used in turn: one is being written while the other is filled.
-    private let slots: [UnsafeMutableRawBufferPointer]      // 2 × (chunk × 4 bytes)
+    private let slots: [UnsafeMutableRawBufferPointer]  // 2 × (chunk × 4 bytes)
     private var nextSlot = 0
     private let freeSlots = DispatchSemaphore(value: 2)
 
     /// `blockElements`: values per quantization block (default 128 Ki: 512 KB of float32
     /// per thread, so widened rows are still in L2 when they are quantized).
-    init(plan: ConvertPlan, directory: String, threads: Int, chunkElements: Int = 4 << 20,
-         blockElements: Int = 128 << 10) {
+    init(
+        plan: ConvertPlan, directory: String, threads: Int, chunkElements: Int = 4 << 20,
+        blockElements: Int = 128 << 10
+    ) {
         self.plan = plan
         self.threads = max(1, threads)
         self.chunkElements = max(1, chunkElements)
@@ -58,8 +60,12 @@ final class Converter {
 
     /// Writes every tensor. `report(tensorsDone, bytesRead, bytesWritten, name)` is called
     /// after each step (bytes written = handed to the writer).
-    func run(_ report: (_ tensorsDone: Int, _ bytesRead: Int, _ bytesWritten: Int, _ tensor: String) -> Void) throws {
-        var done = 0, read = 0
+    func run(
+        _ report: (_ tensorsDone: Int, _ bytesRead: Int, _ bytesWritten: Int, _ tensor: String) ->
+            Void
+    ) throws {
+        var done = 0
+        var read = 0
         do {
             for step in plan.steps {
                 try Cancellation.check()
@@ -97,7 +103,8 @@ final class Converter {
     /// Copies a tensor (raw bytes straight from the mapping when the dtype is unchanged) or
     /// casts it, chunk by chunk.
     private func cast(_ step: ConvertStep) throws {
-        let src = step.inputs[0], out = step.outputs[0]
+        let src = step.inputs[0]
+        let out = step.outputs[0]
         let inSize = src.info.dtype.size
         let count = src.info.elementCount
         let data = src.file.data(src.info)
@@ -105,7 +112,8 @@ final class Converter {
         while start < count {
             let n = min(chunkElements, count - start)
             prefetch(src, elements: (start + n)..<min(count, start + 2 * n))
-            let chunk = UnsafeRawBufferPointer(rebasing: data[(start * inSize)..<((start + n) * inSize)])
+            let chunk = UnsafeRawBufferPointer(
+                rebasing: data[(start * inSize)..<((start + n) * inSize)])
             if src.info.dtype == out.dtype {
                 let release = pageRelease(src, elements: start..<(start + n))
                 writer.write(chunk) { release() }
@@ -124,12 +132,16 @@ final class Converter {
     /// Quantizes a float weight: rows chunk by chunk into the packed output, scales and
     /// biases into whole-tensor buffers written after the packed weight.
     private func quantize(_ step: ConvertStep) throws {
-        let src = step.inputs[0], q = step.quantization!
-        let rows = src.info.shape.dropLast().reduce(1, *), cols = src.info.shape.last!
+        let src = step.inputs[0]
+        let q = step.quantization!
+        let rows = src.info.shape.dropLast().reduce(1, *)
+        let cols = src.info.shape.last!
         let dt = step.computeDType
         let groupBytes = q.groupsPerRow(cols) * dt.size  // scale bytes per row
-        let scales = UnsafeMutableRawBufferPointer.allocate(byteCount: rows * groupBytes, alignment: 64)
-        let biases = UnsafeMutableRawBufferPointer.allocate(byteCount: rows * groupBytes, alignment: 64)
+        let scales = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: rows * groupBytes, alignment: 64)
+        let biases = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: rows * groupBytes, alignment: 64)
 
         let data = src.file.data(src.info)
         let inSize = src.info.dtype.size
@@ -140,8 +152,10 @@ final class Converter {
             prefetch(src, elements: ((row + n) * cols)..<(min(rows, row + 2 * n) * cols))
             let slot = takeSlot()
             let job = QuantizeChunk(
-                source: UInt(bitPattern: data.baseAddress! + row * cols * inSize), sourceDType: src.info.dtype,
-                floats: UInt(bitPattern: floats.baseAddress!), halves: UInt(bitPattern: halves.baseAddress!),
+                source: UInt(bitPattern: data.baseAddress! + row * cols * inSize),
+                sourceDType: src.info.dtype,
+                floats: UInt(bitPattern: floats.baseAddress!),
+                halves: UInt(bitPattern: halves.baseAddress!),
                 packed: UInt(bitPattern: slot.baseAddress!),
                 scales: UInt(bitPattern: scales.baseAddress! + row * groupBytes),
                 biases: UInt(bitPattern: biases.baseAddress! + row * groupBytes),
@@ -162,13 +176,21 @@ final class Converter {
     /// Dequantizes a packed layer into a float weight, chunk by chunk.
     private func dequantize(_ step: ConvertStep) throws {
         let (w, s, b) = (step.inputs[0], step.inputs[1], step.inputs[2])
-        let q = step.quantization!, out = step.outputs[0], dt = step.computeDType
-        let rows = out.shape.dropLast().reduce(1, *), cols = out.shape.last!
-        let groups = q.groupsPerRow(cols), wordsPerRow = q.packedColumns(cols)
+        let q = step.quantization!
+        let out = step.outputs[0]
+        let dt = step.computeDType
+        let rows = out.shape.dropLast().reduce(1, *)
+        let cols = out.shape.last!
+        let groups = q.groupsPerRow(cols)
+        let wordsPerRow = q.packedColumns(cols)
         // Scales and biases, cast first (mlx's dtype pass runs before dequantize) into aligned
         // buffers of `dt`.
-        let scales = castWhole(s, to: dt), biases = castWhole(b, to: dt)
-        defer { scales.deallocate(); biases.deallocate() }
+        let scales = castWhole(s, to: dt)
+        let biases = castWhole(b, to: dt)
+        defer {
+            scales.deallocate()
+            biases.deallocate()
+        }
         let wData = w.file.data(w.info)
         let chunkRows = max(1, chunkElements / cols)
         let packed = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: chunkRows * wordsPerRow)
@@ -176,18 +198,22 @@ final class Converter {
         var row = 0
         while row < rows {
             let n = min(chunkRows, rows - row)
-            prefetch(w, elements: ((row + n) * wordsPerRow)..<(min(rows, row + 2 * n) * wordsPerRow))
+            prefetch(
+                w, elements: ((row + n) * wordsPerRow)..<(min(rows, row + 2 * n) * wordsPerRow))
             let words = n * wordsPerRow
             // The mapped data need not be 4-byte aligned: copy the packed rows out.
             UnsafeMutableRawBufferPointer(packed).copyMemory(
-                from: UnsafeRawBufferPointer(rebasing: wData[(row * wordsPerRow * 4)..<((row + n) * wordsPerRow * 4)]))
-            let sb = row * groups * dt.size, se = (row + n) * groups * dt.size
+                from: UnsafeRawBufferPointer(
+                    rebasing: wData[(row * wordsPerRow * 4)..<((row + n) * wordsPerRow * 4)]))
+            let sb = row * groups * dt.size
+            let se = (row + n) * groups * dt.size
             try q.dequantize(
                 weight: UnsafeBufferPointer(rebasing: packed[0..<words]),
                 scales: UnsafeRawBufferPointer(rebasing: scales[sb..<se]),
                 biases: UnsafeRawBufferPointer(rebasing: biases[sb..<se]),
                 rows: n, cols: cols, scaleDType: dt,
-                into: UnsafeMutableBufferPointer(rebasing: floats[0..<(n * cols)]), threads: threads)
+                into: UnsafeMutableBufferPointer(rebasing: floats[0..<(n * cols)]), threads: threads
+            )
             let slot = takeSlot()
             narrow(UnsafeBufferPointer(rebasing: floats[0..<(n * cols)]), to: out.dtype, into: slot)
             submit(slot, bytes: n * cols * out.dtype.size)
@@ -202,7 +228,8 @@ final class Converter {
     /// A whole (small) float tensor cast to `dtype`, in a fresh aligned buffer.
     private func castWhole(_ t: SourceTensor, to dtype: DType) -> UnsafeMutableRawBufferPointer {
         let n = t.info.elementCount
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, n * dtype.size), alignment: 64)
+        let buffer = UnsafeMutableRawBufferPointer.allocate(
+            byteCount: max(1, n * dtype.size), alignment: 64)
         let raw = t.file.data(t.info)
         if t.info.dtype == dtype {
             buffer.copyMemory(from: raw)
@@ -218,9 +245,11 @@ final class Converter {
     /// Element range of a tensor as a sub-tensor entry, for page advice.
     private func slice(_ t: SourceTensor, _ elements: Range<Int>) -> TensorInfo? {
         guard !elements.isEmpty else { return nil }
-        let size = t.info.dtype.size, base = t.info.dataOffsets.lowerBound
+        let size = t.info.dtype.size
+        let base = t.info.dataOffsets.lowerBound
         let range = (base + elements.lowerBound * size)..<(base + elements.upperBound * size)
-        return TensorInfo(name: t.info.name, dtype: t.info.dtype, shape: [elements.count], dataOffsets: range)
+        return TensorInfo(
+            name: t.info.name, dtype: t.info.dtype, shape: [elements.count], dataOffsets: range)
     }
 
     private func prefetch(_ t: SourceTensor, elements: Range<Int>) {
@@ -229,13 +258,16 @@ final class Converter {
 
     /// Drops the source pages of `elements` when called (after their last use).
     private func pageRelease(_ t: SourceTensor, elements: Range<Int>) -> @Sendable () -> Void {
-        let file = t.file, s = slice(t, elements)
+        let file = t.file
+        let s = slice(t, elements)
         return { if let s { file.release(s) } }
     }
 }
 
 /// Source bytes (f32/f16/bf16, any alignment) → float32 (exact).
-func widen(_ raw: UnsafeRawBufferPointer, _ dtype: DType, into dst: UnsafeMutableBufferPointer<Float>) {
+func widen(
+    _ raw: UnsafeRawBufferPointer, _ dtype: DType, into dst: UnsafeMutableBufferPointer<Float>
+) {
     switch dtype {
     case .bf16, .f16:
         HalfConvert.widen(raw, dtype: dtype, into: dst)
@@ -245,7 +277,9 @@ func widen(_ raw: UnsafeRawBufferPointer, _ dtype: DType, into dst: UnsafeMutabl
 }
 
 /// float32 → `dtype` bytes in `dst`, rounding to nearest even.
-func narrow(_ src: UnsafeBufferPointer<Float>, to dtype: DType, into dst: UnsafeMutableRawBufferPointer) {
+func narrow(
+    _ src: UnsafeBufferPointer<Float>, to dtype: DType, into dst: UnsafeMutableRawBufferPointer
+) {
     switch dtype {
     case .f32:
         dst.copyMemory(from: UnsafeRawBufferPointer(src))
@@ -259,8 +293,13 @@ func narrow(_ src: UnsafeBufferPointer<Float>, to dtype: DType, into dst: Unsafe
 /// Scales and biases of one tensor, freed by the writer once written.
 private final class OwnedBuffers: @unchecked Sendable {
     let a: UnsafeMutableRawBufferPointer, b: UnsafeMutableRawBufferPointer
-    init(_ a: UnsafeMutableRawBufferPointer, _ b: UnsafeMutableRawBufferPointer) { (self.a, self.b) = (a, b) }
-    func deallocate() { a.deallocate(); b.deallocate() }
+    init(_ a: UnsafeMutableRawBufferPointer, _ b: UnsafeMutableRawBufferPointer) {
+        (self.a, self.b) = (a, b)
+    }
+    func deallocate() {
+        a.deallocate()
+        b.deallocate()
+    }
 }
 
 /// One chunk of rows to widen and quantize, split into blocks over threads. Addresses are
@@ -280,11 +319,14 @@ private struct QuantizeChunk: Sendable {
         let parts = max(1, min(threads, (rows + blockRows - 1) / blockRows))
         let failure = FailureBox()
         let body: @Sendable (Int) -> Void = { part in
-            let begin = rows * part / parts, end = rows * (part + 1) / parts
+            let begin = rows * part / parts
+            let end = rows * (part + 1) / parts
             var r = begin
             while r < end {
                 let n = min(blockRows, end - r)
-                do { try self.block(r, n, scratch: part * scratchElements) } catch { failure.set(error) }
+                do { try self.block(r, n, scratch: part * scratchElements) } catch {
+                    failure.set(error)
+                }
                 r += n
             }
         }
@@ -298,26 +340,33 @@ private struct QuantizeChunk: Sendable {
 
     private func block(_ r0: Int, _ n: Int, scratch: Int) throws {
         let count = n * cols
-        let f = UnsafeMutableBufferPointer(start: UnsafeMutablePointer<Float>(bitPattern: floats)! + scratch,
-                                           count: count)
-        widen(UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: source)! + r0 * cols * sourceDType.size,
-                                     count: count * sourceDType.size), sourceDType, into: f)
+        let f = UnsafeMutableBufferPointer(
+            start: UnsafeMutablePointer<Float>(bitPattern: floats)! + scratch,
+            count: count)
+        widen(
+            UnsafeRawBufferPointer(
+                start: UnsafeRawPointer(bitPattern: source)! + r0 * cols * sourceDType.size,
+                count: count * sourceDType.size), sourceDType, into: f)
         if dtype != sourceDType && dtype != .f32 {
             // mlx casts the model before quantizing: round to the target type and back.
-            let h = UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: halves)! + scratch * 2,
-                                                  count: count * 2)
+            let h = UnsafeMutableRawBufferPointer(
+                start: UnsafeMutableRawPointer(bitPattern: halves)! + scratch * 2,
+                count: count * 2)
             narrow(UnsafeBufferPointer(f), to: dtype, into: h)
             widen(UnsafeRawBufferPointer(h), dtype, into: f)
         }
         let words = quantization.packedColumns(cols)
         try quantization.quantize(
             UnsafeBufferPointer(f), rows: n, cols: cols, outDType: dtype,
-            weight: UnsafeMutableBufferPointer(start: UnsafeMutablePointer<UInt32>(bitPattern: packed)! + r0 * words,
-                                               count: n * words),
-            scales: UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: scales)! + r0 * groupBytes,
-                                                  count: n * groupBytes),
-            biases: UnsafeMutableRawBufferPointer(start: UnsafeMutableRawPointer(bitPattern: biases)! + r0 * groupBytes,
-                                                  count: n * groupBytes),
+            weight: UnsafeMutableBufferPointer(
+                start: UnsafeMutablePointer<UInt32>(bitPattern: packed)! + r0 * words,
+                count: n * words),
+            scales: UnsafeMutableRawBufferPointer(
+                start: UnsafeMutableRawPointer(bitPattern: scales)! + r0 * groupBytes,
+                count: n * groupBytes),
+            biases: UnsafeMutableRawBufferPointer(
+                start: UnsafeMutableRawPointer(bitPattern: biases)! + r0 * groupBytes,
+                count: n * groupBytes),
             threads: 1)
     }
 }

@@ -60,7 +60,9 @@ private func loadConfig(directory: String, warnings: inout [String]) throws -> M
         return nil
     }
     let config = try ModelConfig(data: [UInt8](data), source: path, validating: false)
-    do { try config.validate() } catch { warnings.append("config.json is not valid: \(error.message)") }
+    do { try config.validate() } catch {
+        warnings.append("config.json is not valid: \(error.message)")
+    }
     return config
 }
 
@@ -139,7 +141,9 @@ struct InspectReportBuilder {
 
     /// Bits of a packed weight: config.json's (per-layer override first), else inferred from
     /// the shapes: packed columns × 32 = bits × groups × group size, with group size 64.
-    private func bits(module: String, weight: TensorInfo, scales: TensorInfo) -> (
+    private func bits(
+        module: String, weight: TensorInfo, scales: TensorInfo
+    ) -> (
         bits: Int, inferred: Bool
     ) {
         if let q = config?.quantization, case .quantized(_, let bits, _) = q.layer(module), bits > 0
@@ -156,7 +160,9 @@ struct InspectReportBuilder {
         return (4, true)
     }
 
-    private func quantizationSummary(packedCount: Int, inferredBits: Set<Int>) -> InspectReport
+    private func quantizationSummary(
+        packedCount: Int, inferredBits: Set<Int>
+    ) -> InspectReport
         .Quantization?
     {
         let q = config?.quantization

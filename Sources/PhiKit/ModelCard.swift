@@ -12,7 +12,9 @@ enum ModelCard {
         } else {
             lines.append("language: en")
         }
-        lines += ["library_name: mlx", "pipeline_tag: text-generation", "tags:", "- mlx", "---", ""]
+        lines += [
+            "library_name: mlx", "pipeline_tag: text-generation", "tags:", "- mlx", "---", "",
+        ]
         return lines.joined(separator: "\n")
     }
 }

@@ -4,14 +4,18 @@ import Foundation
 /// `$XDG_DATA_HOME/phikit`, else `~/.local/share/phikit`; models live in `models/<name>`.
 /// `convert` without `-o` writes there so `list` and `run` find the result by name.
 public enum ModelStore {
-    public static func root(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func root(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         if let home = environment["PHIKIT_HOME"], !home.isEmpty { return home }
         if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/phikit" }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return home + "/.local/share/phikit"
     }
 
-    public static func modelsDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+    public static func modelsDirectory(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String {
         root(environment: environment) + "/models"
     }
 

@@ -85,7 +85,9 @@ struct ArgumentReader {
 
     /// The option's value converted to `T`; a value that does not parse is a usage error
     /// ("invalid value 'four' for '--bits': expected an integer").
-    mutating func option<T: ArgumentValue>(_ names: String..., as type: T.Type) throws(UsageError)
+    mutating func option<T: ArgumentValue>(
+        _ names: String..., as type: T.Type
+    ) throws(UsageError)
         -> T?
     {
         guard let raw = try values(names).last else { return nil }

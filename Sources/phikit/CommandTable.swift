@@ -71,7 +71,9 @@ enum CLI {
         return execute(command, &reader)
     }
 
-    private static func execute(_ command: any Command.Type, _ reader: inout ArgumentReader)
+    private static func execute(
+        _ command: any Command.Type, _ reader: inout ArgumentReader
+    )
         -> Int32
     {
         do {

@@ -7,7 +7,8 @@ enum Help {
     static var overview: String {
         let width = CommandTable.all.map { $0.name.count }.max() ?? 0
         let commands = CommandTable.all.map { command in
-            let planned = CommandTable.implemented.contains(command.name) ? "" : " (not yet available)"
+            let planned =
+                CommandTable.implemented.contains(command.name) ? "" : " (not yet available)"
             return "  " + command.name.padding(to: width) + "   " + command.summary + planned
         }
         return """

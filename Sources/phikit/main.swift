@@ -1,10 +1,10 @@
+import PhiFormats
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
     import Darwin
 #endif
-
-import PhiFormats
 
 // Ctrl-C: a job that can stop cleanly (see `Cancellation`) is asked to, and exits 130 after
 // removing its partial output; anything else — or a second Ctrl-C — exits 130 at once, which

@@ -72,7 +72,8 @@ import Testing
                 Issue.record("phikit convert ignored SIGINT")
             }
             process.waitUntilExit()
-            let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let message = String(
+                decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 130, "stderr: \(message)")
             #expect(message.contains("error: interrupted"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [])

@@ -45,13 +45,17 @@ enum Phikit {
         return attributes?[.modificationDate] as? Date ?? .distantPast
     }
 
-    static func run(_ arguments: String..., environment: [String: String] = [:]) throws
+    static func run(
+        _ arguments: String..., environment: [String: String] = [:]
+    ) throws
         -> PhikitResult
     {
         try run(arguments, environment: environment)
     }
 
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:]
+    ) throws
         -> PhikitResult
     {
         guard let url else { throw MissingBinary() }

@@ -117,16 +117,23 @@ extension TinyModel {
         config["num_attention_heads"] = 8
         config["num_key_value_heads"] = 8
         config["vocab_size"] = vocab
-        var tensors: [Tensor] = [.init(name: "model.embed_tokens.weight", dtype: "BF16", shape: [vocab, hidden])]
+        var tensors: [Tensor] = [
+            .init(name: "model.embed_tokens.weight", dtype: "BF16", shape: [vocab, hidden])
+        ]
         for i in 0..<layers {
             let p = "model.layers.\(i)."
             tensors += [
                 .init(name: p + "input_layernorm.weight", dtype: "BF16", shape: [hidden]),
-                .init(name: p + "self_attn.qkv_proj.weight", dtype: "BF16", shape: [3 * hidden, hidden]),
+                .init(
+                    name: p + "self_attn.qkv_proj.weight", dtype: "BF16",
+                    shape: [3 * hidden, hidden]),
                 .init(name: p + "self_attn.o_proj.weight", dtype: "BF16", shape: [hidden, hidden]),
                 .init(name: p + "post_attention_layernorm.weight", dtype: "BF16", shape: [hidden]),
-                .init(name: p + "mlp.gate_up_proj.weight", dtype: "BF16", shape: [2 * intermediate, hidden]),
-                .init(name: p + "mlp.down_proj.weight", dtype: "BF16", shape: [hidden, intermediate]),
+                .init(
+                    name: p + "mlp.gate_up_proj.weight", dtype: "BF16",
+                    shape: [2 * intermediate, hidden]),
+                .init(
+                    name: p + "mlp.down_proj.weight", dtype: "BF16", shape: [hidden, intermediate]),
             ]
         }
         tensors += [
@@ -135,8 +142,9 @@ extension TinyModel {
         ]
         let dir = try temporaryDirectory()
         try writeJSON(config, to: dir.appendingPathComponent("config.json"))
-        try writeSafetensors(tensors, to: dir.appendingPathComponent("model.safetensors"),
-                             metadata: ["format": "pt"], sparse: true)
+        try writeSafetensors(
+            tensors, to: dir.appendingPathComponent("model.safetensors"),
+            metadata: ["format": "pt"], sparse: true)
         return dir
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import PhiEngine
 
 @Test("OpenBLAS sgemm with transposed B matches a naive triple loop")

@@ -43,8 +43,9 @@ private enum Golden {
         switch dtype {
         case .f32:
             return stride(from: 0, to: raw.count, by: 4).map { i in
-                Float(bitPattern: UInt32(raw[i]) | UInt32(raw[i + 1]) << 8
-                    | UInt32(raw[i + 2]) << 16 | UInt32(raw[i + 3]) << 24)
+                Float(
+                    bitPattern: UInt32(raw[i]) | UInt32(raw[i + 1]) << 8
+                        | UInt32(raw[i + 2]) << 16 | UInt32(raw[i + 3]) << 24)
             }
         case .f16:
             return stride(from: 0, to: raw.count, by: 2).map { i in
@@ -65,7 +66,9 @@ private enum Golden {
             switch dtype {
             case .f32:
                 let u = x.bitPattern
-                out += [UInt8(u & 0xff), UInt8(u >> 8 & 0xff), UInt8(u >> 16 & 0xff), UInt8(u >> 24)]
+                out += [
+                    UInt8(u & 0xff), UInt8(u >> 8 & 0xff), UInt8(u >> 16 & 0xff), UInt8(u >> 24),
+                ]
             case .f16:
                 let h = Float(Float16(x)) == x || x.isNaN ? Float16(x).bitPattern : 0x7e01
                 out += [UInt8(h & 0xff), UInt8(h >> 8)]
@@ -103,8 +106,10 @@ private struct SplitMix: RandomNumberGenerator {
 
 /// Random weights with adversarial groups mixed in, already rounded to `dtype` (as a
 /// converter would see bf16/f16 sources).
-private func randomMatrix(rows: Int, cols: Int, group: Int, dtype: DType,
-                          rng: inout SplitMix) -> [Float] {
+private func randomMatrix(
+    rows: Int, cols: Int, group: Int, dtype: DType,
+    rng: inout SplitMix
+) -> [Float] {
     var w = [Float](repeating: 0, count: rows * cols)
     for g in 0..<(rows * cols / group) {
         let base = g * group
@@ -112,15 +117,16 @@ private func randomMatrix(rows: Int, cols: Int, group: Int, dtype: DType,
         let s = Float(pow(10, Double.random(in: -4...2, using: &rng)))
         let c = rng.normal() * s
         for j in 0..<group {
-            w[base + j] = switch kind {
-            case 0: c                                          // constant
-            case 1: 0                                          // zero
-            case 2: abs(rng.normal()) * s                      // positive only
-            case 3: -abs(rng.normal()) * s                     // negative only
-            case 4: c + rng.normal() * s * 1e-7                // tiny range
-            case 5: Float(Int.random(in: -8...8, using: &rng)) * 0.25 * s  // on a grid
-            default: rng.normal() * s
-            }
+            w[base + j] =
+                switch kind {
+                case 0: c  // constant
+                case 1: 0  // zero
+                case 2: abs(rng.normal()) * s  // positive only
+                case 3: -abs(rng.normal()) * s  // negative only
+                case 4: c + rng.normal() * s * 1e-7  // tiny range
+                case 5: Float(Int.random(in: -8...8, using: &rng)) * 0.25 * s  // on a grid
+                default: rng.normal() * s
+                }
         }
         if kind == 6 {  // |min| == |max|
             w[base] = -2 * s
@@ -144,8 +150,10 @@ private struct Outputs: Equatable {
     var biases: [UInt8]
 }
 
-private func runQuantize(_ q: AffineQuantization, _ w: [Float], rows: Int, cols: Int,
-                         dtype: DType, threads: Int, reference: Bool) throws -> Outputs {
+private func runQuantize(
+    _ q: AffineQuantization, _ w: [Float], rows: Int, cols: Int,
+    dtype: DType, threads: Int, reference: Bool
+) throws -> Outputs {
     var o = Outputs(
         weight: [UInt32](repeating: 0xdead_beef, count: rows * q.packedColumns(cols)),
         scales: [UInt8](repeating: 0xa5, count: rows * q.groupsPerRow(cols) * dtype.size),
@@ -157,11 +165,13 @@ private func runQuantize(_ q: AffineQuantization, _ w: [Float], rows: Int, cols:
                 o.biases.withUnsafeMutableBytes { bp in
                     do throws(QuantizationError) {
                         if reference {
-                            try q.quantizeReference(wp, rows: rows, cols: cols, outDType: dtype,
-                                                    weight: qp, scales: sp, biases: bp, threads: threads)
+                            try q.quantizeReference(
+                                wp, rows: rows, cols: cols, outDType: dtype,
+                                weight: qp, scales: sp, biases: bp, threads: threads)
                         } else {
-                            try q.quantize(wp, rows: rows, cols: cols, outDType: dtype,
-                                           weight: qp, scales: sp, biases: bp, threads: threads)
+                            try q.quantize(
+                                wp, rows: rows, cols: cols, outDType: dtype,
+                                weight: qp, scales: sp, biases: bp, threads: threads)
                         }
                     } catch { failure = error }
                 }
@@ -172,8 +182,10 @@ private func runQuantize(_ q: AffineQuantization, _ w: [Float], rows: Int, cols:
     return o
 }
 
-private func runDequantize(_ q: AffineQuantization, _ o: Outputs, rows: Int, cols: Int,
-                           dtype: DType, threads: Int, reference: Bool) throws -> [Float] {
+private func runDequantize(
+    _ q: AffineQuantization, _ o: Outputs, rows: Int, cols: Int,
+    dtype: DType, threads: Int, reference: Bool
+) throws -> [Float] {
     var out = [Float](repeating: .nan, count: rows * cols)
     var failure: QuantizationError?
     o.weight.withUnsafeBufferPointer { qp in
@@ -182,12 +194,14 @@ private func runDequantize(_ q: AffineQuantization, _ o: Outputs, rows: Int, col
                 out.withUnsafeMutableBufferPointer { op in
                     do throws(QuantizationError) {
                         if reference {
-                            try q.dequantizeReference(weight: qp, scales: sp, biases: bp, rows: rows,
-                                                      cols: cols, scaleDType: dtype, into: op,
-                                                      threads: threads)
+                            try q.dequantizeReference(
+                                weight: qp, scales: sp, biases: bp, rows: rows,
+                                cols: cols, scaleDType: dtype, into: op,
+                                threads: threads)
                         } else {
-                            try q.dequantize(weight: qp, scales: sp, biases: bp, rows: rows,
-                                             cols: cols, scaleDType: dtype, into: op, threads: threads)
+                            try q.dequantize(
+                                weight: qp, scales: sp, biases: bp, rows: rows,
+                                cols: cols, scaleDType: dtype, into: op, threads: threads)
                         }
                     } catch { failure = error }
                 }
@@ -214,8 +228,9 @@ struct AffineQuantizationTests {
         #expect(m.rows == 22 && m.cols == 128)
     }
 
-    @Test("quantize == mlx.core.quantize, bit for bit (ref, fast, every SIMD level, threads)",
-          arguments: ["float32", "float16", "bfloat16"], [2, 3, 4, 5, 6, 8])
+    @Test(
+        "quantize == mlx.core.quantize, bit for bit (ref, fast, every SIMD level, threads)",
+        arguments: ["float32", "float16", "bfloat16"], [2, 3, 4, 5, 6, 8])
     func goldenQuantize(dtypeName: String, bits: Int) throws {
         let m = try Golden.manifest()
         let dtype = Golden.dtype(dtypeName)
@@ -229,14 +244,19 @@ struct AffineQuantizationTests {
                         | UInt32(gold[i + 3]) << 24
                 },
                 scales: Array(gold[c.weight_bytes..<(c.weight_bytes + c.scales_bytes)]),
-                biases: Array(gold[(c.weight_bytes + c.scales_bytes)..<(c.weight_bytes + c.scales_bytes + c.biases_bytes)]))
-            let ref = try runQuantize(q, w, rows: m.rows, cols: m.cols, dtype: dtype, threads: 1, reference: true)
+                biases: Array(
+                    gold[
+                        (c.weight_bytes + c.scales_bytes)..<(c.weight_bytes + c.scales_bytes
+                            + c.biases_bytes)]))
+            let ref = try runQuantize(
+                q, w, rows: m.rows, cols: m.cols, dtype: dtype, threads: 1, reference: true)
             #expect(ref.weight == want.weight, "ref weight \(c.file)")
             #expect(ref.scales == want.scales, "ref scales \(c.file)")
             #expect(ref.biases == want.biases, "ref biases \(c.file)")
             for threads in [1, 3] {
-                let fast = try runQuantize(q, w, rows: m.rows, cols: m.cols, dtype: dtype,
-                                           threads: threads, reference: false)
+                let fast = try runQuantize(
+                    q, w, rows: m.rows, cols: m.cols, dtype: dtype,
+                    threads: threads, reference: false)
                 #expect(fast == want, "fast \(c.file) threads \(threads)")
             }
             for isa in isaLevels {
@@ -259,15 +279,18 @@ struct AffineQuantizationTests {
         }
     }
 
-    @Test("dequantize == mlx.core.dequantize, bit for bit",
-          arguments: ["float32", "float16", "bfloat16"], [2, 3, 4, 5, 6, 8])
+    @Test(
+        "dequantize == mlx.core.dequantize, bit for bit",
+        arguments: ["float32", "float16", "bfloat16"], [2, 3, 4, 5, 6, 8])
     func goldenDequantize(dtypeName: String, bits: Int) throws {
         let m = try Golden.manifest()
         let dtype = Golden.dtype(dtypeName)
         for c in m.cases where c.dtype == dtypeName && c.bits == bits {
             let q = try AffineQuantization(bits: bits, groupSize: c.group)
             let gold = try Golden.bytes(c.file)
-            let wEnd = c.weight_bytes, sEnd = wEnd + c.scales_bytes, bEnd = sEnd + c.biases_bytes
+            let wEnd = c.weight_bytes
+            let sEnd = wEnd + c.scales_bytes
+            let bEnd = sEnd + c.biases_bytes
             let o = Outputs(
                 weight: stride(from: 0, to: wEnd, by: 4).map { i in
                     UInt32(gold[i]) | UInt32(gold[i + 1]) << 8 | UInt32(gold[i + 2]) << 16
@@ -275,14 +298,17 @@ struct AffineQuantizationTests {
                 },
                 scales: Array(gold[wEnd..<sEnd]), biases: Array(gold[sEnd..<bEnd]))
             for (reference, threads) in [(true, 1), (false, 1), (false, 2)] {
-                let d = try runDequantize(q, o, rows: m.rows, cols: m.cols, dtype: dtype,
-                                          threads: threads, reference: reference)
+                let d = try runDequantize(
+                    q, o, rows: m.rows, cols: m.cols, dtype: dtype,
+                    threads: threads, reference: reference)
                 let bytes = Golden.narrow(d, dtype)
-                #expect(Golden.fnv1a64(bytes) == c.dequant_fnv1a64,
-                        "dequant hash \(c.file) ref=\(reference) threads=\(threads)")
+                #expect(
+                    Golden.fnv1a64(bytes) == c.dequant_fnv1a64,
+                    "dequant hash \(c.file) ref=\(reference) threads=\(threads)")
                 if c.dequant_bytes > 0 {
-                    #expect(bytes == Array(gold[bEnd..<(bEnd + c.dequant_bytes)]),
-                            "dequant bytes \(c.file) ref=\(reference)")
+                    #expect(
+                        bytes == Array(gold[bEnd..<(bEnd + c.dequant_bytes)]),
+                        "dequant bytes \(c.file) ref=\(reference)")
                 }
             }
         }
@@ -290,8 +316,9 @@ struct AffineQuantizationTests {
 
     // MARK: - Fast kernel == reference kernel
 
-    @Test("fast == ref on random shapes, seeds, dtypes and thread counts",
-          arguments: [2, 3, 4, 5, 6, 8])
+    @Test(
+        "fast == ref on random shapes, seeds, dtypes and thread counts",
+        arguments: [2, 3, 4, 5, 6, 8])
     func fastMatchesReference(bits: Int) throws {
         var rng = SplitMix(state: UInt64(bits) &* 0x1234_5678_9abc)
         for trial in 0..<18 {
@@ -301,37 +328,51 @@ struct AffineQuantizationTests {
             let cols = group * Int.random(in: 1...6, using: &rng)
             let q = try AffineQuantization(bits: bits, groupSize: group)
             let w = randomMatrix(rows: rows, cols: cols, group: group, dtype: dtype, rng: &rng)
-            let ref = try runQuantize(q, w, rows: rows, cols: cols, dtype: dtype, threads: 1, reference: true)
+            let ref = try runQuantize(
+                q, w, rows: rows, cols: cols, dtype: dtype, threads: 1, reference: true)
             for threads in [1, 2, 5, 64] {
-                let fast = try runQuantize(q, w, rows: rows, cols: cols, dtype: dtype,
-                                           threads: threads, reference: false)
-                #expect(fast == ref, "bits \(bits) group \(group) \(dtype) \(rows)x\(cols) threads \(threads)")
+                let fast = try runQuantize(
+                    q, w, rows: rows, cols: cols, dtype: dtype,
+                    threads: threads, reference: false)
+                #expect(
+                    fast == ref,
+                    "bits \(bits) group \(group) \(dtype) \(rows)x\(cols) threads \(threads)")
             }
             // every SIMD level through the C entry point, f32 scales
-            var refS = [Float](repeating: 0, count: rows * cols / group), refB = refS
+            var refS = [Float](repeating: 0, count: rows * cols / group)
+            var refB = refS
             var refQ = [UInt32](repeating: 0, count: rows * q.packedColumns(cols))
             pk_affine_quantize_ref(w, rows, cols, Int32(group), Int32(bits), &refQ, &refS, &refB)
             for isa in isaLevels {
-                var s = refS.map { _ in Float.nan }, b = s
+                var s = refS.map { _ in Float.nan }
+                var b = s
                 var wq = refQ.map { _ in UInt32(0) }
                 w.withUnsafeBufferPointer { wp in
-                    pk_affine_quantize_dt_isa(Int32(isa), wp.baseAddress, rows, cols, Int32(group),
-                                              Int32(bits), Int32(PK_AQ_F32), &wq, &s, &b)
+                    pk_affine_quantize_dt_isa(
+                        Int32(isa), wp.baseAddress, rows, cols, Int32(group),
+                        Int32(bits), Int32(PK_AQ_F32), &wq, &s, &b)
                 }
-                #expect(wq == refQ && s.map(\.bitPattern) == refS.map(\.bitPattern)
-                        && b.map(\.bitPattern) == refB.map(\.bitPattern), "isa \(isa) bits \(bits) group \(group)")
+                #expect(
+                    wq == refQ && s.map(\.bitPattern) == refS.map(\.bitPattern)
+                        && b.map(\.bitPattern) == refB.map(\.bitPattern),
+                    "isa \(isa) bits \(bits) group \(group)")
             }
             // dequantize: fast == ref at every level
-            let dRef = try runDequantize(q, ref, rows: rows, cols: cols, dtype: dtype, threads: 1, reference: true)
-            let dFast = try runDequantize(q, ref, rows: rows, cols: cols, dtype: dtype, threads: 3, reference: false)
-            #expect(dFast.map(\.bitPattern) == dRef.map(\.bitPattern), "dequant bits \(bits) group \(group) \(dtype)")
+            let dRef = try runDequantize(
+                q, ref, rows: rows, cols: cols, dtype: dtype, threads: 1, reference: true)
+            let dFast = try runDequantize(
+                q, ref, rows: rows, cols: cols, dtype: dtype, threads: 3, reference: false)
+            #expect(
+                dFast.map(\.bitPattern) == dRef.map(\.bitPattern),
+                "dequant bits \(bits) group \(group) \(dtype)")
             for isa in isaLevels {
                 var d = [Float](repeating: .nan, count: rows * cols)
                 ref.scales.withUnsafeBytes { sp in
                     ref.biases.withUnsafeBytes { bp in
-                        pk_affine_dequantize_isa(Int32(isa), ref.weight, sp.baseAddress, bp.baseAddress,
-                                                 try! AffineQuantization.kernelDType(dtype), rows, cols,
-                                                 Int32(group), Int32(bits), &d)
+                        pk_affine_dequantize_isa(
+                            Int32(isa), ref.weight, sp.baseAddress, bp.baseAddress,
+                            try! AffineQuantization.kernelDType(dtype), rows, cols,
+                            Int32(group), Int32(bits), &d)
                     }
                 }
                 #expect(d.map(\.bitPattern) == dRef.map(\.bitPattern), "dequant isa \(isa)")
@@ -343,7 +384,8 @@ struct AffineQuantizationTests {
     func scaleRounding() throws {
         var rng = SplitMix(state: 99)
         let q = try AffineQuantization(bits: 4, groupSize: 32)
-        let rows = 64, cols = 32 * 16
+        let rows = 64
+        let cols = 32 * 16
         // group ranges from 1e-9 (scale = eps, an f16 subnormal) to 1e4 (near f16's max)
         var w = randomMatrix(rows: rows, cols: cols, group: 32, dtype: .f32, rng: &rng)
         for g in 0..<(rows * cols / 32) {
@@ -356,8 +398,10 @@ struct AffineQuantizationTests {
         #expect(t16.weight == t32.weight && tbf.weight == t32.weight)  // q uses the fp32 scale
         for r in 0..<rows {
             for g in 0..<q.groupsPerRow(cols) {
-                for (f, b16, bbf) in [(t32.scale(row: r, group: g), t16.scales, tbf.scales),
-                                      (t32.bias(row: r, group: g), t16.biases, tbf.biases)] {
+                for (f, b16, bbf) in [
+                    (t32.scale(row: r, group: g), t16.scales, tbf.scales),
+                    (t32.bias(row: r, group: g), t16.biases, tbf.biases),
+                ] {
                     let i = 2 * (r * q.groupsPerRow(cols) + g)
                     let h = UInt16(b16[i]) | UInt16(b16[i + 1]) << 8
                     let bf = UInt16(bbf[i]) | UInt16(bbf[i + 1]) << 8
@@ -374,30 +418,37 @@ struct AffineQuantizationTests {
     /// mlx's edge rescale can shrink |scale| (q0 rounded up), so the far end of a group may
     /// be clamped at 2^bits - 1: there the error reaches up to one step, |scale|, and mlx
     /// itself does this. Every value that was not clamped is within |scale|/2.
-    @Test("dequantization error: ≤ |scale|/2 unless clamped, ≤ |scale| always (f32 scales)",
-          arguments: [2, 3, 4, 5, 6, 8])
+    @Test(
+        "dequantization error: ≤ |scale|/2 unless clamped, ≤ |scale| always (f32 scales)",
+        arguments: [2, 3, 4, 5, 6, 8])
     func errorBound(bits: Int) throws {
         var rng = SplitMix(state: 77 &+ UInt64(bits))
         for group in AffineQuantization.supportedGroupSizes {
             let q = try AffineQuantization(bits: bits, groupSize: group)
-            let rows = 24, cols = 512
+            let rows = 24
+            let cols = 512
             let w = randomMatrix(rows: rows, cols: cols, group: group, dtype: .f32, rng: &rng)
             let t = try q.quantize(w, rows: rows, cols: cols, outDType: .f32, threads: 2)
             let d = try t.dequantized()
             let nBins = Float((1 << bits) - 1)
             for r in 0..<rows {
                 for c in 0..<cols {
-                    let s = t.scale(row: r, group: c / group), b = t.bias(row: r, group: c / group)
-                    let x = w[r * cols + c], y = d[r * cols + c]
+                    let s = t.scale(row: r, group: c / group)
+                    let b = t.bias(row: r, group: c / group)
+                    let x = w[r * cols + c]
+                    let y = d[r * cols + c]
                     // rounding slack of s*q + b in float32
                     let slack = 4 * max(abs(x), abs(b), abs(y)).ulp
                     let unclamped = ((x - b) / s).rounded(.toNearestOrEven)
                     let err = abs(x - y)
                     if unclamped >= 0 && unclamped <= nBins {
-                        #expect(err <= abs(s) / 2 * (1 + 1e-6) + slack,
-                                "bits \(bits) group \(group) [\(r),\(c)] x=\(x) y=\(y) s=\(s)")
+                        #expect(
+                            err <= abs(s) / 2 * (1 + 1e-6) + slack,
+                            "bits \(bits) group \(group) [\(r),\(c)] x=\(x) y=\(y) s=\(s)")
                     }
-                    #expect(err <= abs(s) * (1 + 1e-6) + slack, "bits \(bits) group \(group) [\(r),\(c)]")
+                    #expect(
+                        err <= abs(s) * (1 + 1e-6) + slack,
+                        "bits \(bits) group \(group) [\(r),\(c)]")
                 }
             }
         }
@@ -457,14 +508,16 @@ struct AffineQuantizationTests {
         }
         let w = [Float](repeating: 1, count: 128)
         var small = [UInt32](repeating: 0, count: 7)
-        var s = [UInt8](repeating: 0, count: 4), b = s
+        var s = [UInt8](repeating: 0, count: 4)
+        var b = s
         #expect(throws: QuantizationError.bufferTooSmall(buffer: "weight", needed: 16, got: 7)) {
             try w.withUnsafeBufferPointer { wp in
                 try small.withUnsafeMutableBufferPointer { qp in
                     try s.withUnsafeMutableBytes { sp in
                         try b.withUnsafeMutableBytes { bp in
-                            try q.quantize(wp, rows: 2, cols: 64, outDType: .bf16, weight: qp,
-                                           scales: sp, biases: bp, threads: 2)
+                            try q.quantize(
+                                wp, rows: 2, cols: 64, outDType: .bf16, weight: qp,
+                                scales: sp, biases: bp, threads: 2)
                         }
                     }
                 }
@@ -492,8 +545,9 @@ struct AffineQuantizationTests {
 
     // MARK: - Speed (run by hand in release: see scripts/bench_quant.sh)
 
-    @Test("benchmark: 3072×8192 fp32 → bf16 scales (PHIKIT_QUANT_BENCH=1, release build)",
-          .enabled(if: ProcessInfo.processInfo.environment["PHIKIT_QUANT_BENCH"] == "1"))
+    @Test(
+        "benchmark: 3072×8192 fp32 → bf16 scales (PHIKIT_QUANT_BENCH=1, release build)",
+        .enabled(if: ProcessInfo.processInfo.environment["PHIKIT_QUANT_BENCH"] == "1"))
     func benchmark() throws {
         try AffineQuantizationBenchmark.run()
     }
@@ -503,14 +557,16 @@ struct AffineQuantizationTests {
 /// prints and asserts nothing.
 enum AffineQuantizationBenchmark {
     static func run() throws {
-        let rows = 3072, cols = 8192
+        let rows = 3072
+        let cols = 8192
         var rng = SplitMix(state: 42)
         let w = (0..<(rows * cols)).map { _ in rng.normal() * 0.02 }
         let totalParams = 3.82e9  // Phi-3.5-mini / Phi-4-mini class
         for bits in [4, 8, 3] {
             let q = try AffineQuantization(bits: bits, groupSize: 64)
             var wq = [UInt32](repeating: 0, count: rows * q.packedColumns(cols))
-            var s = [UInt8](repeating: 0, count: rows * q.groupsPerRow(cols) * 2), b = s
+            var s = [UInt8](repeating: 0, count: rows * q.groupsPerRow(cols) * 2)
+            var b = s
             for threads in [1, 2] {
                 var best = Double.infinity
                 for _ in 0..<5 {
@@ -519,8 +575,9 @@ enum AffineQuantizationBenchmark {
                         try wq.withUnsafeMutableBufferPointer { qp in
                             try s.withUnsafeMutableBytes { sp in
                                 try b.withUnsafeMutableBytes { bp in
-                                    try q.quantize(wp, rows: rows, cols: cols, outDType: .bf16,
-                                                   weight: qp, scales: sp, biases: bp, threads: threads)
+                                    try q.quantize(
+                                        wp, rows: rows, cols: cols, outDType: .bf16,
+                                        weight: qp, scales: sp, biases: bp, threads: threads)
                                 }
                             }
                         }
@@ -529,8 +586,11 @@ enum AffineQuantizationBenchmark {
                 }
                 let gbps = Double(rows * cols * 4) / best / 1e9
                 let model = best * totalParams / Double(rows * cols)
-                print(String(format: "quantize bits %d g64 threads %d: %.2f ms, %.2f GB/s of fp32 input, 3.8B params ≈ %.2f s",
-                             bits, threads, best * 1e3, gbps, model))
+                print(
+                    String(
+                        format:
+                            "quantize bits %d g64 threads %d: %.2f ms, %.2f GB/s of fp32 input, 3.8B params ≈ %.2f s",
+                        bits, threads, best * 1e3, gbps, model))
             }
         }
     }

@@ -137,7 +137,10 @@ private func decodeError(_ bytes: [UInt8]) -> ConfigError? {
             "intermediate_size", "more than phikit supports",
             { $0.set("intermediate_size", .int(1 << 62)) }
         ),
-        ("num_hidden_layers", "more than phikit supports", { $0.set("num_hidden_layers", .int(1_000_000_000_000)) }),
+        (
+            "num_hidden_layers", "more than phikit supports",
+            { $0.set("num_hidden_layers", .int(1_000_000_000_000)) }
+        ),
         (
             "partial_rotary_factor", "odd or empty rotary dimension",
             {

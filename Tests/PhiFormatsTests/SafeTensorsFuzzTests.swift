@@ -1,19 +1,24 @@
 import Testing
+
 @testable import PhiFormats
 
 /// xorshift64*: a fixed-seed generator so every run mutates the same way.
 private struct FuzzRNG: RandomNumberGenerator {
     var state: UInt64
     mutating func next() -> UInt64 {
-        state ^= state >> 12; state ^= state << 25; state ^= state >> 27
+        state ^= state >> 12
+        state ^= state << 25
+        state ^= state >> 27
         return state &* 0x2545_F491_4F6C_DD1D
     }
 }
 
 /// Bytes that make interesting header edits: JSON structure, digits, signs, big numbers.
-private let tokens: [[UInt8]] = ["{", "}", "[", "]", ",", ":", "\"", "\\", "-", "0", "9", ".", "e", "1e400",
-                                 "18446744073709551616", "-9223372036854775808", "null", "\"__metadata__\"",
-                                 "\"F32\"", "\"BF16\"", "\"XX\"", "\\u0000", "\\ud800", " "].map { Array($0.utf8) }
+private let tokens: [[UInt8]] = [
+    "{", "}", "[", "]", ",", ":", "\"", "\\", "-", "0", "9", ".", "e", "1e400",
+    "18446744073709551616", "-9223372036854775808", "null", "\"__metadata__\"",
+    "\"F32\"", "\"BF16\"", "\"XX\"", "\\u0000", "\\ud800", " ",
+].map { Array($0.utf8) }
 
 /// One random edit of a whole file image (header length field included).
 private func mutate(_ original: [UInt8], _ rng: inout FuzzRNG) -> [UInt8] {
@@ -24,19 +29,29 @@ private func mutate(_ original: [UInt8], _ rng: inout FuzzRNG) -> [UInt8] {
         let i = Int.random(in: 0..<b.count, using: &rng)
         let j = headerEnd > 8 ? Int.random(in: 8..<headerEnd, using: &rng) : i  // a header position
         switch Int.random(in: 0..<9, using: &rng) {
-        case 0: b[i] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &rng)         // flip a bit anywhere
-        case 1: b[min(j, b.count - 1)] = UInt8.random(in: 0...255, using: &rng)    // random header byte
+        case 0: b[i] ^= UInt8(1) << UInt8.random(in: 0..<8, using: &rng)  // flip a bit anywhere
+        case 1: b[min(j, b.count - 1)] = UInt8.random(in: 0...255, using: &rng)  // random header byte
         case 2: b.insert(contentsOf: tokens.randomElement(using: &rng)!, at: min(j, b.count))
-        case 3: b.removeSubrange(min(j, b.count)..<min(j + Int.random(in: 1...6, using: &rng), b.count))
-        case 4: b.removeLast(Int.random(in: 0...min(16, b.count), using: &rng))     // truncate
-        case 5: b.append(contentsOf: (0..<Int.random(in: 1...9, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
-        case 6: b[Int.random(in: 0..<min(8, b.count), using: &rng)] = UInt8.random(in: 0...255, using: &rng)  // length field
+        case 3:
+            b.removeSubrange(min(j, b.count)..<min(j + Int.random(in: 1...6, using: &rng), b.count))
+        case 4: b.removeLast(Int.random(in: 0...min(16, b.count), using: &rng))  // truncate
+        case 5:
+            b.append(
+                contentsOf: (0..<Int.random(in: 1...9, using: &rng)).map { _ in
+                    UInt8.random(in: 0...255, using: &rng)
+                })
+        case 6:
+            b[Int.random(in: 0..<min(8, b.count), using: &rng)] = UInt8.random(
+                in: 0...255, using: &rng)  // length field
         case 7:  // swap a digit for another, keeping the JSON well-formed more often
-            if let k = b[8..<min(headerEnd, b.count)].indices.filter({ (0x30...0x39).contains(b[$0]) }).randomElement(using: &rng) {
+            if let k = b[8..<min(headerEnd, b.count)].indices.filter({
+                (0x30...0x39).contains(b[$0])
+            }).randomElement(using: &rng) {
                 b[k] = UInt8.random(in: 0x30...0x39, using: &rng)
             }
         default:  // rewrite the length field to match a header that grew or shrank
-            let n = UInt64(max(0, min(b.count, headerEnd) - 8 + Int.random(in: -3...3, using: &rng)))
+            let n = UInt64(
+                max(0, min(b.count, headerEnd) - 8 + Int.random(in: -3...3, using: &rng)))
             for k in 0..<min(8, b.count) { b[k] = UInt8(truncatingIfNeeded: n >> (8 * k)) }
         }
     }
@@ -62,8 +77,10 @@ private func checkInvariants(_ h: SafeTensorsFile.Header, fileSize: Int) {
             let file = try MappedFile(path: try STFixtures.path(name))
             images.append(Array(file.bytes))
         }
-        images.append(stImage(#"{"__metadata__":{"a":"b"},"t":{"dtype":"F16","shape":[2,1],"data_offsets":[0,4]},"s":{"dtype":"U8","shape":[],"data_offsets":[4,5]}}"#,
-                              data: [1, 2, 3, 4, 5]))
+        images.append(
+            stImage(
+                #"{"__metadata__":{"a":"b"},"t":{"dtype":"F16","shape":[2,1],"data_offsets":[0,4]},"s":{"dtype":"U8","shape":[],"data_offsets":[4,5]}}"#,
+                data: [1, 2, 3, 4, 5]))
         return images
     }
 
@@ -71,7 +88,8 @@ private func checkInvariants(_ h: SafeTensorsFile.Header, fileSize: Int) {
     /// SafeTensorsError (the typed throw guarantees the type; the point is: no crash).
     @Test func mutatedHeadersNeverCrash() throws {
         var rng = FuzzRNG(state: 0x5EED_CAFE_F00D_0001)
-        var accepted = 0, rejected: [String: Int] = [:]
+        var accepted = 0
+        var rejected: [String: Int] = [:]
         for seed in try Self.seeds() {
             for _ in 0..<1500 {
                 let image = mutate(seed, &rng)
@@ -94,7 +112,8 @@ private func checkInvariants(_ h: SafeTensorsFile.Header, fileSize: Int) {
 
     /// The JSON parser on its own: random edits of a config-like text.
     @Test func mutatedJSONNeverCrashes() throws {
-        let text = Array(#"{"a":[1,2.5e-3,{"b":null,"c":"\u00e9\ud83d\ude00"}],"d":true,"e":-0.0}"#.utf8)
+        let text = Array(
+            #"{"a":[1,2.5e-3,{"b":null,"c":"\u00e9\ud83d\ude00"}],"d":true,"e":-0.0}"#.utf8)
         var rng = FuzzRNG(state: 42)
         for _ in 0..<3000 {
             let image = mutate([UInt8](repeating: 0, count: 8) + text, &rng).dropFirst(8)

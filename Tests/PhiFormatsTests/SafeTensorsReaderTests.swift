@@ -1,11 +1,13 @@
 import Foundation
 import Testing
+
 @testable import PhiFormats
 
 /// The golden files written by scripts/make_safetensors_golden.py.
 enum STFixtures {
     static func path(_ name: String) throws -> String {
-        let url = Bundle.module.url(forResource: name, withExtension: nil, subdirectory: "Fixtures/safetensors")
+        let url = Bundle.module.url(
+            forResource: name, withExtension: nil, subdirectory: "Fixtures/safetensors")
         return try #require(url, "missing fixture \(name)").path
     }
 
@@ -21,7 +23,8 @@ final class STTempDir {
     let path: String
 
     init() throws {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("phikit-st-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }
@@ -77,7 +80,10 @@ private func element(_ data: UnsafeRawBufferPointer, _ dtype: DType, _ i: Int) -
         let tensors = try #require(expected["tensors"]?.objectValue)
 
         let metadata = try #require(expected["metadata"]?.objectValue)
-        #expect(file.metadata == Dictionary(uniqueKeysWithValues: metadata.map { ($0.key, $0.value.stringValue ?? "") }))
+        #expect(
+            file.metadata
+                == Dictionary(
+                    uniqueKeysWithValues: metadata.map { ($0.key, $0.value.stringValue ?? "") }))
         #expect(Set(file.tensors.map(\.name)) == Set(tensors.map(\.key)))
         #expect(file.tensors.count == tensors.count)
         // Ordered by data offset, tiling the data section.
@@ -119,7 +125,9 @@ private func element(_ data: UnsafeRawBufferPointer, _ dtype: DType, _ i: Int) -
         #expect(file.dataSectionOffset % 8 != 0)  // mlx does not pad the header
         let w = try #require(file.info("model.layers.0.weight"))
         var out = [Float](repeating: 0, count: w.elementCount)
-        out.withUnsafeMutableBufferPointer { HalfConvert.widen(file.data(w), dtype: .bf16, into: $0) }
+        out.withUnsafeMutableBufferPointer {
+            HalfConvert.widen(file.data(w), dtype: .bf16, into: $0)
+        }
         #expect(out.first == -2 && out.last == 2)
     }
 
@@ -138,7 +146,10 @@ private func element(_ data: UnsafeRawBufferPointer, _ dtype: DType, _ i: Int) -
             _ = try SafeTensorsFile(path: "/nonexistent/phikit/x.safetensors")
             Issue.record("expected an error")
         } catch {
-            guard case .io(let e) = error else { Issue.record("\(error)"); return }
+            guard case .io(let e) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(e.errno == ENOENT)
             #expect(error.exitCode == .noInput)
             #expect(error.message.contains("/nonexistent/phikit/x.safetensors"))
@@ -152,7 +163,10 @@ private func element(_ data: UnsafeRawBufferPointer, _ dtype: DType, _ i: Int) -
             Issue.record("expected an error")
         } catch {
             #expect(error.exitCode == .ioError)
-            guard case .io(let e) = error else { Issue.record("\(error)"); return }
+            guard case .io(let e) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(e.errno == EISDIR)
         }
     }

@@ -1,11 +1,14 @@
 import Foundation
 import Testing
+
 @testable import PhiFormats
 
 private func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
     var s = seed | 1
     return (0..<count).map { _ in
-        s ^= s << 13; s ^= s >> 7; s ^= s << 17
+        s ^= s << 13
+        s ^= s >> 7
+        s ^= s << 17
         return UInt8(truncatingIfNeeded: s)
     }
 }
@@ -27,8 +30,11 @@ private func headerText(_ bytes: [UInt8]) -> String {
             TensorSpec(name: "m.empty", dtype: dtype, shape: [0, 4]),
             TensorSpec(name: "b.vec", dtype: dtype, shape: [7]),
         ]
-        let payload = specs.enumerated().map { (i, s) in (s, randomBytes(s.byteCount, seed: UInt64(i + 1))) }
-        try SafeTensorsWriter.write(path: path, tensors: payload, metadata: ["format": "mlx", "é": "ü"])
+        let payload = specs.enumerated().map { (i, s) in
+            (s, randomBytes(s.byteCount, seed: UInt64(i + 1)))
+        }
+        try SafeTensorsWriter.write(
+            path: path, tensors: payload, metadata: ["format": "mlx", "é": "ü"])
 
         let file = try SafeTensorsFile(path: path)
         #expect(file.metadata == ["format": "mlx", "é": "ü"])
@@ -45,20 +51,25 @@ private func headerText(_ bytes: [UInt8]) -> String {
     @Test func headerLayout() throws {
         let dir = try STTempDir()
         let path = dir.file("h.safetensors")
-        try SafeTensorsWriter.write(path: path, tensors: [
-            (TensorSpec(name: "w", dtype: .bf16, shape: [2]), [1, 2, 3, 4]),
-            (TensorSpec(name: "b", dtype: .u8, shape: [1]), [9]),
-        ], metadata: ["z": "1", "format": "mlx"])
+        try SafeTensorsWriter.write(
+            path: path,
+            tensors: [
+                (TensorSpec(name: "w", dtype: .bf16, shape: [2]), [1, 2, 3, 4]),
+                (TensorSpec(name: "b", dtype: .u8, shape: [1]), [9]),
+            ], metadata: ["z": "1", "format": "mlx"])
         let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
         let header = headerText(bytes)
-        let json = #"{"__metadata__":{"format":"mlx","z":"1"},"w":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[1],"data_offsets":[4,5]}}"#
+        let json =
+            #"{"__metadata__":{"format":"mlx","z":"1"},"w":{"dtype":"BF16","shape":[2],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[1],"data_offsets":[4,5]}}"#
         #expect(header.hasPrefix(json))
         #expect(header.dropFirst(json.utf8.count).allSatisfy { $0 == " " })
         #expect((8 + header.utf8.count) % 8 == 0)
         #expect(Array(bytes.suffix(5)) == [1, 2, 3, 4, 9])
         // No metadata: no __metadata__ key at all.
         try SafeTensorsWriter.write(path: path, tensors: [], metadata: nil)
-        #expect(headerText(Array(try Data(contentsOf: URL(fileURLWithPath: path)))).trimmingCharacters(in: .whitespaces) == "{}")
+        #expect(
+            headerText(Array(try Data(contentsOf: URL(fileURLWithPath: path)))).trimmingCharacters(
+                in: .whitespaces) == "{}")
     }
 
     /// Our writer, given the tensors of the file the Python library wrote, in its data order,
@@ -67,14 +78,17 @@ private func headerText(_ bytes: [UInt8]) -> String {
         let golden = try SafeTensorsFile(path: try STFixtures.path("dtypes.safetensors"))
         let dir = try STTempDir()
         let path = dir.file("copy.safetensors")
-        let tensors = golden.tensors.map { (TensorSpec(name: $0.name, dtype: $0.dtype, shape: $0.shape), Array(golden.data($0))) }
+        let tensors = golden.tensors.map {
+            (TensorSpec(name: $0.name, dtype: $0.dtype, shape: $0.shape), Array(golden.data($0)))
+        }
         try SafeTensorsWriter.write(path: path, tensors: tensors, metadata: golden.metadata)
         let ours = try Data(contentsOf: URL(fileURLWithPath: path))
         let theirs = try Data(contentsOf: URL(fileURLWithPath: golden.path))
         #expect(ours == theirs)
         // For scripts/make_safetensors_golden.py --check: a file phikit wrote, for Python to read.
         if let out = ProcessInfo.processInfo.environment["PHIKIT_ROUNDTRIP_OUT"] {
-            try SafeTensorsWriter.write(path: out, tensors: tensors.reversed(), metadata: golden.metadata)
+            try SafeTensorsWriter.write(
+                path: out, tensors: tensors.reversed(), metadata: golden.metadata)
         }
     }
 
@@ -83,11 +97,13 @@ private func headerText(_ bytes: [UInt8]) -> String {
         let path = dir.file("big.safetensors")
         let big = randomBytes(SafeTensorsWriter.bufferSize + 12_346, seed: 9)  // 8 MB + change
         let small = randomBytes(1000, seed: 10)
-        let writer = try SafeTensorsWriter(path: path, tensors: [
-            TensorSpec(name: "small", dtype: .u8, shape: [1000]),
-            TensorSpec(name: "big", dtype: .u16, shape: [big.count / 2]),
-            TensorSpec(name: "tail", dtype: .u8, shape: [1]),
-        ], metadata: nil)
+        let writer = try SafeTensorsWriter(
+            path: path,
+            tensors: [
+                TensorSpec(name: "small", dtype: .u8, shape: [1000]),
+                TensorSpec(name: "big", dtype: .u16, shape: [big.count / 2]),
+                TensorSpec(name: "tail", dtype: .u8, shape: [1]),
+            ], metadata: nil)
         #expect(FileManager.default.fileExists(atPath: path + ".incomplete"))
         #expect(!FileManager.default.fileExists(atPath: path))
         try small.withUnsafeBytes { try writer.write($0) }
@@ -115,7 +131,9 @@ private func headerText(_ bytes: [UInt8]) -> String {
         let specs = [TensorSpec(name: "a", dtype: .f32, shape: [2])]
         let writer = try SafeTensorsWriter(path: path, tensors: specs, metadata: nil)
         try [UInt8](repeating: 0, count: 4).withUnsafeBytes { try writer.write($0) }
-        #expect(throws: SafeTensorsError.writtenSizeMismatch(path: path, expected: 8, written: 4)) { try writer.finish() }
+        #expect(throws: SafeTensorsError.writtenSizeMismatch(path: path, expected: 8, written: 4)) {
+            try writer.finish()
+        }
         #expect(!FileManager.default.fileExists(atPath: path + ".incomplete"))
         #expect(!FileManager.default.fileExists(atPath: path))
 
@@ -132,7 +150,8 @@ private func headerText(_ bytes: [UInt8]) -> String {
         let dir = try STTempDir()
         let path = dir.file("dropped.safetensors")
         do {
-            let writer = try SafeTensorsWriter(path: path, tensors: [TensorSpec(name: "a", dtype: .u8, shape: [1])], metadata: nil)
+            let writer = try SafeTensorsWriter(
+                path: path, tensors: [TensorSpec(name: "a", dtype: .u8, shape: [1])], metadata: nil)
             #expect(FileManager.default.fileExists(atPath: path + ".incomplete"))
             _ = writer
         }
@@ -143,15 +162,23 @@ private func headerText(_ bytes: [UInt8]) -> String {
         let dir = try STTempDir()
         let path = dir.file("x.safetensors")
         #expect(throws: SafeTensorsError.duplicateTensor(path: path, tensor: "a")) {
-            _ = try SafeTensorsWriter(path: path, tensors: [TensorSpec(name: "a", dtype: .u8, shape: [1]),
-                                                            TensorSpec(name: "a", dtype: .u8, shape: [1])], metadata: nil)
+            _ = try SafeTensorsWriter(
+                path: path,
+                tensors: [
+                    TensorSpec(name: "a", dtype: .u8, shape: [1]),
+                    TensorSpec(name: "a", dtype: .u8, shape: [1]),
+                ], metadata: nil)
         }
         #expect(throws: SafeTensorsError.duplicateTensor(path: path, tensor: "__metadata__")) {
-            _ = try SafeTensorsWriter(path: path, tensors: [TensorSpec(name: "__metadata__", dtype: .u8, shape: [1])], metadata: nil)
+            _ = try SafeTensorsWriter(
+                path: path, tensors: [TensorSpec(name: "__metadata__", dtype: .u8, shape: [1])],
+                metadata: nil)
         }
         for shape in [[-1], [Int.max, 2], [1 << 62]] {
             do {
-                _ = try SafeTensorsWriter(path: path, tensors: [TensorSpec(name: "s", dtype: .f32, shape: shape)], metadata: nil)
+                _ = try SafeTensorsWriter(
+                    path: path, tensors: [TensorSpec(name: "s", dtype: .f32, shape: shape)],
+                    metadata: nil)
                 Issue.record("no error for \(shape)")
             } catch {
                 #expect(stCase(error) == "badShape")
@@ -162,10 +189,14 @@ private func headerText(_ bytes: [UInt8]) -> String {
 
     @Test func missingDirectoryIsIOError() throws {
         do {
-            try SafeTensorsWriter.write(path: "/nonexistent/phikit/out.safetensors", tensors: [], metadata: nil)
+            try SafeTensorsWriter.write(
+                path: "/nonexistent/phikit/out.safetensors", tensors: [], metadata: nil)
             Issue.record("expected an error")
         } catch {
-            guard case .io(let e) = error else { Issue.record("\(error)"); return }
+            guard case .io(let e) = error else {
+                Issue.record("\(error)")
+                return
+            }
             #expect(e.errno == ENOENT)
             #expect(e.message.contains("/nonexistent/phikit/out.safetensors.incomplete"))
         }
@@ -184,7 +215,9 @@ private func headerText(_ bytes: [UInt8]) -> String {
         } catch let error as FileError {
             #expect(error.errno == ENOSPC)
             #expect(error.exitCode == .ioError)
-            #expect(error.message == "cannot write '/out/model.safetensors.incomplete': No space left on device")
+            #expect(
+                error.message
+                    == "cannot write '/out/model.safetensors.incomplete': No space left on device")
             #expect(error.hint != nil)
             #expect(SafeTensorsError.io(error).exitCode == .ioError)
         } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import PhiHub
 
 /// A throwaway directory per test, removed afterwards.
@@ -15,12 +16,16 @@ struct HubCacheTests {
     @Test("cache root follows huggingface_hub's environment order")
     func rootOrder() {
         #expect(HubCache.defaultRoot(environment: ["HF_HUB_CACHE": "/a", "HF_HOME": "/b"]) == "/a")
-        #expect(HubCache.defaultRoot(environment: ["HF_HOME": "/b", "XDG_CACHE_HOME": "/c"]) == "/b/hub")
-        #expect(HubCache.defaultRoot(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"])
-            == "/c/huggingface/hub")
+        #expect(
+            HubCache.defaultRoot(environment: ["HF_HOME": "/b", "XDG_CACHE_HOME": "/c"]) == "/b/hub"
+        )
+        #expect(
+            HubCache.defaultRoot(environment: ["XDG_CACHE_HOME": "/c", "HOME": "/h"])
+                == "/c/huggingface/hub")
         #expect(HubCache.defaultRoot(environment: ["HOME": "/h"]) == "/h/.cache/huggingface/hub")
-        #expect(HubCache.defaultRoot(environment: ["HF_HUB_CACHE": "", "HOME": "/h"])
-            == "/h/.cache/huggingface/hub")
+        #expect(
+            HubCache.defaultRoot(environment: ["HF_HUB_CACHE": "", "HOME": "/h"])
+                == "/h/.cache/huggingface/hub")
     }
 
     @Test("a snapshot is found through refs/main and by commit hash")
@@ -31,13 +36,16 @@ struct HubCacheTests {
         let repo = root + "/models--mlx-community--Phi-3.5-mini-instruct-4bit"
         try FileManager.default.createDirectory(
             atPath: repo + "/snapshots/" + commit, withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: repo + "/refs", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: repo + "/refs", withIntermediateDirectories: true)
         try (commit + "\n").write(toFile: repo + "/refs/main", atomically: true, encoding: .utf8)
 
         let cache = HubCache(root: root)
         let id = "mlx-community/Phi-3.5-mini-instruct-4bit"
         #expect(try cache.snapshotDirectory(repoID: id) == repo + "/snapshots/" + commit)
-        #expect(try cache.snapshotDirectory(repoID: id, revision: commit) == repo + "/snapshots/" + commit)
+        #expect(
+            try cache.snapshotDirectory(repoID: id, revision: commit) == repo + "/snapshots/"
+                + commit)
         #expect(throws: HubCacheError.notCached(repoID: id, revision: "dev", root: root)) {
             try cache.snapshotDirectory(repoID: id, revision: "dev")
         }
@@ -54,22 +62,27 @@ struct HubCacheTests {
 
 @Suite("ModelReference and Registry")
 struct ModelReferenceTests {
-    let registry = try! Registry(data: Data(#"""
-        {"models": [{"name": "phi-4-mini", "aliases": ["phi4-mini"],
-          "repo": "mlx-community/Phi-4-mini-instruct-4bit", "extraEOSTokens": ["<|end|>"]}]}
-        """#.utf8), source: "test")
+    let registry = try! Registry(
+        data: Data(
+            #"""
+            {"models": [{"name": "phi-4-mini", "aliases": ["phi4-mini"],
+              "repo": "mlx-community/Phi-4-mini-instruct-4bit", "extraEOSTokens": ["<|end|>"]}]}
+            """#.utf8), source: "test")
 
     @Test("aliases, Hub ids, revisions and directories")
     func parse() throws {
         let entry = try #require(registry.entry(named: "PHI4-MINI"))
         #expect(entry.repo == "mlx-community/Phi-4-mini-instruct-4bit")
         #expect(entry.revision == "main")
-        #expect(try ModelReference.parse("phi-4-mini", registry: registry)
-            == .hub(repoID: entry.repo, revision: "main", entry: entry))
-        #expect(try ModelReference.parse("phi-4-mini@v2", registry: registry)
-            == .hub(repoID: entry.repo, revision: "v2", entry: entry))
-        #expect(try ModelReference.parse("hf://org/model@abc", registry: registry)
-            == .hub(repoID: "org/model", revision: "abc", entry: nil))
+        #expect(
+            try ModelReference.parse("phi-4-mini", registry: registry)
+                == .hub(repoID: entry.repo, revision: "main", entry: entry))
+        #expect(
+            try ModelReference.parse("phi-4-mini@v2", registry: registry)
+                == .hub(repoID: entry.repo, revision: "v2", entry: entry))
+        #expect(
+            try ModelReference.parse("hf://org/model@abc", registry: registry)
+                == .hub(repoID: "org/model", revision: "abc", entry: nil))
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect(try ModelReference.parse(dir, registry: registry) == .directory(dir))
@@ -93,14 +106,19 @@ struct ModelReferenceTests {
         let data = try Data(contentsOf: root.appendingPathComponent("registry.json"))
         let registry = try Registry(data: data, source: "registry.json")
         #expect(registry.entries.count >= 2)
-        #expect(registry.entry(named: "phi-3.5-mini")?.repo == "mlx-community/Phi-3.5-mini-instruct-4bit")
-        #expect(registry.entry(named: "phi-4-mini")?.repo == "mlx-community/Phi-4-mini-instruct-4bit")
+        #expect(
+            registry.entry(named: "phi-3.5-mini")?.repo
+                == "mlx-community/Phi-3.5-mini-instruct-4bit")
+        #expect(
+            registry.entry(named: "phi-4-mini")?.repo == "mlx-community/Phi-4-mini-instruct-4bit")
         for entry in registry.entries { #expect(entry.extraEOSTokens.contains("<|end|>")) }
     }
 
     @Test("a registry that gives one alias to two models is refused")
     func ambiguous() {
-        let data = Data(#"{"models": [{"name": "a", "repo": "x/a"}, {"name": "b", "aliases": ["A"], "repo": "x/b"}]}"#.utf8)
+        let data = Data(
+            #"{"models": [{"name": "a", "repo": "x/a"}, {"name": "b", "aliases": ["A"], "repo": "x/b"}]}"#
+                .utf8)
         #expect(throws: RegistryError.self) { try Registry(data: data, source: "r.json") }
     }
 }

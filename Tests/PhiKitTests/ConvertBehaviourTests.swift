@@ -13,12 +13,14 @@ struct ConvertBehaviourTests {
         defer { try? FileManager.default.removeItem(at: work) }
         let src = work.appendingPathComponent("src")
         try ConvertFixtures.buildSource("phi4-fp32", into: src)
-        var q = ConvertOptions(source: src.path, output: work.appendingPathComponent("q").path,
-                               quantize: true, bits: 8, groupSize: 32, environment: [:])
+        var q = ConvertOptions(
+            source: src.path, output: work.appendingPathComponent("q").path,
+            quantize: true, bits: 8, groupSize: 32, environment: [:])
         q.threads = 2
         _ = try convert(q)
-        var d = ConvertOptions(source: q.output!, output: work.appendingPathComponent("d").path,
-                               dequantize: true, environment: [:])
+        var d = ConvertOptions(
+            source: q.output!, output: work.appendingPathComponent("d").path,
+            dequantize: true, environment: [:])
         d.threads = 2
         let summary = try convert(d)
         #expect(summary.bits == nil)
@@ -30,7 +32,8 @@ struct ConvertBehaviourTests {
             let (af, a) = try #require(original.tensor(name))
             let (bf, b) = try #require(restored.tensor(name))
             #expect(a.shape == b.shape && b.dtype == .f32)
-            let x = af.data(a).bindMemory(to: Float.self), y = bf.data(b).bindMemory(to: Float.self)
+            let x = af.data(a).bindMemory(to: Float.self)
+            let y = bf.data(b).bindMemory(to: Float.self)
             if a.shape.count == 1 {
                 #expect(Array(x) == Array(y), "\(name) must be copied unchanged")
                 continue
@@ -57,18 +60,24 @@ struct ConvertBehaviourTests {
         let cache = work.appendingPathComponent("hub")
         let repo = cache.appendingPathComponent("models--tiny-org--Tiny-Phi-4")
         let commit = String(repeating: "ab", count: 20)
-        try ConvertFixtures.buildSource("phi4-bf16", into: repo.appendingPathComponent("snapshots/\(commit)"))
-        try FileManager.default.createDirectory(at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
+        try ConvertFixtures.buildSource(
+            "phi4-bf16", into: repo.appendingPathComponent("snapshots/\(commit)"))
+        try FileManager.default.createDirectory(
+            at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
         try Data(commit.utf8).write(to: repo.appendingPathComponent("refs/main"))
         let home = work.appendingPathComponent("phikit-home")
 
-        var o = ConvertOptions(source: "tiny-org/Tiny-Phi-4", quantize: true,
-                               environment: ["HF_HUB_CACHE": cache.path, "PHIKIT_HOME": home.path,
-                                             "PHIKIT_REGISTRY": work.appendingPathComponent("none.json").path])
+        var o = ConvertOptions(
+            source: "tiny-org/Tiny-Phi-4", quantize: true,
+            environment: [
+                "HF_HUB_CACHE": cache.path, "PHIKIT_HOME": home.path,
+                "PHIKIT_REGISTRY": work.appendingPathComponent("none.json").path,
+            ])
         o.threads = 1
         let summary = try convert(o)
         #expect(summary.outputDirectory == home.path + "/models/Tiny-Phi-4-4bit")
-        let card = try String(contentsOfFile: summary.outputDirectory + "/README.md", encoding: .utf8)
+        let card = try String(
+            contentsOfFile: summary.outputDirectory + "/README.md", encoding: .utf8)
         #expect(card.contains("base_model: tiny-org/Tiny-Phi-4\n"))
 
         // Not cached → 66 with a pull hint; nothing written.
@@ -83,10 +92,12 @@ struct ConvertBehaviourTests {
 
     @Test("store names")
     func storeNames() {
-        #expect(ModelStore.modelName(source: "Phi-3.5-mini-instruct", bits: 4, floatType: nil)
-            == "Phi-3.5-mini-instruct-4bit")
-        #expect(ModelStore.modelName(source: "Phi-3.5-mini-instruct-4bit", bits: nil, floatType: "bf16")
-            == "Phi-3.5-mini-instruct-bf16")
+        #expect(
+            ModelStore.modelName(source: "Phi-3.5-mini-instruct", bits: 4, floatType: nil)
+                == "Phi-3.5-mini-instruct-4bit")
+        #expect(
+            ModelStore.modelName(source: "Phi-3.5-mini-instruct-4bit", bits: nil, floatType: "bf16")
+                == "Phi-3.5-mini-instruct-bf16")
         #expect(ModelStore.root(environment: ["HOME": "/h"]) == "/h/.local/share/phikit")
         #expect(ModelStore.root(environment: ["PHIKIT_HOME": "/p", "HOME": "/h"]) == "/p")
     }
@@ -99,8 +110,9 @@ struct ConvertBehaviourTests {
         try ConvertFixtures.buildSource("phi35-fp16", into: src)
         var hashes: [String] = []
         for threads in [1, 3] {
-            var o = ConvertOptions(source: src.path, output: work.appendingPathComponent("o\(threads)").path,
-                                   quantize: true, bits: 3, groupSize: 32, environment: [:])
+            var o = ConvertOptions(
+                source: src.path, output: work.appendingPathComponent("o\(threads)").path,
+                quantize: true, bits: 3, groupSize: 32, environment: [:])
             o.threads = threads
             _ = try convert(o)
             hashes.append(try SHA256Hasher.hex(of: o.output! + "/model.safetensors"))

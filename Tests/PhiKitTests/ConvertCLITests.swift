@@ -10,24 +10,32 @@ struct ConvertCLITests {
         if let path = ProcessInfo.processInfo.environment["PHIKIT_BINARY"] {
             return URL(fileURLWithPath: path)
         }
-        let dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-        for candidate in [dir, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent()] {
+        let dir = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        for candidate in [
+            dir, Bundle.main.bundleURL, Bundle.main.bundleURL.deletingLastPathComponent(),
+        ] {
             let url = candidate.appendingPathComponent("phikit")
             if FileManager.default.isExecutableFile(atPath: url.path) { return url }
         }
         return nil
     }()
 
-    static func run(_ args: [String], env: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+    static func run(
+        _ args: [String], env: [String: String] = [:]
+    ) throws -> (status: Int32, out: String, err: String) {
         let binary = try #require(binary, "phikit binary not found; set PHIKIT_BINARY")
         let p = Process()
         p.executableURL = binary
         p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(env.merging(["NO_COLOR": "1"]) { $1 }) { $1 }
+        p.environment = ProcessInfo.processInfo.environment.merging(
+            env.merging(["NO_COLOR": "1"]) { $1 }
+        ) { $1 }
         let work = try ConvertFixtures.temporaryDirectory("cli-io")
         defer { try? FileManager.default.removeItem(at: work) }
         // Files, not pipes: no risk of a full pipe blocking the child.
-        let outURL = work.appendingPathComponent("out"), errURL = work.appendingPathComponent("err")
+        let outURL = work.appendingPathComponent("out")
+        let errURL = work.appendingPathComponent("err")
         _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
         _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
         p.standardOutput = try FileHandle(forWritingTo: outURL)
@@ -35,8 +43,10 @@ struct ConvertCLITests {
         p.standardInput = FileHandle.nullDevice
         try p.run()
         p.waitUntilExit()
-        return (p.terminationStatus, try String(contentsOf: outURL, encoding: .utf8),
-                try String(contentsOf: errURL, encoding: .utf8))
+        return (
+            p.terminationStatus, try String(contentsOf: outURL, encoding: .utf8),
+            try String(contentsOf: errURL, encoding: .utf8)
+        )
     }
 
     @Test(.enabled(if: binary != nil)) func exitCodes() throws {
@@ -46,7 +56,9 @@ struct ConvertCLITests {
         try ConvertFixtures.buildSource("phi4-bf16", into: src)
         let out = work.appendingPathComponent("out").path
 
-        let ok = try Self.run(["convert", src.path, "-o", out, "-q", "--bits", "4", "--group-size", "64"])
+        let ok = try Self.run([
+            "convert", src.path, "-o", out, "-q", "--bits", "4", "--group-size", "64",
+        ])
         #expect(ok.status == 0, "stderr: \(ok.err)")
         #expect(ok.out.contains("Quantized model with 6.323 bits per weight."))
         #expect(ok.err.isEmpty)  // progress only on a terminal
@@ -54,7 +66,9 @@ struct ConvertCLITests {
         let exists = try Self.run(["convert", src.path, "-o", out, "-q"])
         #expect(exists.status == 64 && exists.err.contains("already exists"))
 
-        let json = try Self.run(["convert", src.path, "-o", out, "--force", "--json", "--q-bits", "8", "-q"])
+        let json = try Self.run([
+            "convert", src.path, "-o", out, "--force", "--json", "--q-bits", "8", "-q",
+        ])
         #expect(json.status == 0)
         let summary = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
         #expect(summary?["bits"] as? Int == 8)
@@ -65,12 +79,16 @@ struct ConvertCLITests {
         let badFlag = try Self.run(["convert", src.path, "--bits", "4"])
         #expect(badFlag.status == 64 && badFlag.err.contains("-q"))
 
-        let missing = try Self.run(["convert", work.appendingPathComponent("nope").path, "-o", out + "3"])
+        let missing = try Self.run([
+            "convert", work.appendingPathComponent("nope").path, "-o", out + "3",
+        ])
         #expect(missing.status == 66)
 
-        var config = try String(contentsOf: src.appendingPathComponent("config.json"), encoding: .utf8)
+        var config = try String(
+            contentsOf: src.appendingPathComponent("config.json"), encoding: .utf8)
         config = config.replacingOccurrences(of: "\"phi3\"", with: "\"llama\"")
-        try config.write(to: src.appendingPathComponent("config.json"), atomically: true, encoding: .utf8)
+        try config.write(
+            to: src.appendingPathComponent("config.json"), atomically: true, encoding: .utf8)
         let llama = try Self.run(["convert", src.path, "-o", out + "4", "-q"])
         #expect(llama.status == 65 && llama.err.contains("llama"))
         #expect(!FileManager.default.fileExists(atPath: out + "4"))

@@ -21,7 +21,8 @@ enum ConvertFixtures {
         if let dir = ProcessInfo.processInfo.environment["PHIKIT_SHARED_FIXTURES"] {
             return URL(fileURLWithPath: dir)
         }
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("shared/fixtures")
     }()
@@ -47,7 +48,8 @@ enum ConvertFixtures {
         try fm.createDirectory(at: dir, withIntermediateDirectories: true)
         let fixture = root.appendingPathComponent("sources/\(name)")
         for file in try fm.contentsOfDirectory(atPath: fixture.path) where file != "weights.json" {
-            try fm.copyItem(at: fixture.appendingPathComponent(file), to: dir.appendingPathComponent(file))
+            try fm.copyItem(
+                at: fixture.appendingPathComponent(file), to: dir.appendingPathComponent(file))
         }
         let spec = try json(fixture.appendingPathComponent("weights.json"))
         for file in spec["files"]?.arrayValue ?? [] {
@@ -58,8 +60,9 @@ enum ConvertFixtures {
                 let seed = try #require(UInt64(t["seed"]?.stringValue ?? "", radix: 16))
                 let bytes = generate(dtype, shape: shape, seed: seed)
                 let name = t["name"]?.stringValue ?? ""
-                #expect(SHA256Hasher.hex(of: bytes) == t["sha256"]?.stringValue,
-                        "generator drift: \(name) differs from make_convert_golden.py's")
+                #expect(
+                    SHA256Hasher.hex(of: bytes) == t["sha256"]?.stringValue,
+                    "generator drift: \(name) differs from make_convert_golden.py's")
                 tensors.append((TensorSpec(name: name, dtype: dtype, shape: shape), bytes))
             }
             let meta = file["metadata"]?.objectValue?.reduce(into: [String: String]()) {
@@ -72,7 +75,8 @@ enum ConvertFixtures {
         guard haveSharedFixtures else { return }
         for (out, rel) in spec["tokenizer_files"]?.objectValue ?? [] {
             guard let rel = rel.stringValue else { continue }
-            try fm.copyItem(at: shared.appendingPathComponent(rel), to: dir.appendingPathComponent(out))
+            try fm.copyItem(
+                at: shared.appendingPathComponent(rel), to: dir.appendingPathComponent(out))
         }
     }
 
@@ -85,7 +89,8 @@ enum ConvertFixtures {
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             z ^= z >> 31
-            let sign = UInt32(z & 1), eOff = UInt32((z >> 1) % 8)
+            let sign = UInt32(z & 1)
+            let eOff = UInt32((z >> 1) % 8)
             switch dtype {
             case .bf16: words[i] = sign << 15 | (125 - eOff) << 7 | UInt32((z >> 8) & 0x7F)
             case .f16: words[i] = sign << 15 | (13 - eOff) << 10 | UInt32((z >> 8) & 0x3FF)
@@ -127,8 +132,9 @@ struct ConvertGoldenCase: CustomTestStringConvertible, Sendable {
     /// The case's options as `ConvertOptions`, for a source already at `source`.
     func options(source: URL, output: URL) throws -> ConvertOptions {
         let o = try #require(try manifest()["options"])
-        var options = ConvertOptions(source: source.path, output: output.path,
-                                     quantize: o["quantize"]?.boolValue ?? false)
+        var options = ConvertOptions(
+            source: source.path, output: output.path,
+            quantize: o["quantize"]?.boolValue ?? false)
         options.bits = o["bits"]?.intValue ?? 4
         options.groupSize = o["group"]?.intValue ?? 64
         options.dtype = o["dtype"]?.stringValue.flatMap { DType(pythonName: $0) }

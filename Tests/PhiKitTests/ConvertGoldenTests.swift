@@ -1,7 +1,8 @@
 import Foundation
 import PhiFormats
-@testable import PhiKit
 import Testing
+
+@testable import PhiKit
 
 /// phikit's convert against the committed outputs of `mlx_lm.convert` (mlx-lm 0.32.2,
 /// mlx 0.32.4; `scripts/make_convert_golden.py`): every tensor's bytes (sha256), dtype,
@@ -27,11 +28,12 @@ struct ConvertGoldenTests {
     /// The same bytes when tensors stream through in many small chunks and blocks, spread
     /// over more threads than rows sometimes (every chunking edge: partial last chunk, one
     /// row per chunk, one block per thread).
-    @Test(arguments: ConvertGoldenCase.all.filter { c in
-        // all but the bits × groups grid, of which two corners
-        let grid = c.name.wholeMatch(of: /phi(35|4)-bf16-q\dg\d+/) != nil
-        return !grid || c.name.hasSuffix("q3g32") || c.name.hasSuffix("q6g128")
-    })
+    @Test(
+        arguments: ConvertGoldenCase.all.filter { c in
+            // all but the bits × groups grid, of which two corners
+            let grid = c.name.wholeMatch(of: /phi(35|4)-bf16-q\dg\d+/) != nil
+            return !grid || c.name.hasSuffix("q3g32") || c.name.hasSuffix("q6g128")
+        })
     func goldenCaseInSmallChunks(_ golden: ConvertGoldenCase) throws {
         try Self.verify(golden) { o in
             o.chunkElements = 1000
@@ -40,7 +42,9 @@ struct ConvertGoldenTests {
         }
     }
 
-    static func verify(_ golden: ConvertGoldenCase, configure: (inout ConvertOptions) -> Void) throws {
+    static func verify(
+        _ golden: ConvertGoldenCase, configure: (inout ConvertOptions) -> Void
+    ) throws {
         let manifest = try golden.manifest()
         let work = try ConvertFixtures.temporaryDirectory(golden.name)
         defer { try? FileManager.default.removeItem(at: work) }
@@ -52,9 +56,13 @@ struct ConvertGoldenTests {
 
         // Tensors: per file, in data order, exactly mlx_lm's save order and bytes.
         let expected = (manifest["tensors"]?.arrayValue ?? []).map { t in
-            [t["file"]?.stringValue ?? "", t["name"]?.stringValue ?? "", t["dtype"]?.stringValue ?? "",
-             (t["shape"]?.arrayValue ?? []).map { $0.intValue.map(String.init) ?? "?" }.joined(separator: ","),
-             t["sha256"]?.stringValue ?? ""]
+            [
+                t["file"]?.stringValue ?? "", t["name"]?.stringValue ?? "",
+                t["dtype"]?.stringValue ?? "",
+                (t["shape"]?.arrayValue ?? []).map { $0.intValue.map(String.init) ?? "?" }.joined(
+                    separator: ","),
+                t["sha256"]?.stringValue ?? "",
+            ]
         }
         var actual: [[String]] = []
         let weightFiles = summary.files.filter { $0.hasSuffix(".safetensors") }
@@ -62,8 +70,10 @@ struct ConvertGoldenTests {
             let st = try SafeTensorsFile(path: out.appendingPathComponent(file).path)
             #expect(st.metadata == ["format": "mlx"])
             for t in st.tensors {
-                actual.append([file, t.name, t.dtype.rawValue, t.shape.map(String.init).joined(separator: ","),
-                               SHA256Hasher.hex(of: st.data(t))])
+                actual.append([
+                    file, t.name, t.dtype.rawValue, t.shape.map(String.init).joined(separator: ","),
+                    SHA256Hasher.hex(of: st.data(t)),
+                ])
             }
         }
         #expect(actual.count == expected.count)
@@ -82,7 +92,9 @@ struct ConvertGoldenTests {
         var goldenFiles = Set((manifest["files"]?.arrayValue ?? []).compactMap(\.stringValue))
         if !ConvertFixtures.haveSharedFixtures { goldenFiles.subtract(tokenizerOutputs) }
         let mine = Set(summary.files)
-        #expect(goldenFiles.subtracting(mine).isEmpty, "missing: \(goldenFiles.subtracting(mine).sorted())")
+        #expect(
+            goldenFiles.subtracting(mine).isEmpty,
+            "missing: \(goldenFiles.subtracting(mine).sorted())")
         let extra = mine.subtracting(goldenFiles).subtracting(extraTokenizerFiles)
         #expect(extra.isEmpty, "unexpected files: \(extra.sorted())")
 

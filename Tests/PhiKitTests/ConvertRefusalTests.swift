@@ -63,11 +63,14 @@ struct ConvertRefusalTests {
     @Test func missingShard() throws {
         let s = try Scratch()
         defer { s.remove() }
-        try FileManager.default.removeItem(at: s.source.appendingPathComponent("model-00002-of-00002.safetensors"))
+        try FileManager.default.removeItem(
+            at: s.source.appendingPathComponent("model-00002-of-00002.safetensors"))
         #expect {
             try convert(s.options())
         } throws: { error in
-            guard let e = error as? WeightsError, case .missingShard(_, let file) = e else { return false }
+            guard let e = error as? WeightsError, case .missingShard(_, let file) = e else {
+                return false
+            }
             return file == "model-00002-of-00002.safetensors" && e.exitCode == .noInput
         }
         try s.expectNothingWritten()
@@ -81,7 +84,8 @@ struct ConvertRefusalTests {
             try convert(s.options())
         } throws: { error in
             guard let e = error as? ConvertError,
-                case let .wrongShape(name, _, expected, actual) = e else { return false }
+                case .wrongShape(let name, _, let expected, let actual) = e
+            else { return false }
             return name == "model.layers.0.mlp.gate_up_proj.weight" && expected == [400, 128]
                 && actual == [384, 128] && e.exitCode == .dataError
                 && e.message.contains("model.layers.0.mlp.gate_up_proj.weight")
@@ -109,7 +113,9 @@ struct ConvertRefusalTests {
         #expect {
             try convert(s.options())
         } throws: { error in
-            guard case .unexpectedTensor(let name, _)? = error as? ConvertError else { return false }
+            guard case .unexpectedTensor(let name, _)? = error as? ConvertError else {
+                return false
+            }
             return name == "lm_head.weight"
         }
         try s.expectNothingWritten()

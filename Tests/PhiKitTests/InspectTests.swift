@@ -181,7 +181,9 @@ private enum InspectFixture {
         ]
     }
 
-    static func directory(config: [String: Any]?, tensors: [(String, DType, [Int])]) throws
+    static func directory(
+        config: [String: Any]?, tensors: [(String, DType, [Int])]
+    ) throws
         -> String
     {
         let dir = FileManager.default.temporaryDirectory

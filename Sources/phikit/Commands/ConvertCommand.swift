@@ -65,8 +65,9 @@ struct ConvertCommand: Command {
         var dtype: DType?
         if let dtypeName {
             guard let d = DType(pythonName: dtypeName), [.f16, .bf16, .f32].contains(d) else {
-                throw UsageError("invalid value '\(dtypeName)' for '--dtype'",
-                                 hint: "use float16, bfloat16 or float32")
+                throw UsageError(
+                    "invalid value '\(dtypeName)' for '--dtype'",
+                    hint: "use float16, bfloat16 or float32")
             }
             dtype = d
         }
@@ -99,15 +100,18 @@ struct ConvertCommand: Command {
             print("Quantized model with \(summary.bitsPerWeightText) bits per weight.")
         }
         let fileCount = summary.files.filter { $0.hasSuffix(".safetensors") }.count
-        print("Wrote \(summary.outputDirectory): \(Format.grouped(summary.tensorCount)) tensors, "
-            + "\(Format.grouped(summary.totalParameters)) parameters, "
-            + "\(fileCount) weight \(fileCount == 1 ? "file" : "files"), "
-            + "\(Format.bytes(summary.bytesWritten)) in \(Format.fixed(summary.seconds, decimals: 1)) s")
+        print(
+            "Wrote \(summary.outputDirectory): \(Format.grouped(summary.tensorCount)) tensors, "
+                + "\(Format.grouped(summary.totalParameters)) parameters, "
+                + "\(fileCount) weight \(fileCount == 1 ? "file" : "files"), "
+                + "\(Format.bytes(summary.bytesWritten)) in \(Format.fixed(summary.seconds, decimals: 1)) s"
+        )
     }
 
     /// `converting  57/195 tensors  2.10 GB / 7.64 GB  412 MB/s  ETA 13 s`.
     static func progressLine(_ p: ConvertProgress) -> String {
-        var line = "converting \(p.tensorsDone)/\(p.tensorCount) tensors  "
+        var line =
+            "converting \(p.tensorsDone)/\(p.tensorCount) tensors  "
             + "\(Format.bytes(p.bytesRead)) / \(Format.bytes(p.bytesToRead))"
         if p.elapsed > 0.2 {
             line += "  \(Format.bytes(Int(Double(p.bytesRead) / p.elapsed)))/s"
