@@ -49,6 +49,18 @@ enum POSIXFile {
         }
     }
 
+    /// Reserves `length` bytes of disk for `fd` up front, so a full disk is reported before
+    /// any data is written (not gigabytes later) and the file system allocates its extents
+    /// in one go. File systems that cannot preallocate (EOPNOTSUPP) are simply written to.
+    static func preallocate(_ fd: Int32, length: Int, path: String) throws(FileError) {
+        guard length > 0 else { return }
+        while true {
+            let result = posix_fallocate(fd, 0, off_t(length))  // returns the error, not -1
+            if result == 0 || result == EOPNOTSUPP || result == EINVAL { return }
+            if result != EINTR { throw FileError(path: path, operation: "reserve space for", errno: result) }
+        }
+    }
+
     /// Writes all of `buffer`, looping over short writes and EINTR.
     static func writeAll(
         _ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String

@@ -71,6 +71,12 @@ public final class SafeTensorsWriter {
             buffer.deallocate()
             throw .io(error)
         }
+        do {
+            try POSIXFile.preallocate(fd, length: total, path: temporaryPath)
+        } catch {
+            abandon()
+            throw .io(error)
+        }
         let length = UInt64(headerBytes.count)
         let prefix = (0..<8).map { UInt8(truncatingIfNeeded: length >> (8 * $0)) } + headerBytes
         do {
