@@ -1,6 +1,7 @@
 # phikit — build, test, benchmark. Every target works on a fresh Debian 12 machine after `make deps`.
 #
-#   make deps        system packages (libcurl, OpenBLAS, zlib, pkg-config); idempotent, as root or via sudo
+#   make deps        system packages (libcurl, OpenBLAS, zlib, pkg-config; python3 for the demo
+#                    checkpoint and test scripts); idempotent, as root or via sudo
 #   make build       release build → .build/release/phikit   (NATIVE=1 adds -march=native: opt-in,
 #                    the binary then only runs on CPUs like this one)
 #   make demo        deps + build + the main job on a built-in default (see README)
@@ -14,7 +15,7 @@ SWIFT ?= swift
 NATIVE ?= 0
 RELEASE_FLAGS := -c release $(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
 BIN := .build/release/phikit
-DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config
+DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test bench install fmt clean
