@@ -88,37 +88,16 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
     /// directory's config.json, else are inferred assuming mlx's default group size 64.
     public func parameterCount(quantization: QuantizationConfig?) -> Int {
         let quantization = quantization ?? directoryQuantization()
-        var total = 0
-        for (name, entry) in lookup {
-            let info = entry.info
-            guard let module = Self.modulePath(name), lookup[module + ".scales"] != nil else {
-                total += info.elementCount
-                continue
-            }
-            switch name.dropFirst(module.count) {
-            case ".scales", ".biases": continue
-            case ".weight" where info.dtype == .u32:
-                total += info.elementCount * 32 / bits(module, info, quantization)
-            default: total += info.elementCount
-            }
+        return lookup.values.reduce(0) { total, entry in
+            total
+                + PackedTensorCount(entry.info, quantization: quantization) {
+                    self.lookup[$0]?.info
+                }.parameters
         }
-        return total
     }
 
     /// `parameterCount(quantization: nil)`.
     public var parameterCount: Int { parameterCount(quantization: nil) }
-
-    private func bits(_ module: String, _ weight: TensorInfo, _ q: QuantizationConfig?) -> Int {
-        if let q, case .quantized(_, let bits, _) = q.layer(module) { return bits }
-        // No config: packed columns * 32 = bits * groups * groupSize; assume group 64.
-        if let scales = lookup[module + ".scales"]?.info, let packed = weight.shape.last,
-            let groups = scales.shape.last, groups > 0, (packed * 32) % (groups * 64) == 0,
-            case let bits = packed * 32 / (groups * 64), [2, 3, 4, 5, 6, 8].contains(bits)
-        {
-            return bits
-        }
-        return 4
-    }
 
     /// The `quantization` of config.json beside the weights, read leniently (nil on any problem:
     /// counting parameters must not fail because a config is odd).
@@ -143,12 +122,6 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
             let partial = try? JSONDecoder().decode(Partial.self, from: data)
         else { return nil }
         return partial.quantization ?? partial.quantizationConfig
-    }
-
-    /// `a.b.weight` → `a.b`.
-    static func modulePath(_ tensor: String) -> String? {
-        guard let dot = tensor.lastIndex(of: ".") else { return nil }
-        return String(tensor[..<dot])
     }
 
     /// Top-level `*.safetensors` names (files or symlinks to files, as in HF cache snapshots),

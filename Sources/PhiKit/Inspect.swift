@@ -75,9 +75,6 @@ struct InspectReportBuilder {
     var config: ModelConfig?
     var warnings: [String]
 
-    /// mlx's default; used to infer bits from shapes when config.json does not say.
-    static let defaultGroupSize = 64
-
     func build() -> InspectReport {
         var infos: [String: (info: TensorInfo, file: String)] = [:]
         var fileRows: [InspectReport.File] = []
@@ -98,23 +95,17 @@ struct InspectReportBuilder {
         var packedCount = 0
         for name in infos.keys.sorted() {
             let (info, file) = infos[name]!
-            var row = InspectReport.Tensor(
-                name: name, dtype: info.dtype, shape: info.shape, bytes: info.byteCount,
-                parameters: info.elementCount, file: file, quantizedBits: nil)
-            if let module = Self.modulePath(name), infos[module + ".scales"] != nil {
-                let suffix = name.dropFirst(module.count)
-                if suffix == ".scales" || suffix == ".biases" {
-                    row.parameters = 0
-                } else if suffix == ".weight" && info.dtype == .u32 {
-                    let scales = infos[module + ".scales"]!.info
-                    let (bits, inferred) = bits(module: module, weight: info, scales: scales)
-                    if inferred { inferredBits.insert(bits) }
-                    row.quantizedBits = bits
-                    row.parameters = info.elementCount * 32 / bits
-                    packedCount += 1
-                }
+            let count = PackedTensorCount(info, quantization: config?.quantization) {
+                infos[$0]?.info
             }
-            tensors.append(row)
+            if let bits = count.bits {
+                packedCount += 1
+                if count.bitsInferred { inferredBits.insert(bits) }
+            }
+            tensors.append(
+                InspectReport.Tensor(
+                    name: name, dtype: info.dtype, shape: info.shape, bytes: info.byteCount,
+                    parameters: count.parameters, file: file, quantizedBits: count.bits))
         }
 
         let quantization = quantizationSummary(packedCount: packedCount, inferredBits: inferredBits)
@@ -122,7 +113,7 @@ struct InspectReportBuilder {
             let bits = inferredBits.sorted().map(String.init).joined(separator: "/")
             warnings.append(
                 "config.json does not describe the quantization; assumed group size "
-                    + "\(Self.defaultGroupSize), which gives \(bits) bits")
+                    + "\(PackedTensorCount.defaultGroupSize), which gives \(bits) bits")
         }
         if let q = config?.quantization, packedCount == 0 {
             warnings.append(
@@ -137,27 +128,6 @@ struct InspectReportBuilder {
             tensorBytes: tensors.reduce(0) { $0 + $1.bytes }, dtypeBytes: dtypeBytes,
             quantization: quantization, config: config.map(Self.summary), metadata: metadata,
             warnings: warnings)
-    }
-
-    /// Bits of a packed weight: config.json's (per-layer override first), else inferred from
-    /// the shapes: packed columns × 32 = bits × groups × group size, with group size 64.
-    private func bits(
-        module: String, weight: TensorInfo, scales: TensorInfo
-    ) -> (
-        bits: Int, inferred: Bool
-    ) {
-        if let q = config?.quantization, case .quantized(_, let bits, _) = q.layer(module), bits > 0
-        {
-            return (bits, false)
-        }
-        if let packed = weight.shape.last, let groups = scales.shape.last, groups > 0,
-            (packed * 32) % (groups * Self.defaultGroupSize) == 0,
-            case let bits = packed * 32 / (groups * Self.defaultGroupSize),
-            [2, 3, 4, 5, 6, 8].contains(bits)
-        {
-            return (bits, true)
-        }
-        return (4, true)
     }
 
     private func quantizationSummary(
@@ -175,7 +145,8 @@ struct InspectReportBuilder {
             }
         return .init(
             bits: q?.bits ?? (inferredBits.count == 1 ? inferredBits.first : nil),
-            groupSize: q?.groupSize ?? Self.defaultGroupSize, mode: q?.mode ?? "affine",
+            groupSize: q?.groupSize ?? PackedTensorCount.defaultGroupSize,
+            mode: q?.mode ?? "affine",
             source: source, quantizedTensors: packedCount)
     }
 
@@ -187,10 +158,5 @@ struct InspectReportBuilder {
             vocabSize: c.vocabSize, maxPositionEmbeddings: c.maxPositionEmbeddings,
             ropeScaling: c.ropeScaling?.type, partialRotaryFactor: c.partialRotaryFactor,
             tieWordEmbeddings: c.tieWordEmbeddings, torchDType: c.torchDType)
-    }
-
-    /// `a.b.weight` → `a.b`.
-    static func modulePath(_ tensor: String) -> String? {
-        tensor.lastIndex(of: ".").map { String(tensor[..<$0]) }
     }
 }
