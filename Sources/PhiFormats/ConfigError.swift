@@ -11,12 +11,21 @@ public enum ConfigError: UserFacingError, Equatable {
 
     public var message: String {
         switch self {
-        case .missingFile(let path): "\(path): no such file"
-        case .invalidJSON(let path, let detail): "\(path): not valid JSON (\(detail))"
-        case .missingField(let path, let field): "\(path): missing field '\(field)'"
-        case .invalidValue(let path, let field, let detail): "\(path): field '\(field)' \(detail)"
-        case .unsupportedArchitecture(let path, let modelType):
-            "\(path): model_type '\(modelType)' is not supported"
+        case .missingFile(let path), .invalidJSON(let path, _), .missingField(let path, _),
+            .invalidValue(let path, _, _), .unsupportedArchitecture(let path, _):
+            "\(path): \(problem)"
+        }
+    }
+
+    /// The message without the file name in front, for callers that name the file themselves.
+    public var problem: String {
+        switch self {
+        case .missingFile: "no such file"
+        case .invalidJSON(_, let detail): "not valid JSON (\(detail))"
+        case .missingField(_, let field): "missing field '\(field)'"
+        case .invalidValue(_, let field, let detail): "field '\(field)' \(detail)"
+        case .unsupportedArchitecture(_, let modelType):
+            "model_type '\(modelType)' is not supported"
         }
     }
 
@@ -37,7 +46,7 @@ public enum ConfigError: UserFacingError, Equatable {
 extension ConfigError {
     /// Rewrites Foundation's DecodingError (whose description is a wall of debug text) as one
     /// line naming the JSON key path, like mlx-swift-lm's ModelFactoryError does.
-    static func wrapping(_ error: any Error, path: String) -> ConfigError {
+    public static func wrapping(_ error: any Error, path: String) -> ConfigError {
         if let error = error as? ConfigError { return error }
         guard let decoding = error as? DecodingError else {
             return .invalidJSON(path: path, detail: "\(error)")

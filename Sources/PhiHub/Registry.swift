@@ -39,7 +39,7 @@ public struct Registry: Sendable, Equatable {
         do {
             entries = try JSONDecoder().decode(File.self, from: data).models
         } catch {
-            throw .invalid(path: source, detail: Self.describe(error))
+            throw .invalid(path: source, detail: ConfigError.wrapping(error, path: source).problem)
         }
         var seen: [String: String] = [:]
         for entry in entries {
@@ -99,22 +99,6 @@ public struct Registry: Sendable, Equatable {
             dir = dir.deletingLastPathComponent()
         }
         return paths
-    }
-
-    private static func describe(_ error: Error) -> String {
-        guard let decoding = error as? DecodingError else { return "\(error)" }
-        switch decoding {
-        case .keyNotFound(let key, let context):
-            let path = (context.codingPath + [key]).map(\.stringValue).joined(separator: ".")
-            return "missing field '\(path)'"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return
-                "field '\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
-        case .dataCorrupted(let context):
-            return context.debugDescription
-        @unknown default:
-            return "\(decoding)"
-        }
     }
 }
 
