@@ -33,6 +33,27 @@ public enum ModelReference: Sendable, Equatable {
             repoID: name, revision: explicitRevision ?? "main", entry: registry?.entry(named: name))
     }
 
+    /// Parses `text`, reading registry.json only when `text` is not a directory: a missing
+    /// registry just means no aliases, a broken one is reported rather than hidden behind
+    /// "not a registry alias".
+    public static func resolve(
+        _ text: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> ModelReference {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: text, isDirectory: &isDirectory),
+            isDirectory.boolValue
+        {
+            return .directory(text)
+        }
+        let registry: Registry?
+        do {
+            registry = try Registry.load(environment: environment)
+        } catch .notFound {
+            registry = nil
+        }
+        return try parse(text, registry: registry)
+    }
+
     /// `org/name@rev` → (`org/name`, `rev`); also accepts the `hf://` prefix hf users type.
     static func splitRevision(_ text: String) -> (String, String?) {
         var body = Substring(text)

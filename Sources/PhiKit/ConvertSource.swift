@@ -12,8 +12,7 @@ struct ConvertSource {
     var name: String
 
     static func resolve(_ text: String, environment: [String: String]) throws -> ConvertSource {
-        let registry = try? Registry.load(environment: environment)
-        switch try ModelReference.parse(text, registry: registry) {
+        switch try ModelReference.resolve(text, environment: environment) {
         case .directory(let path):
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
             return ConvertSource(

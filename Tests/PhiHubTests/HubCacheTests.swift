@@ -114,6 +114,25 @@ struct ModelReferenceTests {
         for entry in registry.entries { #expect(entry.extraEOSTokens.contains("<|end|>")) }
     }
 
+    @Test("resolve: directories need no registry, a broken registry.json is reported")
+    func resolveReportsBrokenRegistry() throws {
+        let dir = try makeTemporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let broken = dir + "/registry.json"
+        try #"{"models": [{"name": "a"}]}"#.write(toFile: broken, atomically: true, encoding: .utf8)
+        let env = ["PHIKIT_REGISTRY": broken]
+        #expect(try ModelReference.resolve(dir, environment: env) == .directory(dir))
+        #expect(
+            throws: RegistryError.invalid(path: broken, detail: "missing field 'models[0].repo'")
+        ) {
+            try ModelReference.resolve("phi-4-mini", environment: env)
+        }
+        let missing = ["PHIKIT_REGISTRY": dir + "/absent.json"]
+        #expect(
+            try ModelReference.resolve("org/model", environment: missing)
+                == .hub(repoID: "org/model", revision: "main", entry: nil))
+    }
+
     @Test("a registry that gives one alias to two models is refused")
     func ambiguous() {
         let data = Data(
