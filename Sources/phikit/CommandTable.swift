@@ -17,8 +17,8 @@ enum CommandTable {
         ]
     }
 
-    /// Commands that do real work in this build (for the "not implemented yet" hint).
-    static let implemented = ["convert", "inspect", "help"]
+    /// Names of the commands that do real work in this build.
+    static var implemented: [String] { all.filter { $0.isImplemented }.map { $0.name } }
 
     static func find(_ word: String) -> (any Command.Type)? {
         all.first { $0.name == word || $0.aliases.contains(word) }

@@ -1,5 +1,15 @@
-/// Number and size formatting for human-readable output (tables, summaries).
+import Foundation
+
+/// Number and size formatting for human-readable output (tables, summaries), and the one
+/// JSON style of every `--json`.
 enum Format {
+    /// `--json` output: pretty, keys sorted, slashes unescaped (paths stay readable).
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
     /// Base-10 sizes as the Hub and `hf` show them: `512 B`, `12.3 kB`, `197 MB`, `7.64 GB`
     /// (three significant digits).
     static func bytes(_ count: Int) -> String {

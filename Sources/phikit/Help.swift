@@ -8,7 +8,7 @@ enum Help {
         let width = CommandTable.all.map { $0.name.count }.max() ?? 0
         let commands = CommandTable.all.map { command in
             let planned =
-                CommandTable.implemented.contains(command.name) ? "" : " (not yet available)"
+                command.isImplemented ? "" : " (not yet available)"
             return "  " + command.name.padding(to: width) + "   " + command.summary + planned
         }
         return """

@@ -91,9 +91,7 @@ struct ConvertCommand: Command {
         }
         Diagnostics.endProgress()
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+            print(try Format.json(summary))
             return
         }
         if summary.bits != nil {

@@ -37,9 +37,7 @@ struct InspectCommand: Command {
     func run() throws {
         let report = try PhiKit.inspect(path: path)
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            print(String(decoding: try encoder.encode(report), as: UTF8.self))
+            print(try Format.json(report))
         } else {
             print(Self.render(report))
             for warning in report.warnings { Diagnostics.warning(warning) }

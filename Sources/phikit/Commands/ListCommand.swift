@@ -24,5 +24,6 @@ struct ListCommand: Command {
         try args.finish()
     }
 
+    static var isImplemented: Bool { false }
     func run() throws { throw NotImplementedError(command: Self.name) }
 }

@@ -43,5 +43,6 @@ struct PullCommand: Command {
         try args.finish()
     }
 
+    static var isImplemented: Bool { false }
     func run() throws { throw NotImplementedError(command: Self.name) }
 }

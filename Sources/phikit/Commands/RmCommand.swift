@@ -22,5 +22,6 @@ struct RmCommand: Command {
         try args.finish()
     }
 
+    static var isImplemented: Bool { false }
     func run() throws { throw NotImplementedError(command: Self.name) }
 }

@@ -57,5 +57,6 @@ struct RunCommand: Command {
         guard topK >= 0 else { throw UsageError("--top-k must not be negative") }
     }
 
+    static var isImplemented: Bool { false }
     func run() throws { throw NotImplementedError(command: Self.name) }
 }

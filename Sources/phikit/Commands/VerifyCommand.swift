@@ -25,5 +25,6 @@ struct VerifyCommand: Command {
         try args.finish()
     }
 
+    static var isImplemented: Bool { false }
     func run() throws { throw NotImplementedError(command: Self.name) }
 }
