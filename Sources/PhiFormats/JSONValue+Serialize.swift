@@ -92,10 +92,7 @@ private func pythonNumber(_ literal: String) -> String {
     case "NaN", "Infinity", "-Infinity": return literal
     default: break
     }
-    let isInteger = !literal.utf8.contains {
-        $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e")
-    }
-    if isInteger {
+    if JSONValue.isIntegerLiteral(literal) {
         // Python ints are unbounded; only the sign of zero can change.
         return literal == "-0" ? "0" : literal
     }

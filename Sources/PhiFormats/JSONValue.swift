@@ -72,12 +72,14 @@ extension JSONValue {
     /// exponent (`2.0`, `1e3`) return nil, as do integers that don't fit in `Int`: a shape of
     /// `[2.0]` is an error, not a 2.
     public var intValue: Int? {
-        guard case .number(let literal) = self,
-            !literal.utf8.contains(where: {
-                $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e")
-            })
-        else { return nil }
+        guard case .number(let literal) = self, Self.isIntegerLiteral(literal) else { return nil }
         return Int(literal)
+    }
+
+    /// Whether a number literal has neither a fraction nor an exponent (`32064`, `-0`; not
+    /// `2.0` or `1e3`), whatever its size.
+    static func isIntegerLiteral(_ literal: String) -> Bool {
+        !literal.utf8.contains { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }
     }
 
     /// The value of any number literal as a `Double` (integers included).

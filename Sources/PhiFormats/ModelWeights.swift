@@ -33,12 +33,13 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
             ? try ShardIndex(directory: directory) : nil
         self.index = index
 
+        let shards = index?.shardFiles ?? []
         let chosen: [String]
-        if let index, !index.weightMap.isEmpty, index.shardFiles.allSatisfy(names.contains) {
-            (chosen, selection) = (index.shardFiles, .index)
+        if !shards.isEmpty, shards.allSatisfy(names.contains) {
+            (chosen, selection) = (shards, .index)
         } else if case let model = names.filter({ $0.hasPrefix("model") }), !model.isEmpty {
             (chosen, selection) = (model, .modelFiles)
-        } else if let index, let missing = index.shardFiles.first(where: { !names.contains($0) }) {
+        } else if let missing = shards.first(where: { !names.contains($0) }) {
             throw WeightsError.missingShard(directory: directory, file: missing)
         } else if case let weight = names.filter({ $0.hasPrefix("weight") }), !weight.isEmpty {
             (chosen, selection) = (weight, .weightFiles)

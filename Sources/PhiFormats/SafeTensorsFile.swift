@@ -247,9 +247,7 @@ extension JSONValue {
     /// bounds check (reported as out of bounds, not as a format problem).
     fileprivate var offsetValue: Int? {
         if let v = intValue { return v }
-        guard case .number(let literal) = self,
-            !literal.contains(where: { $0 == "." || $0 == "e" || $0 == "E" })
-        else { return nil }
+        guard case .number(let literal) = self, Self.isIntegerLiteral(literal) else { return nil }
         return literal.hasPrefix("-") ? Int.min : Int.max
     }
 }

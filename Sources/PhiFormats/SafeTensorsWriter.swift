@@ -205,10 +205,8 @@ public final class SafeTensorsWriter {
     ) throws(SafeTensorsError) -> (json: String, dataBytes: Int) {
         var members: [(key: String, value: JSONValue)] = []
         if let metadata {
-            let sorted = metadata.sorted {
-                $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars)
-            }
-            members.append(("__metadata__", .object(sorted.map { ($0.key, .string($0.value)) })))
+            let entries = JSONValue.object(metadata.map { ($0.key, .string($0.value)) })
+            members.append(("__metadata__", entries.sortedKeys()))
         }
         var seen = Set<String>()
         var offset = 0

@@ -76,16 +76,9 @@ public struct ShardIndex: Sendable, Equatable {
         var metadata: [(key: String, value: JSONValue)] = []
         if let totalSize { metadata.append(("total_size", .int(totalSize))) }
         if let totalParameters { metadata.append(("total_parameters", .int(totalParameters))) }
-        // Python sorts str keys by code point; so does unicodeScalars comparison.
-        let sorted = weightMap.sorted {
-            $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars)
-        }
+        let weights = JSONValue.object(weightMap.map { ($0.key, .string($0.value)) })
         let root = JSONValue.object([
-            ("metadata", .object(metadata)),
-            (
-                "weight_map",
-                .object(sorted.map { (key: $0.key, value: JSONValue.string($0.value)) })
-            ),
+            ("metadata", .object(metadata)), ("weight_map", weights.sortedKeys()),
         ])
         return Array(root.pythonJSONDump(indent: 4).utf8)
     }

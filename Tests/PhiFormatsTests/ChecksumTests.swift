@@ -6,17 +6,6 @@ import Testing
 
 private let phi35Dir = SharedFixtures.phi35
 
-/// Deterministic pseudo-random bytes (xorshift), so failures reproduce.
-private func noise(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] {
-    var x = seed
-    return (0..<count).map { _ in
-        x ^= x << 13
-        x ^= x >> 7
-        x ^= x << 17
-        return UInt8(truncatingIfNeeded: x)
-    }
-}
-
 @Suite struct ChecksumTests {
     /// FIPS 180-2 / NIST example vectors.
     @Test(arguments: [
@@ -45,7 +34,7 @@ private func noise(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8
     }
 
     @Test func streamingInPiecesEqualsOneShot() {
-        let data = noise(10_000)
+        let data = xorshiftBytes(10_000, seed: 0x9E37_79B9_7F4A_7C15)
         let oneShot = SHA256Hasher.hex(of: data)
         // Piece sizes straddle the 64-byte block and the 56-byte padding boundary.
         for pieces in [[1], [55, 1, 8], [63, 2], [64], [65, 127], [3, 200, 1000]] {
@@ -78,7 +67,7 @@ private func noise(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8
 
     /// The SHA-NI path (when this CPU has it) against the scalar reference, block for block.
     @Test func fastBlocksMatchReference() {
-        let data = noise(64 * 257, seed: 42)
+        let data = xorshiftBytes(64 * 257, seed: 42)
         for blocks in [1, 2, 3, 16, 257] {
             var ref: [UInt32] = [
                 0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a, 0x510e_527f, 0x9b05_688c,
@@ -133,10 +122,9 @@ private func noise(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8
 
     /// A file larger than the 8 MB read size hashes like the same bytes in memory.
     @Test func largeFileAcrossReadChunks() throws {
-        let data = noise((8 << 20) * 2 + 12345, seed: 7)
-        let path = NSTemporaryDirectory() + "/phikit-sha-\(UUID().uuidString).bin"
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        try Data(data).write(to: URL(fileURLWithPath: path))
+        let data = xorshiftBytes((8 << 20) * 2 + 12345, seed: 7)
+        let dir = try TempDir()
+        let path = try dir.write("big.bin", data)
         var reported = 0
         #expect(
             try SHA256Hasher.hex(of: path, progress: { reported = $0 })
@@ -155,7 +143,7 @@ private func noise(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8
     /// `PHIKIT_BENCH=1 swift test --filter ChecksumTests/throughput` prints MB/s.
     @Test(.enabled(if: ProcessInfo.processInfo.environment["PHIKIT_BENCH"] != nil))
     func throughput() {
-        let data = noise(64 << 20, seed: 3)
+        let data = xorshiftBytes(64 << 20, seed: 3)
         for accelerated in [false, true] {
             pk_sha256_set_accelerated(accelerated ? 1 : 0)
             defer { pk_sha256_set_accelerated(1) }

@@ -3,17 +3,11 @@ import Testing
 
 @testable import PhiFormats
 
-/// A scratch model directory removed when the test ends.
-private final class ScratchDir {
-    let path = NSTemporaryDirectory() + "/phikit-weights-\(UUID().uuidString)"
-    init() throws {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
+/// A scratch model directory, written by hand.
+extension TempDir {
     /// Writes a safetensors file by hand (8-byte LE header length, JSON header padded with
     /// spaces to 8 bytes, zeroed data), independent of phikit's writer.
-    func writeSafetensors(_ name: String, _ tensors: [(String, DType, [Int])]) throws {
+    fileprivate func writeSafetensors(_ name: String, _ tensors: [(String, DType, [Int])]) throws {
         var entries: [String] = [#""__metadata__":{"format":"mlx"}"#]
         var offset = 0
         for (tensor, dtype, shape) in tensors {
@@ -26,22 +20,19 @@ private final class ScratchDir {
         }
         var header = Array("{\(entries.joined(separator: ","))}".utf8)
         while header.count % 8 != 0 { header.append(UInt8(ascii: " ")) }
-        var bytes = withUnsafeBytes(of: UInt64(header.count).littleEndian, Array.init)
-        bytes += header + [UInt8](repeating: 0, count: offset)
-        try Data(bytes).write(to: URL(fileURLWithPath: path + "/" + name))
+        try write(name, stImage(header, data: [UInt8](repeating: 0, count: offset)))
     }
 
-    func write(_ name: String, _ text: String) throws {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path + "/" + name))
+    fileprivate func write(_ name: String, _ text: String) throws {
+        try write(name, Array(text.utf8))
     }
 
-    func writeIndex(_ map: [String: String]) throws {
-        try Data(ShardIndex(weightMap: map).jsonData()).write(
-            to: URL(fileURLWithPath: path + "/" + ShardIndex.fileName))
+    fileprivate func writeIndex(_ map: [String: String]) throws {
+        try write(ShardIndex.fileName, ShardIndex(weightMap: map).jsonData())
     }
 }
 
-private func weightsError(_ dir: ScratchDir) -> WeightsError? {
+private func weightsError(_ dir: TempDir) -> WeightsError? {
     do {
         _ = try ModelWeights(directory: dir.path)
         return nil
@@ -58,7 +49,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
 
 @Suite struct ModelWeightsTests {
     @Test func singleFile() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors(
             "model.safetensors", [("b.weight", .f32, [2, 3]), ("a.weight", .bf16, [4])])
         let w = try ModelWeights(directory: dir.path)
@@ -74,7 +65,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     }
 
     @Test func shardsWithIndex() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors(shard1, [("a", .f32, [2])])
         try dir.writeSafetensors(shard2, [("b", .f32, [3])])
         // A stray file the index does not name is not loaded.
@@ -89,7 +80,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     }
 
     @Test func shardsWithoutIndex() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors(shard2, [("b", .f32, [3])])
         try dir.writeSafetensors(shard1, [("a", .f32, [2])])
         try dir.write("config.json", "{}")
@@ -99,7 +90,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     }
 
     @Test func indexNamingAMissingShardIsAnError() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors("weights.safetensors", [("a", .f32, [2])])  // not a fallback
         try dir.writeIndex(["a": shard1, "b": shard2])
         let error = weightsError(dir)
@@ -111,7 +102,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     /// An index carried over from the unquantized repo names shards that were never uploaded;
     /// the model*.safetensors that are there win (mlx-swift-lm does the same).
     @Test func staleIndexFallsBackToModelFiles() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors("model.safetensors", [("a", .f32, [2]), ("b", .f32, [3])])
         try dir.writeIndex(["a": shard1, "b": shard2])
         let w = try ModelWeights(directory: dir.path)
@@ -120,7 +111,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     }
 
     @Test func duplicateTensorAcrossShards() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors(shard1, [("a", .f32, [2]), ("x", .f32, [1])])
         try dir.writeSafetensors(shard2, [("x", .f32, [1])])
         let error = weightsError(dir)
@@ -129,7 +120,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     }
 
     @Test func indexEntryPointingAtTheWrongShard() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors(shard1, [("a", .f32, [2])])
         try dir.writeSafetensors(shard2, [("b", .f32, [3])])
         try dir.writeIndex(["a": shard1, "b": shard1])
@@ -137,7 +128,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     }
 
     @Test func weightFilesThenAnyFile() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors("other.safetensors", [("o", .f32, [1])])
         #expect(try ModelWeights(directory: dir.path).selection == .allFiles)
         try dir.writeSafetensors("weights.safetensors", [("w", .f32, [1])])
@@ -146,7 +137,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
     }
 
     @Test func emptyOrMissingDirectory() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.write("config.json", "{}")
         let error = weightsError(dir)
         #expect(error == .noSafetensors(directory: dir.path))
@@ -158,7 +149,7 @@ private let shard2 = "model-00002-of-00002.safetensors"
 
     /// mlx_lm's get_total_parameters: packed uint32 weights count unpacked; scales/biases don't.
     @Test func parameterCountOfQuantizedWeights() throws {
-        let dir = try ScratchDir()
+        let dir = try TempDir()
         try dir.writeSafetensors(
             "model.safetensors",
             [

@@ -211,7 +211,7 @@ private let corruptions: [Corruption] = [
     /// Each corrupt file must throw its own error case, through the real file path.
     @Test(arguments: corruptions)
     fileprivate func corruptFileThrowsItsCase(_ c: Corruption) throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = try dir.write("bad.safetensors", c.bytes)
         do {
             _ = try SafeTensorsFile(path: path)

@@ -18,28 +18,6 @@ enum STFixtures {
     }
 }
 
-/// A fresh temporary directory, removed when the value is dropped.
-final class STTempDir {
-    let path: String
-
-    init() throws {
-        path =
-            FileManager.default.temporaryDirectory
-            .appendingPathComponent("phikit-st-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    func write(_ name: String, _ bytes: [UInt8]) throws -> String {
-        let p = file(name)
-        try Data(bytes).write(to: URL(fileURLWithPath: p))
-        return p
-    }
-}
-
 extension [UInt8] {
     init(hex: String) {
         var bytes: [UInt8] = []
@@ -157,7 +135,7 @@ private func element(_ data: UnsafeRawBufferPointer, _ dtype: DType, _ i: Int) -
     }
 
     @Test func directoryIsIOError() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         do {
             _ = try SafeTensorsFile(path: dir.path)
             Issue.record("expected an error")
@@ -172,7 +150,7 @@ private func element(_ data: UnsafeRawBufferPointer, _ dtype: DType, _ i: Int) -
     }
 
     @Test func mappedFileBasics() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let empty = try MappedFile(path: try dir.write("empty", []))
         #expect(empty.bytes.isEmpty)
         empty.dropPages(0..<100)

@@ -3,16 +3,6 @@ import Testing
 
 @testable import PhiFormats
 
-private func randomBytes(_ count: Int, seed: UInt64) -> [UInt8] {
-    var s = seed | 1
-    return (0..<count).map { _ in
-        s ^= s << 13
-        s ^= s >> 7
-        s ^= s << 17
-        return UInt8(truncatingIfNeeded: s)
-    }
-}
-
 /// The header JSON of a file image.
 private func headerText(_ bytes: [UInt8]) -> String {
     let n = (0..<8).reduce(0) { $0 | Int(bytes[$1]) << (8 * $1) }
@@ -22,7 +12,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
 @Suite struct SafeTensorsWriterTests {
     @Test(arguments: DType.allCases)
     func roundTripsEveryDType(_ dtype: DType) throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("m.safetensors")
         let specs = [
             TensorSpec(name: "z.weight", dtype: dtype, shape: [3, 5]),
@@ -31,7 +21,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
             TensorSpec(name: "b.vec", dtype: dtype, shape: [7]),
         ]
         let payload = specs.enumerated().map { (i, s) in
-            (s, randomBytes(s.byteCount, seed: UInt64(i + 1)))
+            (s, xorshiftBytes(s.byteCount, seed: UInt64(i + 1)))
         }
         try SafeTensorsWriter.write(
             path: path, tensors: payload, metadata: ["format": "mlx", "é": "ü"])
@@ -49,7 +39,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
     }
 
     @Test func headerLayout() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("h.safetensors")
         try SafeTensorsWriter.write(
             path: path,
@@ -76,7 +66,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
     /// reproduces that file byte for byte.
     @Test func reproducesPythonFileExactly() throws {
         let golden = try SafeTensorsFile(path: try STFixtures.path("dtypes.safetensors"))
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("copy.safetensors")
         let tensors = golden.tensors.map {
             (TensorSpec(name: $0.name, dtype: $0.dtype, shape: $0.shape), Array(golden.data($0)))
@@ -93,10 +83,10 @@ private func headerText(_ bytes: [UInt8]) -> String {
     }
 
     @Test func streamsInChunksAcrossTheBuffer() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("big.safetensors")
-        let big = randomBytes(SafeTensorsWriter.bufferSize + 12_346, seed: 9)  // 8 MB + change
-        let small = randomBytes(1000, seed: 10)
+        let big = xorshiftBytes(SafeTensorsWriter.bufferSize + 12_346, seed: 9)  // 8 MB + change
+        let small = xorshiftBytes(1000, seed: 10)
         let writer = try SafeTensorsWriter(
             path: path,
             tensors: [
@@ -126,7 +116,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
     }
 
     @Test func wrongByteCountsThrow() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("short.safetensors")
         let specs = [TensorSpec(name: "a", dtype: .f32, shape: [2])]
         let writer = try SafeTensorsWriter(path: path, tensors: specs, metadata: nil)
@@ -147,7 +137,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
     }
 
     @Test func droppedWriterRemovesPartialFile() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("dropped.safetensors")
         do {
             let writer = try SafeTensorsWriter(
@@ -159,7 +149,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
     }
 
     @Test func badSpecsThrow() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("x.safetensors")
         #expect(throws: SafeTensorsError.duplicateTensor(path: path, tensor: "a")) {
             _ = try SafeTensorsWriter(
@@ -226,7 +216,7 @@ private func headerText(_ bytes: [UInt8]) -> String {
     }
 
     @Test func atomicFileWritesAndReplaces() throws {
-        let dir = try STTempDir()
+        let dir = try TempDir()
         let path = dir.file("config.json")
         try AtomicFile.write(Array("first".utf8), to: path)
         try AtomicFile.write("second, longer".utf8, to: path)

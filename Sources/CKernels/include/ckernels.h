@@ -3,7 +3,6 @@
    just includes them all. */
 #ifndef PHIKIT_CKERNELS_H
 #define PHIKIT_CKERNELS_H
-#include "pk_version.h"
 #include "pk_affine_quant.h"
 #include "pk_half.h"
 #include "pk_hash.h"
