@@ -152,11 +152,17 @@ private func makeTemporaryDirectory(beside output: String) throws -> String {
         throw ConvertError.io(
             path: parent, detail: "cannot create directory: \(error.localizedDescription)")
     }
-    var template = Array((output + ".incomplete-XXXXXX").utf8CString)
+    return try makeUniqueDirectory(output + ".incomplete", for: output, "a temporary directory")
+}
+
+/// `mkdtemp("<prefix>-XXXXXX")`: a new empty directory; a failure names `path`.
+private func makeUniqueDirectory(
+    _ prefix: String, for path: String, _ what: String
+) throws -> String {
+    var template = Array((prefix + "-XXXXXX").utf8CString)
     guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
         throw ConvertError.io(
-            path: output,
-            detail: "cannot create a temporary directory: \(String(cString: strerror(errno)))")
+            path: path, detail: "cannot create \(what): \(String(cString: strerror(errno)))")
     }
     return String(cString: made)
 }
@@ -166,14 +172,7 @@ private func makeTemporaryDirectory(beside output: String) throws -> String {
 private func install(_ temp: String, at output: String) throws {
     var old: String?
     if FileManager.default.fileExists(atPath: output) {
-        var template = Array((output + ".old-XXXXXX").utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) })
-        else {
-            throw ConvertError.io(
-                path: output,
-                detail: "cannot create a temporary name: \(String(cString: strerror(errno)))")
-        }
-        let aside = String(cString: made)
+        let aside = try makeUniqueDirectory(output + ".old", for: output, "a temporary name")
         // rename(2) replaces the empty placeholder directory atomically.
         guard rename(output, aside) == 0 else {
             let reason = String(cString: strerror(errno))

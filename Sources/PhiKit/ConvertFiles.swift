@@ -33,9 +33,9 @@ enum ConvertFiles {
             try copy(from, to: directory + "/" + name)
         }
         if !entries.contains("chat_template.jinja"), let template = chatTemplate(in: source) {
-            try put(Array(template.utf8), directory + "/chat_template.jinja")
+            try put(template.utf8, directory + "/chat_template.jinja")
         }
-        try put(Array(ModelCard.text(baseModel: hubRepo).utf8), directory + "/README.md")
+        try put(ModelCard.text(baseModel: hubRepo).utf8, directory + "/README.md")
     }
 
     /// tokenizer_config.json's `chat_template` when it is a single string (a list of named
@@ -51,10 +51,10 @@ enum ConvertFiles {
         guard let data = FileManager.default.contents(atPath: from) else {
             throw ConvertError.io(path: from, detail: "cannot read")
         }
-        try put(Array(data), to)
+        try put(data, to)
     }
 
-    private static func put(_ bytes: [UInt8], _ path: String) throws {
+    private static func put(_ bytes: some Collection<UInt8>, _ path: String) throws {
         do {
             try AtomicFile.write(bytes, to: path)
         } catch {

@@ -6,7 +6,7 @@ public struct ConvertOptions: Sendable {
     /// A model directory, a Hub id (`org/name[@rev]`) already in the HF cache, or a registry
     /// alias. Never downloads.
     public var source: String
-    /// Output directory; nil = the phikit model store (`ModelStore.defaultOutput`).
+    /// Output directory; nil = the phikit model store (`ModelStore.modelsDirectory`).
     public var output: String?
     /// `-q`: MLX affine quantization of every Linear/Embedding whose last dim divides the group.
     public var quantize: Bool

@@ -11,8 +11,6 @@ final class ConvertOutput {
     private var tensor = 0
     private var writtenInTensor = 0
     private var writer: SafeTensorsWriter?
-    /// Bytes of tensor data written so far.
-    private(set) var bytesWritten = 0
 
     init(directory: String, shards: [(file: String, tensors: [TensorSpec])]) {
         self.directory = directory
@@ -36,7 +34,6 @@ final class ConvertOutput {
         }
         try writer!.write(bytes)
         writtenInTensor += bytes.count
-        bytesWritten += bytes.count
     }
 
     /// Ends the current tensor (which must be complete) and, after a shard's last tensor,

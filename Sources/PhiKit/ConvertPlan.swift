@@ -34,9 +34,6 @@ struct ConvertStep {
 /// tensors checked against config.json, each output tensor's dtype and shape in the order
 /// mlx_lm saves them, the shard each lands in, and the rewritten config.json.
 struct ConvertPlan {
-    let sourceDirectory: String
-    let config: ModelConfig
-    let weights: ModelWeights
     let steps: [ConvertStep]
     /// Output shards in order: file name and its tensors in data order.
     let shards: [(file: String, tensors: [TensorSpec])]
@@ -84,14 +81,14 @@ struct ConvertPlan {
         let outputs = steps.flatMap(\.outputs)
         let totalSize = outputs.reduce(0) { $0 + $1.byteCount }
         let totalParameters = steps.reduce(0) { $0 + $1.parameters }
-        let quantization = options.quantize ? builder.quantization : nil
+        let quantization = builder.quantization  // set only with `options.quantize`
         let generation = ConvertedConfig.readGenerationConfig(directory: dir)
         let configBytes = ConvertedConfig.bytes(
             source: rawConfig, generationConfig: generation, quantization: quantization,
             dequantize: options.dequantize)
         let ropeBytes = ropeFrequencyBytes(rawConfig, config)
         return ConvertPlan(
-            sourceDirectory: dir, config: config, weights: weights, steps: steps,
+            steps: steps,
             shards: makeShards(outputs, maxBytes: options.maxShardSize),
             totalSize: totalSize, totalParameters: totalParameters,
             bitsPerWeight: totalParameters == 0
@@ -151,13 +148,6 @@ private struct StepBuilder {
     var steps: [ConvertStep] = []
     var used: Set<String> = []
     var sourceIsQuantized = false
-
-    init(config: ModelConfig, weights: ModelWeights, options: ConvertOptions, castTo: DType?) {
-        self.config = config
-        self.weights = weights
-        self.options = options
-        self.castTo = castTo
-    }
 
     /// Modules of a Phi-3 model in the order mlx's `Model.parameters()` flattens them
     /// (attribute order of phi3.py): embed_tokens; per layer self_attn (qkv_proj, o_proj),

@@ -43,7 +43,10 @@ final class Converter {
         self.chunkElements = max(1, chunkElements)
         writer = ConvertWriter(output: ConvertOutput(directory: directory, shards: plan.shards))
         // A chunk is whole rows: at least one row even if a row is longer than chunkElements.
-        let widest = plan.steps.flatMap(\.outputs).compactMap(\.shape.last).max() ?? 1
+        // Rows of inputs count too: a quantized weight's float rows are wider than its outputs'.
+        let widest =
+            plan.steps.flatMap { $0.inputs.map(\.info.shape) + $0.outputs.map(\.shape) }
+            .compactMap(\.last).max() ?? 1
         let capacity = max(self.chunkElements, widest)
         scratchElements = max(blockElements, widest)
         let floatCount = max(capacity, self.threads * scratchElements)
