@@ -7,7 +7,7 @@
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
 #   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint
-#   make install     PREFIX=/usr/local: the binary and registry.json
+#   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
 PREFIX ?= /usr/local
@@ -45,6 +45,8 @@ install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit
 	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/phikit
 	install -m 644 registry.json $(DESTDIR)$(PREFIX)/share/phikit/registry.json
+	install -d $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
+	install -m 644 models/stories-260k/* $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k/
 
 fmt:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests

@@ -2,9 +2,10 @@ import Foundation
 
 /// What the user typed as MODEL: a directory, a Hub id (`org/name[@rev]`), or a registry alias
 /// (`phi-4-mini`). Resolution order: an existing directory wins, then a registry alias, then
-/// anything shaped like `org/name`.
+/// anything shaped like `org/name`. A registry alias of a bundled model is a directory that
+/// keeps its registry entry (default prompt, extra stop tokens).
 public enum ModelReference: Sendable, Equatable {
-    case directory(String)
+    case directory(String, entry: RegistryEntry?)
     case hub(repoID: String, revision: String, entry: RegistryEntry?)
 
     public static func parse(
@@ -16,7 +17,7 @@ public enum ModelReference: Sendable, Equatable {
         if FileManager.default.fileExists(atPath: text, isDirectory: &isDirectory),
             isDirectory.boolValue
         {
-            return .directory(text)
+            return .directory(text, entry: nil)
         }
         if text.hasPrefix("/") || text.hasPrefix("./") || text.hasPrefix("../")
             || text.hasPrefix("~")
@@ -25,8 +26,10 @@ public enum ModelReference: Sendable, Equatable {
         }
         let (name, explicitRevision) = splitRevision(text)
         if let entry = registry?.entry(named: name) {
-            return .hub(
-                repoID: entry.repo, revision: explicitRevision ?? entry.revision, entry: entry)
+            if let path = entry.path { return .directory(path, entry: entry) }
+            if let repo = entry.repo {
+                return .hub(repoID: repo, revision: explicitRevision ?? entry.revision, entry: entry)
+            }
         }
         guard isRepoID(name) else { throw .unknown(text) }
         return .hub(
@@ -43,7 +46,7 @@ public enum ModelReference: Sendable, Equatable {
         if FileManager.default.fileExists(atPath: text, isDirectory: &isDirectory),
             isDirectory.boolValue
         {
-            return .directory(text)
+            return .directory(text, entry: nil)
         }
         let registry: Registry?
         do {

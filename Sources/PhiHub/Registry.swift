@@ -1,26 +1,35 @@
 import Foundation
 
-/// Known models: a short name and aliases for a Hub repo, the prompt `run` uses when given
-/// none, and the stop tokens the model's own files forget (Phi-3's `<|end|>`: the most common
-/// "generation doesn't stop" complaint in other tools).
+/// Known models: a short name and aliases for a Hub repo (or for a model directory shipped with
+/// phikit), the prompt `run` uses when given none, and the stop tokens the model's own files
+/// forget (Phi-3's `<|end|>`: the most common "generation doesn't stop" complaint in other tools).
 public struct RegistryEntry: Codable, Sendable, Equatable {
     public var name: String
     public var aliases: [String]
-    public var repo: String
+    /// The Hub repo (`org/name`); nil for a bundled model.
+    public var repo: String?
+    /// A model directory shipped with phikit (the demo model), written relative to the
+    /// registry file and made absolute when the registry is read; nil for a Hub model.
+    public var path: String?
     public var revision: String
     public var description: String?
     public var defaultPrompt: String?
     public var extraEOSTokens: [String]
 
     enum CodingKeys: String, CodingKey {
-        case name, aliases, repo, revision, description, defaultPrompt, extraEOSTokens
+        case name, aliases, repo, path, revision, description, defaultPrompt, extraEOSTokens
     }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         name = try c.decode(String.self, forKey: .name)
         aliases = try c.decodeIfPresent([String].self, forKey: .aliases) ?? []
-        repo = try c.decode(String.self, forKey: .repo)
+        repo = try c.decodeIfPresent(String.self, forKey: .repo)
+        path = try c.decodeIfPresent(String.self, forKey: .path)
+        guard (repo == nil) != (path == nil) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .repo, in: c, debugDescription: "or 'path' must be given, not both")
+        }
         revision = try c.decodeIfPresent(String.self, forKey: .revision) ?? "main"
         description = try c.decodeIfPresent(String.self, forKey: .description)
         defaultPrompt = try c.decodeIfPresent(String.self, forKey: .defaultPrompt)
@@ -40,6 +49,12 @@ public struct Registry: Sendable, Equatable {
             entries = try JSONDecoder().decode(File.self, from: data).models
         } catch {
             throw .invalid(path: source, detail: ConfigError.wrapping(error, path: source).problem)
+        }
+        let base = URL(fileURLWithPath: source).deletingLastPathComponent()
+        for index in entries.indices {
+            if let path = entries[index].path, !path.hasPrefix("/") {
+                entries[index].path = base.appendingPathComponent(path).standardized.path
+            }
         }
         var seen: [String: String] = [:]
         for entry in entries {

@@ -76,16 +76,16 @@ struct ModelReferenceTests {
         #expect(entry.revision == "main")
         #expect(
             try ModelReference.parse("phi-4-mini", registry: registry)
-                == .hub(repoID: entry.repo, revision: "main", entry: entry))
+                == .hub(repoID: "mlx-community/Phi-4-mini-instruct-4bit", revision: "main", entry: entry))
         #expect(
             try ModelReference.parse("phi-4-mini@v2", registry: registry)
-                == .hub(repoID: entry.repo, revision: "v2", entry: entry))
+                == .hub(repoID: "mlx-community/Phi-4-mini-instruct-4bit", revision: "v2", entry: entry))
         #expect(
             try ModelReference.parse("hf://org/model@abc", registry: registry)
                 == .hub(repoID: "org/model", revision: "abc", entry: nil))
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect(try ModelReference.parse(dir, registry: registry) == .directory(dir))
+        #expect(try ModelReference.parse(dir, registry: registry) == .directory(dir, entry: nil))
     }
 
     @Test("nonsense and missing directories are refused with exit 66")
@@ -111,7 +111,12 @@ struct ModelReferenceTests {
                 == "mlx-community/Phi-3.5-mini-instruct-4bit")
         #expect(
             registry.entry(named: "phi-4-mini")?.repo == "mlx-community/Phi-4-mini-instruct-4bit")
-        for entry in registry.entries { #expect(entry.extraEOSTokens.contains("<|end|>")) }
+        for entry in registry.entries where entry.repo != nil {
+            #expect(entry.extraEOSTokens.contains("<|end|>"))
+        }
+        // The bundled demo model resolves to the directory shipped beside registry.json.
+        let demo = try #require(registry.entry(named: "stories-260k")?.path)
+        #expect(FileManager.default.fileExists(atPath: demo + "/model.safetensors"))
     }
 
     @Test("resolve: directories need no registry, a broken registry.json is reported")
@@ -121,9 +126,10 @@ struct ModelReferenceTests {
         let broken = dir + "/registry.json"
         try #"{"models": [{"name": "a"}]}"#.write(toFile: broken, atomically: true, encoding: .utf8)
         let env = ["PHIKIT_REGISTRY": broken]
-        #expect(try ModelReference.resolve(dir, environment: env) == .directory(dir))
+        #expect(try ModelReference.resolve(dir, environment: env) == .directory(dir, entry: nil))
         #expect(
-            throws: RegistryError.invalid(path: broken, detail: "missing field 'models[0].repo'")
+            throws: RegistryError.invalid(
+                path: broken, detail: "field 'models[0].repo' or 'path' must be given, not both")
         ) {
             try ModelReference.resolve("phi-4-mini", environment: env)
         }

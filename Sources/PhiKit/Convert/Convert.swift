@@ -26,7 +26,7 @@ public func convert(
         return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
     }
     try checkOptions(options)
-    let source = try ConvertSource.resolve(options.source, environment: options.environment)
+    let source = try ModelLocator.locate(options.source, environment: options.environment)
     let plan = try ConvertPlan.make(sourceDirectory: source.directory, options: options)
     let output = try outputDirectory(options, source, plan)
 
@@ -92,7 +92,7 @@ private func checkOptions(_ o: ConvertOptions) throws {
 
 /// `-o`, else `<store>/models/<name>-<bits>bit` (or `-bf16`… for a float output).
 private func outputDirectory(
-    _ o: ConvertOptions, _ source: ConvertSource, _ plan: ConvertPlan
+    _ o: ConvertOptions, _ source: LocalModel, _ plan: ConvertPlan
 ) throws -> String {
     let path: String
     if let output = o.output {
@@ -124,7 +124,7 @@ private func storeSuffix(_ d: DType) -> String {
 }
 
 /// config.json, the index, tokenizer and other files (the weights are already there).
-private func writeMetadata(_ plan: ConvertPlan, source: ConvertSource, into dir: String) throws {
+private func writeMetadata(_ plan: ConvertPlan, source: LocalModel, into dir: String) throws {
     var weightMap: [String: String] = [:]
     for shard in plan.shards {
         for t in shard.tensors { weightMap[t.name] = shard.file }
