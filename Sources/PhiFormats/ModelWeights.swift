@@ -2,14 +2,16 @@ import Foundation
 
 /// A model directory seen as one tensor name → tensor map over its safetensors files.
 ///
-/// Which files, in order (mlx-swift-lm `Load.swift`'s `.automatic` policy):
-/// 1. the shards named by `model.safetensors.index.json`, if all of them exist;
-/// 2. else `model*.safetensors` (an index carried over from the unquantized repo may name
-///    shards that were never uploaded);
+/// Which files, in order (mlx-swift-lm `Load.swift`'s `.automatic` policy, made strict about
+/// incomplete downloads):
+/// 1. the shards named by `model.safetensors.index.json`. When any of them is on disk the
+///    index is live and every shard it names must be there: a missing one is an incomplete
+///    download, an error naming the shard (never "the tensors of the shards that are there");
+/// 2. else `model*.safetensors` — a stale index, carried over from the unquantized repo, that
+///    names none of the files present (mlx-community uploads have these);
 /// 3. else `weight*.safetensors`;
 /// 4. else every top-level `*.safetensors`.
-/// An index naming absent shards with no `model*.safetensors` to fall back on means an
-/// incomplete download, and is an error naming the missing shard.
+/// An index whose shards are all absent with nothing to fall back on is an error too.
 public final class ModelWeights: @unchecked Sendable {  // immutable after init
     public enum Selection: String, Sendable { case index, modelFiles, weightFiles, allFiles }
 
@@ -35,7 +37,10 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
 
         let shards = index?.shardFiles ?? []
         let chosen: [String]
-        if !shards.isEmpty, shards.allSatisfy(names.contains) {
+        if shards.contains(where: names.contains) {
+            if let missing = shards.first(where: { !names.contains($0) }) {
+                throw WeightsError.missingShard(directory: directory, file: missing)
+            }
             (chosen, selection) = (shards, .index)
         } else if case let model = names.filter({ $0.hasPrefix("model") }), !model.isEmpty {
             (chosen, selection) = (model, .modelFiles)
@@ -184,9 +189,10 @@ public enum WeightsError: UserFacingError, Equatable {
 
     public var exitCode: ExitCode {
         switch self {
-        case .notADirectory, .noSafetensors, .missingShard: .noInput
+        case .notADirectory, .noSafetensors: .noInput
         case .cannotList: .ioError
-        case .duplicateTensor, .tensorNotInShard: .dataError
+        // A model directory with a shard missing is broken model data, like a truncated one.
+        case .missingShard, .duplicateTensor, .tensorNotInShard: .dataError
         }
     }
 }

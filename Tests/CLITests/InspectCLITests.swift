@@ -96,6 +96,27 @@ struct InspectCLITests {
         #expect(r.stderr.contains("model.safetensors"))
     }
 
+    /// A half-downloaded model: the index names two shards, one is there. Inspect must not
+    /// list the tensors it has and call it fine.
+    @Test func shardMissingFromTheIndexIsBadData() throws {
+        let dir = try TinyModel.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try TinyModel.writeJSON(TinyModel.phi3Config, to: dir.appendingPathComponent("config.json"))
+        let (first, second) = ("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+        try TinyModel.writeSafetensors(
+            Array(TinyModel.phi3Tensors.prefix(4)), to: dir.appendingPathComponent(first))
+        var weightMap: [String: String] = [:]
+        for (i, t) in TinyModel.phi3Tensors.enumerated() { weightMap[t.name] = i < 4 ? first : second }
+        try TinyModel.writeJSON(
+            ["metadata": ["total_size": 1648], "weight_map": weightMap],
+            to: dir.appendingPathComponent("model.safetensors.index.json"))
+        let r = try Phikit.run("inspect", dir.path)
+        #expect(r.status == 65)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.hasPrefix("error: "))
+        #expect(r.stderr.contains(second))
+    }
+
     @Test func garbageHeaderIsBadData() throws {
         let dir = try TinyModel.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }

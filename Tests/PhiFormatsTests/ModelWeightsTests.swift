@@ -96,7 +96,18 @@ private let shard2 = "model-00002-of-00002.safetensors"
         let error = weightsError(dir)
         #expect(error == .missingShard(directory: dir.path, file: shard1))
         #expect(error?.message.contains(shard1) == true)
-        #expect(error?.exitCode == .noInput)
+        #expect(error?.exitCode == .dataError)
+    }
+
+    /// A half-finished download: one shard of two is there, and a `model*` name would make it
+    /// look like a complete model. The index is live, so the missing shard is an error.
+    @Test func liveIndexWithAShardMissingIsAnError() throws {
+        let dir = try TempDir()
+        try dir.writeSafetensors(shard1, [("a", .f32, [2])])
+        try dir.writeIndex(["a": shard1, "b": shard2])
+        let error = weightsError(dir)
+        #expect(error == .missingShard(directory: dir.path, file: shard2))
+        #expect(error?.exitCode == .dataError)
     }
 
     /// An index carried over from the unquantized repo names shards that were never uploaded;

@@ -71,7 +71,7 @@ struct ConvertRefusalTests {
             guard let e = error as? WeightsError, case .missingShard(_, let file) = e else {
                 return false
             }
-            return file == "model-00002-of-00002.safetensors" && e.exitCode == .noInput
+            return file == "model-00002-of-00002.safetensors" && e.exitCode == .dataError
         }
         try s.expectNothingWritten()
     }
