@@ -33,7 +33,9 @@ let package = Package(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"]),
-        .testTarget(name: "PhiEngineTests", dependencies: ["PhiEngine"]),
+        .testTarget(
+            name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CLITests", dependencies: ["PhiFormats"]),
     ],

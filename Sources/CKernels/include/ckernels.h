@@ -6,4 +6,8 @@
 #include "pk_affine_quant.h"
 #include "pk_half.h"
 #include "pk_hash.h"
+#include "pk_jobs.h"
+#include "pk_matvec.h"
+#include "pk_ops.h"
+#include "pk_pool.h"
 #endif

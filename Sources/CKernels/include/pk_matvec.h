@@ -1,0 +1,63 @@
+/* Matrix-vector products on weights exactly as they lie in a memory-mapped model file:
+   float32 / float16 / bfloat16 rows, or MLX affine-quantized rows (any of bits 2,3,4,5,6,8,
+   group 32/64/128, scales and biases in f32/f16/bf16). Nothing is converted ahead of time;
+   decode reads every weight byte once per token, so these loops are where decode time goes.
+
+   Layout (row-major, as in safetensors):
+     PK_W_F32/F16/BF16   w [rows][cols] elements
+     PK_W_AFFINE         w [rows][cols*bits/32] uint32: the row's q values as one little-endian
+                         bit stream, value i at bit i*bits (see pk_affine_quant.h);
+                         scales, biases [rows][cols/group]; weight = scale*q + bias.
+   y[r] = sum_c weight[r][c] * x[c] for r in [r0, r1) (callers split rows across threads).
+
+   The fast affine kernel uses  sum_c (s*q_c + b)*x_c = s * sum_c q_c*x_c + b * sum_c x_c  per
+   group: the group sums of x are computed once per input vector (`pk_matvec_prepare`), so
+   the inner loop is one integer-to-float conversion and one FMA per weight.
+
+   Every kernel has a scalar `_ref` (the oracle: double accumulation, no tricks) and a fast
+   version (AVX-512 with VBMI, AVX2+FMA+F16C, or portable C, chosen at run time so the default
+   build runs on any x86-64). Tests compare them on random shapes. Pointers need no alignment;
+   shapes are validated by the Swift caller, not here. */
+#ifndef PHIKIT_PK_MATVEC_H
+#define PHIKIT_PK_MATVEC_H
+#include <stdint.h>
+
+enum { PK_W_F32 = 0, PK_W_F16 = 1, PK_W_BF16 = 2, PK_W_AFFINE = 3 };
+
+/* Instruction-set levels of the matvec kernels (tests pin each one). */
+enum { PK_MV_ISA_SCALAR = 0, PK_MV_ISA_AVX2 = 1, PK_MV_ISA_AVX512 = 2 };
+
+typedef struct {
+    int kind;          /* PK_W_* */
+    int bits;          /* affine: 2, 3, 4, 5, 6 or 8 */
+    int group;         /* affine: 32, 64 or 128; cols % group == 0 */
+    int scale_dtype;   /* affine: PK_AQ_F32 / PK_AQ_F16 / PK_AQ_BF16 (pk_affine_quant.h) */
+    long rows, cols;
+    const void *w;
+    const void *scales;
+    const void *biases;
+} pk_matrix;
+
+/* The best level this CPU runs: AVX-512 needs F+BW+VL+VBMI, AVX2 needs AVX2+FMA+F16C. */
+int pk_matvec_best_isa(void);
+
+/* Floats of scratch `pk_matvec_prepare` needs for an input of `cols` (any kind, any isa). */
+long pk_matvec_prep_floats(long cols);
+
+/* Readies x for the fast kernel at `isa` (group sums, and for AVX2 the nibble order of
+   2- and 4-bit rows). Float kinds need nothing; prep may then be NULL. Call once per input
+   vector, before any thread runs pk_matvec_isa on it. */
+void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep);
+
+/* y[r - r0] = row r · x, for r in [r0, r1). */
+void pk_matvec_ref(const pk_matrix *m, const float *x, float *y, long r0, long r1);
+void pk_matvec_isa(int isa, const pk_matrix *m, const float *x, const float *prep, float *y,
+                   long r0, long r1);
+
+/* out[(r - r0)*cols + c] = weight[r][c] as float32, for r in [r0, r1): a tile for the
+   matrix-matrix path (prompt processing), which multiplies it with OpenBLAS sgemm. Affine:
+   scale*q + bias, rounded once (fused). */
+void pk_dequantize_rows_ref(const pk_matrix *m, long r0, long r1, float *out);
+void pk_dequantize_rows_isa(int isa, const pk_matrix *m, long r0, long r1, float *out);
+
+#endif

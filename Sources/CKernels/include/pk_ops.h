@@ -1,0 +1,40 @@
+/* The small per-token operations of a Phi-3 layer, each O(hidden) per token: plain C with no
+   ISA-specific twin (they are their own reference; the matrix products dwarf them). The one
+   that grows with the context, attention, has a scalar `_ref` and a fast version.
+
+   Shapes are in the comments; n, dims and positions are validated by the Swift caller. */
+#ifndef PHIKIT_PK_OPS_H
+#define PHIKIT_PK_OPS_H
+
+/* out[i] = w[i] * x[i] / sqrt(mean(x^2) + eps), as transformers' Phi3RMSNorm in float32.
+   out may equal x. */
+void pk_rmsnorm(float *out, const float *x, const float *w, long n, float eps);
+
+/* out[i] = up[i] * silu(gate[i]) with gate = gate_up[0..n), up = gate_up[n..2n) (the halves
+   of the fused gate_up_proj output) and silu(g) = g / (1 + exp(-g)). */
+void pk_silu_mul(float *out, const float *gate_up, long n);
+
+/* x[i] += y[i] */
+void pk_add(float *x, const float *y, long n);
+
+/* Index of the largest element, the first one on ties (as argmax in torch, numpy and mlx);
+   NaNs are never chosen unless all are NaN (then 0). */
+long pk_argmax(const float *x, long n);
+
+/* Rotates the first rot_dim dims of each of `heads` vectors of head_dim floats, in place,
+   HF style ("rotate_half": dim i pairs with dim i + rot_dim/2):
+     v[i]        = v[i]*cos[i] - v[i+h]*sin[i]
+     v[i+h]      = v[i+h]*cos[i] + v[i]*sin[i]      for i < h = rot_dim/2.
+   cos/sin [rot_dim/2] already include the attention scaling factor. */
+void pk_rope(float *v, int heads, int head_dim, int rot_dim, const float *cos, const float *sin);
+
+/* Attention of one query head over cached positions [lo, hi]:
+     out[d] = sum_j softmax_j(scale * q·k_j) * v_j[d]
+   k, v: [positions][head_dim] rows of one kv head (row j at k + j*head_dim); scores:
+   scratch of at least hi+1 floats. */
+void pk_attention_ref(float *out, const float *q, const float *k, const float *v,
+                      float *scores, long lo, long hi, int head_dim, float scale);
+void pk_attention_isa(int isa, float *out, const float *q, const float *k, const float *v,
+                      float *scores, long lo, long hi, int head_dim, float scale);
+
+#endif

@@ -1,0 +1,184 @@
+/* Matrix-vector kernels: the scalar oracles, the portable fast versions, and the run-time
+   dispatch to the AVX2 / AVX-512 files. See include/pk_matvec.h for the contract. */
+#include "matvec_internal.h"
+
+/* ---- the oracles ----------------------------------------------------------------------- */
+
+/* Element c of row r as float32, straight from the definition. */
+static double ref_weight(const pk_matrix *m, long r, long c) {
+    if (m->kind == PK_W_F32) return ((const float *)m->w)[r * m->cols + c];
+    if (m->kind == PK_W_F16 || m->kind == PK_W_BF16) {
+        float v;
+        const uint16_t *p = (const uint16_t *)m->w + r * m->cols + c;
+        if (m->kind == PK_W_F16) pk_f16_to_f32_ref(&v, p, 1); else pk_bf16_to_f32_ref(&v, p, 1);
+        return v;
+    }
+    const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
+    long g = r * (m->cols / m->group) + c / m->group;
+    float s, b;
+    pk_mv_widen(m->scales, m->scale_dtype, g, 1, &s);
+    pk_mv_widen(m->biases, m->scale_dtype, g, 1, &b);
+    return (double)s * (double)pk_mv_q(row, c, m->bits) + (double)b;
+}
+
+void pk_matvec_ref(const pk_matrix *m, const float *x, float *y, long r0, long r1) {
+    for (long r = r0; r < r1; r++) {
+        double acc = 0;
+        for (long c = 0; c < m->cols; c++) acc += ref_weight(m, r, c) * (double)x[c];
+        y[r - r0] = (float)acc;
+    }
+}
+
+void pk_dequantize_rows_ref(const pk_matrix *m, long r0, long r1, float *out) {
+    for (long r = r0; r < r1; r++)
+        for (long c = 0; c < m->cols; c++) out[(r - r0) * m->cols + c] = (float)ref_weight(m, r, c);
+}
+
+/* ---- portable fast versions (plain C the compiler vectorises) --------------------------- */
+
+long pk_matvec_prep_floats(long cols) { return cols + cols / 32 + 16; }
+
+/* prep = [cols floats the AVX2 kernel may fill with reordered x][group sums of x]. */
+void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep) {
+    if (m->kind != PK_W_AFFINE) return;
+    float *xsum = prep + m->cols;
+    for (long g = 0; g < m->cols / m->group; g++) {
+        float s = 0;
+        for (long i = 0; i < m->group; i++) s += x[g * m->group + i];
+        xsum[g] = s;
+    }
+}
+
+/* Float rows, widened 1024 columns at a time into `tmp` (f16/bf16) or read in place (f32). */
+static void portable_float_rows(const pk_matrix *m, const float *x, float *y, long r0, long r1) {
+    float tmp[1024];
+    for (long r = r0; r < r1; r++) {
+        float acc[8] = {0}, s = 0;
+        for (long c0 = 0; c0 < m->cols; c0 += 1024) {
+            long n = m->cols - c0 < 1024 ? m->cols - c0 : 1024;
+            const float *w = tmp;
+            long at = r * m->cols + c0;
+            if (m->kind == PK_W_F32) w = (const float *)m->w + at;
+            else if (m->kind == PK_W_BF16) pk_bf16_to_f32(tmp, (const uint16_t *)m->w + at, (size_t)n);
+            else pk_f16_to_f32(tmp, (const uint16_t *)m->w + at, (size_t)n);
+            long c = 0;
+            for (; c + 8 <= n; c += 8)
+                for (int k = 0; k < 8; k++) acc[k] += w[c + k] * x[c0 + c + k];
+            for (; c < n; c++) s += w[c] * x[c0 + c];
+        }
+        for (int k = 0; k < 8; k++) s += acc[k];
+        y[r - r0] = s;
+    }
+}
+
+void pk_mv_matvec_portable(const pk_matrix *m, const float *x, const float *prep, float *y,
+                           long r0, long r1) {
+    if (m->kind != PK_W_AFFINE) {
+        portable_float_rows(m, x, y, r0, r1);
+        return;
+    }
+    const float *xsum = prep + m->cols;
+    long groups = m->cols / m->group, row_bytes = pk_mv_row_bytes(m);
+    float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
+    for (long r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)m->w + r * row_bytes;
+        float total = 0;
+        for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
+            long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
+            pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
+            pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+            for (long g = 0; g < n; g++) {
+                long c0 = (g0 + g) * m->group;
+                float qx = 0;
+                for (long i = 0; i < m->group; i++)
+                    qx += (float)pk_mv_q(row, c0 + i, m->bits) * x[c0 + i];
+                total += sc[g] * qx + bi[g] * xsum[g0 + g];
+            }
+        }
+        y[r - r0] = total;
+    }
+}
+
+void pk_mv_dequant_portable(const pk_matrix *m, long r0, long r1, float *out) {
+    long cols = m->cols;
+    for (long r = r0; r < r1; r++) {
+        float *o = out + (r - r0) * cols;
+        if (m->kind == PK_W_F32) {
+            memcpy(o, (const float *)m->w + r * cols, (size_t)cols * sizeof(float));
+        } else if (m->kind == PK_W_BF16) {
+            pk_bf16_to_f32(o, (const uint16_t *)m->w + r * cols, (size_t)cols);
+        } else if (m->kind == PK_W_F16) {
+            pk_f16_to_f32(o, (const uint16_t *)m->w + r * cols, (size_t)cols);
+        } else {
+            long groups = cols / m->group;
+            const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
+            for (long g = 0; g < groups; g++) {
+                float s, b;
+                pk_mv_widen(m->scales, m->scale_dtype, r * groups + g, 1, &s);
+                pk_mv_widen(m->biases, m->scale_dtype, r * groups + g, 1, &b);
+                for (long i = 0; i < m->group; i++) {
+                    long c = g * m->group + i;
+                    o[c] = __builtin_fmaf(s, (float)pk_mv_q(row, c, m->bits), b);
+                }
+            }
+        }
+    }
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------- */
+
+static int detect_isa(void) {
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi"))
+        return PK_MV_ISA_AVX512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+        && __builtin_cpu_supports("f16c"))
+        return PK_MV_ISA_AVX2;
+#endif
+    return PK_MV_ISA_SCALAR;
+}
+
+int pk_matvec_best_isa(void) {
+    static int best = -1;  /* first callers may race; they all store the same value */
+    int isa = __atomic_load_n(&best, __ATOMIC_RELAXED);
+    if (isa < 0) {
+        isa = detect_isa();
+        __atomic_store_n(&best, isa, __ATOMIC_RELAXED);
+    }
+    return isa;
+}
+
+/* A requested level the CPU lacks falls back to the best one it has. */
+static int clamp_isa(int isa) {
+    int best = pk_matvec_best_isa();
+    return isa > best ? best : isa;
+}
+
+void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep) {
+    isa = clamp_isa(isa);
+#if defined(__x86_64__)
+    if (isa == PK_MV_ISA_AVX2) { pk_mv_prepare_avx2(m, x, prep); return; }
+#endif
+    pk_mv_prepare_portable(m, x, prep);
+}
+
+void pk_matvec_isa(int isa, const pk_matrix *m, const float *x, const float *prep, float *y,
+                   long r0, long r1) {
+    isa = clamp_isa(isa);
+#if defined(__x86_64__)
+    if (isa == PK_MV_ISA_AVX512) { pk_mv_matvec_avx512(m, x, prep, y, r0, r1); return; }
+    if (isa == PK_MV_ISA_AVX2) { pk_mv_matvec_avx2(m, x, prep, y, r0, r1); return; }
+#endif
+    pk_mv_matvec_portable(m, x, prep, y, r0, r1);
+}
+
+void pk_dequantize_rows_isa(int isa, const pk_matrix *m, long r0, long r1, float *out) {
+    isa = clamp_isa(isa);
+#if defined(__x86_64__)
+    if (isa == PK_MV_ISA_AVX512) { pk_mv_dequant_avx512(m, r0, r1, out); return; }
+    if (isa == PK_MV_ISA_AVX2) { pk_mv_dequant_avx2(m, r0, r1, out); return; }
+#endif
+    pk_mv_dequant_portable(m, r0, r1, out);
+}

@@ -1,0 +1,205 @@
+/* AVX2 + FMA + F16C matvec kernels (8 float lanes). Compiled for any x86-64 through target
+   attributes; called only when the CPU has these extensions (matvec.c checks).
+
+   Affine rows: 4-bit (and 2-bit) rows expand 8 packed bytes to 8 dwords with one vpmovzxbd,
+   then mask/shift out the nibbles: lane i then holds values 2i and 2i+1 of the 16, so x is
+   reordered once per vector to match (`pk_mv_prepare_avx2`) instead of shuffling every
+   weight. 8-bit rows need no reordering; 3/5/6-bit rows are unpacked to bytes per group
+   (they are rare: mixed-precision recipes only). */
+#include "matvec_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define AVX2_FN __attribute__((target("avx2,fma,f16c")))
+#define AVX2_INLINE static inline __attribute__((always_inline, target("avx2,fma,f16c")))
+
+AVX2_INLINE float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* 8 packed bytes → 8 dwords. */
+AVX2_INLINE __m256i bytes8(const uint8_t *p) {
+    return _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)p));
+}
+
+/* The 8 values of a `bits`-wide row that sit in `bits` bytes, one per byte. */
+static inline void unpack8(const uint8_t *p, int bits, uint8_t *out) {
+    uint64_t v = 0;
+    memcpy(&v, p, (size_t)bits);
+    uint64_t mask = (1u << bits) - 1u;
+    for (int k = 0; k < 8; k++) out[k] = (uint8_t)((v >> (k * bits)) & mask);
+}
+
+AVX2_FN void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep) {
+    pk_mv_prepare_portable(m, x, prep);
+    if (m->kind != PK_W_AFFINE) return;
+    if (m->bits == 4) {  /* per 16 values: evens, then odds */
+        for (long c = 0; c < m->cols; c += 16)
+            for (int i = 0; i < 8; i++) {
+                prep[c + i] = x[c + 2 * i];
+                prep[c + 8 + i] = x[c + 2 * i + 1];
+            }
+    } else if (m->bits == 2) {  /* per 32 values: set k holds values 4i+k */
+        for (long c = 0; c < m->cols; c += 32)
+            for (int k = 0; k < 4; k++)
+                for (int i = 0; i < 8; i++) prep[c + 8 * k + i] = x[c + 4 * i + k];
+    }
+}
+
+/* sum over one group of q*x, for each bit width. */
+AVX2_INLINE __m256 group_dot4(const uint8_t *p, const float *xp, int group) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    const __m256i low = _mm256_set1_epi32(0x0F);
+    for (int i = 0; i < group; i += 16, p += 8, xp += 16) {
+        __m256i v = bytes8(p);
+        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, low)), _mm256_loadu_ps(xp), a0);
+        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4)), _mm256_loadu_ps(xp + 8), a1);
+    }
+    return _mm256_add_ps(a0, a1);
+}
+
+AVX2_INLINE __m256 group_dot2(const uint8_t *p, const float *xp, int group) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    const __m256i three = _mm256_set1_epi32(3);
+    for (int i = 0; i < group; i += 32, p += 8, xp += 32) {
+        __m256i v = bytes8(p);
+        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, three)), _mm256_loadu_ps(xp), a0);
+        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, 2), three)),
+                             _mm256_loadu_ps(xp + 8), a1);
+        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, 4), three)),
+                             _mm256_loadu_ps(xp + 16), a0);
+        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 6)), _mm256_loadu_ps(xp + 24), a1);
+    }
+    return _mm256_add_ps(a0, a1);
+}
+
+/* 8-bit rows, or any width after unpacking to bytes: values in natural order. */
+AVX2_INLINE __m256 group_dot_bytes(const uint8_t *q, const float *x, int group) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (int i = 0; i < group; i += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(q + i)), _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(q + i + 8)), _mm256_loadu_ps(x + i + 8), a1);
+    }
+    return _mm256_add_ps(a0, a1);
+}
+
+AVX2_FN static float affine_row(const pk_matrix *m, long r, const float *x, const float *prep) {
+    const float *xsum = prep + m->cols;
+    const int group = m->group, bits = m->bits;
+    const long groups = m->cols / group, group_bytes = (long)group * bits / 8;
+    const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
+    float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
+    uint8_t q[128];
+    __m256 acc = _mm256_setzero_ps();
+    float bias_part = 0;
+    for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
+        long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
+        pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
+        pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+        for (long g = 0; g < n; g++) {
+            long c0 = (g0 + g) * group;
+            const uint8_t *p = row + (g0 + g) * group_bytes;
+            __m256 d;
+            if (bits == 4) {
+                d = group_dot4(p, prep + c0, group);
+            } else if (bits == 8) {
+                d = group_dot_bytes(p, x + c0, group);
+            } else if (bits == 2) {
+                d = group_dot2(p, prep + c0, group);
+            } else {
+                for (int i = 0; i < group / 8; i++) unpack8(p + i * bits, bits, q + 8 * i);
+                d = group_dot_bytes(q, x + c0, group);
+            }
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(sc[g]), d, acc);
+            bias_part += bi[g] * xsum[g0 + g];
+        }
+    }
+    return hsum8(acc) + bias_part;
+}
+
+/* 8 weights of a float row starting at element i, widened. */
+AVX2_INLINE __m256 load_w8(const pk_matrix *m, const void *row, long i) {
+    if (m->kind == PK_W_F32) return _mm256_loadu_ps((const float *)row + i);
+    __m128i h = _mm_loadu_si128((const __m128i *)((const uint16_t *)row + i));
+    if (m->kind == PK_W_F16) return _mm256_cvtph_ps(h);
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+AVX2_FN static float float_row(const pk_matrix *m, long r, const float *x) {
+    const long cols = m->cols;
+    const void *row = (const char *)m->w + r * cols * (m->kind == PK_W_F32 ? 4 : 2);
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    long c = 0;
+    for (; c + 16 <= cols; c += 16) {
+        a0 = _mm256_fmadd_ps(load_w8(m, row, c), _mm256_loadu_ps(x + c), a0);
+        a1 = _mm256_fmadd_ps(load_w8(m, row, c + 8), _mm256_loadu_ps(x + c + 8), a1);
+    }
+    float s = hsum8(_mm256_add_ps(a0, a1));
+    if (c < cols) {
+        float tail[16];
+        pk_matrix one = *m;
+        one.rows = 1;
+        one.cols = cols - c;
+        one.w = (const char *)row + c * (m->kind == PK_W_F32 ? 4 : 2);
+        pk_mv_dequant_portable(&one, 0, 1, tail);
+        for (long i = 0; i < cols - c; i++) s += tail[i] * x[c + i];
+    }
+    return s;
+}
+
+AVX2_FN void pk_mv_matvec_avx2(const pk_matrix *m, const float *x, const float *prep, float *y,
+                               long r0, long r1) {
+    for (long r = r0; r < r1; r++)
+        y[r - r0] = m->kind == PK_W_AFFINE ? affine_row(m, r, x, prep) : float_row(m, r, x);
+}
+
+/* Dequantizes one group of a 4-bit row into natural order: unpacklo/hi interleave the low
+   and high nibbles within 128-bit halves, permute2f128 puts the halves in order. */
+AVX2_INLINE void dequant_group4(const uint8_t *p, int group, float s, float b, float *o) {
+    const __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(b);
+    const __m256i low = _mm256_set1_epi32(0x0F);
+    for (int i = 0; i < group; i += 16, p += 8, o += 16) {
+        __m256i v = bytes8(p);
+        __m256 lo = _mm256_fmadd_ps(vs, _mm256_cvtepi32_ps(_mm256_and_si256(v, low)), vb);
+        __m256 hi = _mm256_fmadd_ps(vs, _mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4)), vb);
+        __m256 a = _mm256_unpacklo_ps(lo, hi), c = _mm256_unpackhi_ps(lo, hi);
+        _mm256_storeu_ps(o, _mm256_permute2f128_ps(a, c, 0x20));
+        _mm256_storeu_ps(o + 8, _mm256_permute2f128_ps(a, c, 0x31));
+    }
+}
+
+AVX2_FN void pk_mv_dequant_avx2(const pk_matrix *m, long r0, long r1, float *out) {
+    if (m->kind != PK_W_AFFINE) { pk_mv_dequant_portable(m, r0, r1, out); return; }
+    const int group = m->group, bits = m->bits;
+    const long cols = m->cols, groups = cols / group, group_bytes = (long)group * bits / 8;
+    float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
+    uint8_t q[128];
+    for (long r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
+        float *o = out + (r - r0) * cols;
+        for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
+            long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
+            pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
+            pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+            for (long g = 0; g < n; g++) {
+                const uint8_t *p = row + (g0 + g) * group_bytes;
+                float *og = o + (g0 + g) * group;
+                if (bits == 4) { dequant_group4(p, group, sc[g], bi[g], og); continue; }
+                const uint8_t *qs = p;
+                if (bits != 8) {
+                    for (int i = 0; i < group / 8; i++) unpack8(p + i * bits, bits, q + 8 * i);
+                    qs = q;
+                }
+                const __m256 vs = _mm256_set1_ps(sc[g]), vb = _mm256_set1_ps(bi[g]);
+                for (int i = 0; i < group; i += 8)
+                    _mm256_storeu_ps(og + i, _mm256_fmadd_ps(vs, _mm256_cvtepi32_ps(bytes8(qs + i)), vb));
+            }
+        }
+    }
+}
+
+#endif

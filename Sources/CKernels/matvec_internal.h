@@ -1,0 +1,66 @@
+/* Helpers shared by the matvec kernels (matvec_*.c); not part of the public interface. */
+#ifndef PHIKIT_MATVEC_INTERNAL_H
+#define PHIKIT_MATVEC_INTERNAL_H
+#include <string.h>
+
+#include "pk_affine_quant.h"
+#include "pk_half.h"
+#include "pk_matvec.h"
+
+#define PK_MV_INLINE static inline __attribute__((always_inline))
+
+/* Groups converted to float32 at a time (bounds the stack arrays of the fast kernels). */
+#define PK_MV_GROUP_CHUNK 256
+
+/* Bytes of one packed affine row. cols*bits is a multiple of 32 (cols % group == 0). */
+PK_MV_INLINE long pk_mv_row_bytes(const pk_matrix *m) { return m->cols * m->bits / 8; }
+
+/* q value i of a packed row: bits [i*bits, i*bits + bits) of the little-endian stream.
+   With bits <= 8 a value spans at most two bytes, and the second is read only when needed,
+   so this never reads past the row (rows end on a 32-bit boundary). */
+PK_MV_INLINE uint32_t pk_mv_q(const uint8_t *row, long i, int bits) {
+    long bit = i * bits;
+    long byte = bit >> 3;
+    int shift = (int)(bit & 7);
+    uint32_t v = row[byte];
+    if (shift + bits > 8) v |= (uint32_t)row[byte + 1] << 8;
+    return (v >> shift) & ((1u << bits) - 1u);
+}
+
+/* n consecutive scales (or biases) starting at element `first`, widened to float32. */
+PK_MV_INLINE void pk_mv_widen(const void *base, int dtype, long first, long n, float *out) {
+    if (dtype == PK_AQ_F32) {
+        memcpy(out, (const float *)base + first, (size_t)n * sizeof(float));
+    } else if (dtype == PK_AQ_BF16) {
+        pk_bf16_to_f32(out, (const uint16_t *)base + first, (size_t)n);
+    } else {
+        pk_f16_to_f32(out, (const uint16_t *)base + first, (size_t)n);
+    }
+}
+
+/* Row r0's share of [0, rows) for thread t of n: contiguous blocks, boundaries on multiples
+   of `align` rows so no two threads write the same cache line of y. */
+PK_MV_INLINE void pk_mv_split(long rows, int t, int n, long align, long *r0, long *r1) {
+    long blocks = (rows + align - 1) / align;
+    long b0 = blocks * t / n, b1 = blocks * (t + 1) / n;
+    *r0 = b0 * align < rows ? b0 * align : rows;
+    *r1 = b1 * align < rows ? b1 * align : rows;
+}
+
+/* Portable fast versions (also the fallback off x86). */
+void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep);
+void pk_mv_matvec_portable(const pk_matrix *m, const float *x, const float *prep, float *y,
+                           long r0, long r1);
+void pk_mv_dequant_portable(const pk_matrix *m, long r0, long r1, float *out);
+
+#if defined(__x86_64__)
+void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep);
+void pk_mv_matvec_avx2(const pk_matrix *m, const float *x, const float *prep, float *y,
+                       long r0, long r1);
+void pk_mv_dequant_avx2(const pk_matrix *m, long r0, long r1, float *out);
+void pk_mv_matvec_avx512(const pk_matrix *m, const float *x, const float *prep, float *y,
+                         long r0, long r1);
+void pk_mv_dequant_avx512(const pk_matrix *m, long r0, long r1, float *out);
+#endif
+
+#endif

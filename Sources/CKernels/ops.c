@@ -1,0 +1,151 @@
+/* Per-token layer operations and attention. See include/pk_ops.h. */
+#include "pk_ops.h"
+
+#include <math.h>
+
+#include "pk_matvec.h"
+
+/* Partial sums in 8 independent lanes let the compiler vectorise float reductions without
+   -ffast-math (which we never use: it would break the -inf masks of attention). */
+#define LANES 8
+
+static float sum_squares(const float *x, long n) {
+    float acc[LANES] = {0};
+    long i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] += x[i + k] * x[i + k];
+    float s = 0;
+    for (; i < n; i++) s += x[i] * x[i];
+    for (int k = 0; k < LANES; k++) s += acc[k];
+    return s;
+}
+
+void pk_rmsnorm(float *out, const float *x, const float *w, long n, float eps) {
+    float inv = 1.0f / sqrtf(sum_squares(x, n) / (float)n + eps);
+    for (long i = 0; i < n; i++) out[i] = w[i] * (x[i] * inv);
+}
+
+void pk_silu_mul(float *out, const float *gate_up, long n) {
+    const float *up = gate_up + n;
+    for (long i = 0; i < n; i++) {
+        float g = gate_up[i];
+        out[i] = up[i] * (g / (1.0f + expf(-g)));
+    }
+}
+
+void pk_add(float *x, const float *y, long n) {
+    for (long i = 0; i < n; i++) x[i] += y[i];
+}
+
+long pk_argmax(const float *x, long n) {
+    long best = 0;
+    float top = -INFINITY;
+    for (long i = 0; i < n; i++)
+        if (x[i] > top) { top = x[i]; best = i; }
+    return best;
+}
+
+void pk_rope(float *v, int heads, int head_dim, int rot_dim, const float *cos, const float *sin) {
+    int h = rot_dim / 2;
+    for (int head = 0; head < heads; head++) {
+        float *p = v + (long)head * head_dim;
+        for (int i = 0; i < h; i++) {
+            float a = p[i], b = p[i + h];
+            p[i] = a * cos[i] - b * sin[i];
+            p[i + h] = b * cos[i] + a * sin[i];
+        }
+    }
+}
+
+/* ---- attention ---------------------------------------------------------------------------- */
+
+void pk_attention_ref(float *out, const float *q, const float *k, const float *v,
+                      float *scores, long lo, long hi, int head_dim, float scale) {
+    double top = -INFINITY;
+    for (long j = lo; j <= hi; j++) {
+        double s = 0;
+        for (int d = 0; d < head_dim; d++) s += (double)q[d] * k[j * head_dim + d];
+        scores[j] = (float)(s * scale);
+        if (scores[j] > top) top = scores[j];
+    }
+    double total = 0;
+    for (long j = lo; j <= hi; j++) total += exp(scores[j] - top);
+    for (int d = 0; d < head_dim; d++) {
+        double acc = 0;
+        for (long j = lo; j <= hi; j++) acc += exp(scores[j] - top) / total * v[j * head_dim + d];
+        out[d] = (float)acc;
+    }
+}
+
+static inline __attribute__((always_inline)) float dot_lanes(const float *a, const float *b,
+                                                             int n) {
+    float acc[LANES] = {0};
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] += a[i + k] * b[i + k];
+    float s = 0;
+    for (; i < n; i++) s += a[i] * b[i];
+    for (int k = 0; k < LANES; k++) s += acc[k];
+    return s;
+}
+
+/* Written once in plain C; the wrappers below compile it for each instruction set (the
+   function is inlined into callers with wider targets, and vectorised there). */
+static inline __attribute__((always_inline)) void attention_core(
+    float *out, const float *q, const float *k, const float *v, float *scores, long lo, long hi,
+    int head_dim, float scale) {
+    float top = -INFINITY;
+    for (long j = lo; j <= hi; j++) {
+        float s = dot_lanes(q, k + j * head_dim, head_dim) * scale;
+        scores[j] = s;
+        top = s > top ? s : top;
+    }
+    float total = 0;
+    for (long j = lo; j <= hi; j++) {
+        scores[j] = expf(scores[j] - top);
+        total += scores[j];
+    }
+    for (int d = 0; d < head_dim; d++) out[d] = 0;
+    for (long j = lo; j <= hi; j++) {
+        const float p = scores[j], *vj = v + j * head_dim;
+        for (int d = 0; d < head_dim; d++) out[d] += p * vj[d];
+    }
+    const float inv = 1.0f / total;
+    for (int d = 0; d < head_dim; d++) out[d] *= inv;
+}
+
+static void attention_portable(float *out, const float *q, const float *k, const float *v,
+                               float *scores, long lo, long hi, int head_dim, float scale) {
+    attention_core(out, q, k, v, scores, lo, hi, head_dim, scale);
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2,fma"))) static void attention_avx2(
+    float *out, const float *q, const float *k, const float *v, float *scores, long lo, long hi,
+    int head_dim, float scale) {
+    attention_core(out, q, k, v, scores, lo, hi, head_dim, scale);
+}
+
+__attribute__((target("avx512f,avx512vl,avx512bw,avx2,fma"))) static void attention_avx512(
+    float *out, const float *q, const float *k, const float *v, float *scores, long lo, long hi,
+    int head_dim, float scale) {
+    attention_core(out, q, k, v, scores, lo, hi, head_dim, scale);
+}
+#endif
+
+void pk_attention_isa(int isa, float *out, const float *q, const float *k, const float *v,
+                      float *scores, long lo, long hi, int head_dim, float scale) {
+    int best = pk_matvec_best_isa();
+    if (isa > best) isa = best;
+#if defined(__x86_64__)
+    if (isa == PK_MV_ISA_AVX512) {
+        attention_avx512(out, q, k, v, scores, lo, hi, head_dim, scale);
+        return;
+    }
+    if (isa == PK_MV_ISA_AVX2) {
+        attention_avx2(out, q, k, v, scores, lo, hi, head_dim, scale);
+        return;
+    }
+#endif
+    attention_portable(out, q, k, v, scores, lo, hi, head_dim, scale);
+}

@@ -1,0 +1,41 @@
+import CKernels
+
+/// Every activation buffer of the forward pass, sized once per session for a block of up to
+/// `block` tokens; the forward pass only writes into these.
+final class RunState {
+    /// Tokens per forward pass (prompt tokens are processed in blocks of this size).
+    let block: Int
+    let x: FloatBuffer  // (block, hidden) the residual stream
+    let normed: FloatBuffer  // (block, hidden) RMSNorm output, input of qkv and gate_up
+    let qkv: FloatBuffer  // (block, qkvRows) queries, keys, values per token
+    let attention: FloatBuffer  // (block, heads*headDim) attention output, input of o_proj
+    let projection: FloatBuffer  // (block, hidden) o_proj / down_proj output
+    let gateUp: FloatBuffer  // (block, 2*intermediate)
+    let activation: FloatBuffer  // (block, intermediate) up * silu(gate)
+    let cos: FloatBuffer  // (block, ropeDim/2) per token, attention factor included
+    let sin: FloatBuffer  // (block, ropeDim/2)
+    let logits: FloatBuffer  // (vocab) of the last token
+    let prepared: FloatBuffer  // (pk_matvec_prep_floats(maxColumns)) matvec input scratch
+    let scores: FloatBuffer  // (threads, capacity) attention scores per thread
+    /// Rows of a weight tile in the prompt path: about 1 MB of float32 per thread.
+    let tileRows: Int
+    let tiles: FloatBuffer  // (threads, tileRows, maxColumns)
+
+    init(shape s: Phi3Shape, block: Int, capacity: Int, threads: Int) throws(SessionError) {
+        self.block = block
+        x = try FloatBuffer(count: block * s.hidden)
+        normed = try FloatBuffer(count: block * s.hidden)
+        qkv = try FloatBuffer(count: block * s.qkvRows)
+        attention = try FloatBuffer(count: block * s.queryDim)
+        projection = try FloatBuffer(count: block * s.hidden)
+        gateUp = try FloatBuffer(count: block * 2 * s.intermediate)
+        activation = try FloatBuffer(count: block * s.intermediate)
+        cos = try FloatBuffer(count: block * s.ropeDim / 2)
+        sin = try FloatBuffer(count: block * s.ropeDim / 2)
+        logits = try FloatBuffer(count: s.vocab)
+        prepared = try FloatBuffer(count: pk_matvec_prep_floats(s.maxColumns))
+        scores = try FloatBuffer(count: threads * capacity)
+        tileRows = max(16, min(256, (1 << 18) / s.maxColumns / 16 * 16))
+        tiles = try FloatBuffer(count: threads * tileRows * s.maxColumns)
+    }
+}

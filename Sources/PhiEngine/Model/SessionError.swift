@@ -1,0 +1,45 @@
+import PhiFormats
+
+/// What an `InferenceSession` refuses: input that does not fit the model or the context.
+public enum SessionError: UserFacingError, Equatable {
+    /// `needed` positions (what is cached plus the new tokens) do not fit in `limit`.
+    case contextFull(needed: Int, limit: Int)
+    /// A token id outside the embedding, e.g. from a tokenizer that does not fit the model.
+    case tokenOutOfRange(token: Int, vocabularySize: Int)
+    /// prefill of no tokens on an empty session: there is nothing to predict from.
+    case emptyPrompt
+    /// A context larger than the model's `max_position_embeddings`, or below 1.
+    case invalidContext(requested: Int, maximum: Int)
+    case outOfMemory(bytes: Int)
+
+    public var message: String {
+        switch self {
+        case .contextFull(let needed, let limit):
+            "the prompt needs \(needed) positions but the context holds \(limit)"
+        case .tokenOutOfRange(let token, let vocabularySize):
+            "token id \(token) is outside the model's vocabulary (\(vocabularySize) entries)"
+        case .emptyPrompt:
+            "the prompt has no tokens"
+        case .invalidContext(let requested, let maximum):
+            "a context of \(requested) tokens is not possible (1 to \(maximum))"
+        case .outOfMemory(let bytes):
+            "cannot reserve \(bytes) bytes for the session's buffers"
+        }
+    }
+
+    public var hint: String? {
+        switch self {
+        case .contextFull: "use a shorter prompt or fewer tokens"
+        case .tokenOutOfRange: "the tokenizer does not belong to this model"
+        default: nil
+        }
+    }
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .contextFull, .emptyPrompt, .invalidContext: .usage
+        case .tokenOutOfRange: .dataError
+        case .outOfMemory: .ioError
+        }
+    }
+}

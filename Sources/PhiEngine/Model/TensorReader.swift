@@ -1,0 +1,168 @@
+import CKernels
+import Foundation
+import PhiFormats
+
+/// Hands out the tensors of a model directory as `WeightMatrix` views and float vectors,
+/// checking each against the shape config.json implies, and remembers which tensors were
+/// taken so that leftovers (a tensor set from another config) can be reported.
+///
+/// A linear layer `P` is quantized exactly when `P.scales` exists (mlx-lm's rule), with the
+/// bits and group size of config.json's `quantization` (its per-layer entry first).
+final class TensorReader {
+    let weights: ModelWeights
+    let quantization: QuantizationConfig?
+    private(set) var taken: Set<String> = []
+    /// Copies of tensors whose data is not aligned to their element size (rare: a writer that
+    /// does not align offsets); owned by the caller once `takeCopies()` hands them over.
+    private var copies: [UnsafeMutableRawPointer] = []
+
+    init(weights: ModelWeights, quantization: QuantizationConfig?) {
+        self.weights = weights
+        self.quantization = quantization
+    }
+
+    func takeCopies() -> [UnsafeMutableRawPointer] {
+        defer { copies = [] }
+        return copies
+    }
+
+    /// The weight of linear/embedding module `module`, logically `[rows, cols]`.
+    func matrix(_ module: String, rows: Int, cols: Int) throws -> WeightMatrix {
+        let weightName = module + ".weight"
+        let weight = try tensor(weightName)
+        var raw = pk_matrix()
+        raw.rows = rows
+        raw.cols = cols
+        if weights.tensor(module + ".scales") != nil {
+            try quantized(module, weight, rows: rows, cols: cols, into: &raw)
+        } else {
+            raw.kind = try floatKind(weight.info)
+            try expect(weight.info, shape: [rows, cols])
+            raw.w = try aligned(weight)
+        }
+        return WeightMatrix(name: module, raw: raw)
+    }
+
+    /// A norm weight `[count]` widened to float32.
+    func vector(_ name: String, count: Int) throws -> [Float] {
+        let t = try tensor(name)
+        let kind = try floatKind(t.info)
+        try expect(t.info, shape: [count])
+        let bytes = t.file.data(t.info)
+        var out = [Float](repeating: 0, count: count)
+        if kind == Int32(PK_W_F32) {
+            out.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+            return out
+        }
+        // Copy first: the file gives no alignment guarantee for 16-bit values.
+        var halves = [UInt16](repeating: 0, count: count)
+        halves.withUnsafeMutableBytes { $0.copyMemory(from: bytes) }
+        out.withUnsafeMutableBufferPointer { o in
+            halves.withUnsafeBufferPointer { h in
+                if kind == Int32(PK_W_BF16) {
+                    pk_bf16_to_f32(o.baseAddress, h.baseAddress, count)
+                } else {
+                    pk_f16_to_f32(o.baseAddress, h.baseAddress, count)
+                }
+            }
+        }
+        return out
+    }
+
+    /// Names in the directory that were never taken, except those Phi-3 loaders ignore:
+    /// rotary-embedding buffers of old checkpoints and an `lm_head` beside tied embeddings.
+    func leftovers(tied: Bool) -> [String] {
+        weights.tensorNames.filter { name in
+            guard !taken.contains(name) else { return false }
+            if name.hasSuffix("rotary_emb.inv_freq") { return false }
+            if tied && name.hasPrefix("lm_head.") { return false }
+            return true
+        }
+    }
+
+    // MARK: - Pieces
+
+    private func tensor(_ name: String) throws -> (file: SafeTensorsFile, info: TensorInfo) {
+        guard let t = weights.tensor(name) else {
+            throw ModelError.missingTensor(name: name, directory: weights.directory)
+        }
+        taken.insert(name)
+        return t
+    }
+
+    private func quantized(
+        _ module: String, _ weight: (file: SafeTensorsFile, info: TensorInfo), rows: Int,
+        cols: Int, into raw: inout pk_matrix
+    ) throws {
+        let name = module + ".weight"
+        guard let quantization else {
+            throw ModelError.inconsistentQuantization(
+                name: name, detail: "has scales, but config.json has no 'quantization'")
+        }
+        guard case .quantized(let group, let bits, _) = quantization.layer(module) else {
+            throw ModelError.inconsistentQuantization(
+                name: name, detail: "has scales, but config.json says it is not quantized")
+        }
+        guard cols % group == 0 else {
+            throw ModelError.inconsistentQuantization(
+                name: name, detail: "\(cols) columns do not divide into groups of \(group)")
+        }
+        guard weight.info.dtype == .u32 else {
+            throw ModelError.inconsistentQuantization(
+                name: name, detail: "packed weights must be U32, found \(weight.info.dtype.rawValue)")
+        }
+        try expect(weight.info, shape: [rows, cols * bits / 32])
+        let scales = try tensor(module + ".scales")
+        let biases = try tensor(module + ".biases")
+        let scaleKind = try floatKind(scales.info)
+        guard biases.info.dtype == scales.info.dtype else {
+            throw ModelError.inconsistentQuantization(
+                name: name, detail: "scales are \(scales.info.dtype.rawValue) but biases are "
+                    + biases.info.dtype.rawValue)
+        }
+        try expect(scales.info, shape: [rows, cols / group])
+        try expect(biases.info, shape: [rows, cols / group])
+        raw.kind = Int32(PK_W_AFFINE)
+        raw.bits = Int32(bits)
+        raw.group = Int32(group)
+        raw.scale_dtype =
+            switch Int(scaleKind) {
+            case Int(PK_W_F32): Int32(PK_AQ_F32)
+            case Int(PK_W_F16): Int32(PK_AQ_F16)
+            default: Int32(PK_AQ_BF16)
+            }
+        raw.w = try aligned(weight)
+        raw.scales = try aligned(scales)
+        raw.biases = try aligned(biases)
+    }
+
+    private func floatKind(_ info: TensorInfo) throws -> Int32 {
+        switch info.dtype {
+        case .f32: Int32(PK_W_F32)
+        case .f16: Int32(PK_W_F16)
+        case .bf16: Int32(PK_W_BF16)
+        default: throw ModelError.unsupportedDType(name: info.name, dtype: info.dtype)
+        }
+    }
+
+    private func expect(_ info: TensorInfo, shape: [Int]) throws {
+        guard info.shape == shape else {
+            throw ModelError.wrongShape(name: info.name, expected: shape, found: info.shape)
+        }
+    }
+
+    /// The tensor's data, or an aligned copy when the file puts it at an odd offset.
+    private func aligned(
+        _ t: (file: SafeTensorsFile, info: TensorInfo)
+    ) throws -> UnsafeRawPointer {
+        let bytes = t.file.data(t.info)
+        guard let base = bytes.baseAddress else {
+            throw ModelError.wrongShape(name: t.info.name, expected: [1], found: t.info.shape)
+        }
+        if Int(bitPattern: base) % t.info.dtype.size == 0 { return base }
+        let copy = UnsafeMutableRawPointer.allocate(byteCount: bytes.count, alignment: 64)
+        copy.copyMemory(from: base, byteCount: bytes.count)
+        copies.append(copy)
+        return UnsafeRawPointer(copy)
+    }
+}

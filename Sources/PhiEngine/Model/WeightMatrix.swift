@@ -1,0 +1,33 @@
+import CKernels
+import PhiFormats
+
+/// One linear layer's weight `[rows, cols]` as it lies in the mapped file: float32/16,
+/// bfloat16, or MLX affine-quantized (`P.weight` packed u32 + `P.scales` + `P.biases`).
+/// The pointers inside `raw` belong to the model's mapping (or to a `Phi3Weights` copy of a
+/// misaligned tensor), which outlives every matrix.
+struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable memory
+    /// Module path without `.weight` (`model.layers.0.self_attn.qkv_proj`).
+    let name: String
+    var raw: pk_matrix
+
+    var rows: Int { raw.rows }
+    var cols: Int { raw.cols }
+    var isQuantized: Bool { raw.kind == Int32(PK_W_AFFINE) }
+
+    /// Bytes one pass over the matrix reads (weights, scales and biases): what a decode step
+    /// costs in memory traffic.
+    var byteCount: Int {
+        switch Int(raw.kind) {
+        case Int(PK_W_F32): rows * cols * 4
+        case Int(PK_W_AFFINE):
+            rows * cols * Int(raw.bits) / 8 + 2 * rows * (cols / Int(raw.group))
+                * (raw.scale_dtype == Int32(PK_AQ_F32) ? 4 : 2)
+        default: rows * cols * 2
+        }
+    }
+
+    /// Row `r` as float32 into `out` [cols] (an embedding lookup).
+    func row(_ r: Int, into out: UnsafeMutablePointer<Float>, isa: Int32) {
+        withUnsafePointer(to: raw) { pk_dequantize_rows_isa(isa, $0, r, r + 1, out) }
+    }
+}

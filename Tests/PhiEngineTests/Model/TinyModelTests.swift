@@ -1,0 +1,64 @@
+import Foundation
+import PhiFormats
+import Testing
+
+@testable import PhiEngine
+
+/// Random-weight models of both Phi shapes against the references:
+/// - tiny-phi35: MHA, LongRoPE with different short/long factors, untied, sliding window 48;
+/// - tiny-phi4mini: GQA 8:2, partial rotary 0.75, tied embeddings, LongRoPE.
+/// Both have original_max_position_embeddings 32: the 12-token prompt's greedy run crosses
+/// it (transformers then recomputes the sequence with the long factors), the 40-token prompt
+/// starts beyond it.
+@Suite("tiny Phi-3.5 / Phi-4-mini shapes against transformers and mlx_lm")
+struct TinyModelTests {
+    static let models = ["tiny-phi35.json", "tiny-phi4mini.json"]
+
+    /// Error of the last-position logits relative to the reference row's largest magnitude.
+    /// float32 weights: transformers fp32. bfloat16 weights: transformers widening them to
+    /// fp32 (exact) and computing in fp32, which is also what phikit does, so the bound is
+    /// the same. Quantized: mlx's own fp32 math on the same packed weights.
+    static let tolerance: Float = 1e-4
+
+    @Test("float32 weights: logits within 1e-4 of transformers, greedy identical", arguments: models)
+    func float32(_ name: String) throws {
+        let golden = try EngineGoldens.tiny(name)
+        let dir = try TinyModels.writeFloat(
+            config: golden.config, seed: golden.seed, amplitude: golden.amplitude)
+        try check(dir.path, golden.float32)
+    }
+
+    @Test("bfloat16 weights: logits within 1e-4 of transformers, greedy identical", arguments: models)
+    func bfloat16(_ name: String) throws {
+        let golden = try EngineGoldens.tiny(name)
+        let dir = try TinyModels.writeFloat(
+            config: golden.config, seed: golden.seed, amplitude: golden.amplitude, dtype: .bf16)
+        try check(dir.path, golden.bfloat16)
+    }
+
+    @Test("mlx_lm.convert -q copies (bits 2-8, groups 32-128, mixed): greedy as mlx_lm", arguments: models)
+    func quantized(_ name: String) throws {
+        let golden = try EngineGoldens.tiny(name)
+        let source = try TinyModels.writeFloat(
+            config: golden.mlxConfig, seed: golden.seed, amplitude: golden.amplitude)
+        for variant in golden.mlx {
+            let dir = try TinyModels.writeQuantized(
+                from: source.path, quantization: variant.quantization)
+            #expect(try TinyModels.tensorHashes(dir.path) == variant.tensorHashes)
+            try check(dir.path, variant.cases)
+        }
+    }
+
+    private func check(_ directory: String, _ cases: [EngineGoldens.Case]) throws {
+        let model = try Phi3Model.load(directory: directory)
+        let session = try InferenceSession(model: model)
+        for c in cases {
+            session.reset()
+            let difference = relativeDifference(try session.prefill(c.prompt), c.last_logits)
+            #expect(difference < Self.tolerance, "prompt of \(c.prompt.count) tokens")
+            session.reset()
+            let tokens = try greedy(session, prompt: c.prompt, count: c.greedy.count)
+            #expect(tokens == c.greedy, "prompt of \(c.prompt.count) tokens")
+        }
+    }
+}

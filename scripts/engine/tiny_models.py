@@ -1,0 +1,136 @@
+"""Tiny random-weight Phi-3 models, defined so that Swift can rebuild them bit for bit.
+
+The engine tests (Tests/PhiEngineTests/Model/TinyModels.swift) regenerate the same weights at
+test time from the seed, so no weights are committed. The generator:
+
+    mix(z)  = splitmix64's finalizer (Steele, Lea, Flood 2014)
+    r(k, i) = 2 * (mix(seed * 0x9E3779B97F4A7C15 + (k << 32) + i) >> 40) / 2^24 - 1
+              (uint64 arithmetic wraps; r is in [-1, 1) and exact in float32)
+    weight  = float32(r) * float32(amplitude)         linear and embedding weights
+    norm    = float32(1) + float32(r) * float32(0.25)  RMSNorm weights
+
+k is the tensor's index in the Phi-3 tensor order (embed_tokens; per layer input_layernorm,
+qkv_proj, o_proj, post_attention_layernorm, gate_up_proj, down_proj; norm; lm_head unless
+tied), i the element's index in row-major order.
+"""
+
+import json
+import os
+
+import numpy as np
+
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def uniform(seed, k, n):
+    """r(k, i) for i < n, float32 in [-1, 1)."""
+    with np.errstate(over="ignore"):
+        base = np.uint64(seed) * GOLDEN + (np.uint64(k) << np.uint64(32))
+        z = mix(base + np.arange(n, dtype=np.uint64))
+    u = (z >> np.uint64(40)).astype(np.float32) * np.float32(2.0**-24)
+    return np.float32(2) * u - np.float32(1)
+
+
+def tensor_shapes(cfg):
+    """(name, shape) in the order the generator numbers them (ModelConfig.expectedTensorShapes)."""
+    h, i, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
+    hd = h // heads
+    out = [("model.embed_tokens.weight", [v, h])]
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        out += [
+            (p + "input_layernorm.weight", [h]),
+            (p + "self_attn.qkv_proj.weight", [(heads + 2 * kv) * hd, h]),
+            (p + "self_attn.o_proj.weight", [h, heads * hd]),
+            (p + "post_attention_layernorm.weight", [h]),
+            (p + "mlp.gate_up_proj.weight", [2 * i, h]),
+            (p + "mlp.down_proj.weight", [h, i]),
+        ]
+    out.append(("model.norm.weight", [h]))
+    if not cfg.get("tie_word_embeddings", False):
+        out.append(("lm_head.weight", [v, h]))
+    return out
+
+
+def weights(cfg, seed, amplitude):
+    """name -> float32 numpy array."""
+    out = {}
+    for k, (name, shape) in enumerate(tensor_shapes(cfg)):
+        r = uniform(seed, k, int(np.prod(shape))).reshape(shape)
+        if "norm" in name:
+            out[name] = np.float32(1) + r * np.float32(0.25)
+        else:
+            out[name] = r * np.float32(amplitude)
+    return out
+
+
+def longrope_factors(n, short_step, long_step):
+    short = [round(1.0 + short_step * i, 4) for i in range(n)]
+    long = [round(1.0 + long_step * i, 4) for i in range(n)]
+    return short, long
+
+
+def phi35_like():
+    """MHA, LongRoPE with different short and long factors, untied, a sliding window."""
+    short, long = longrope_factors(16, 0.03, 0.5)  # rope dim 32 -> 16 factors
+    return {
+        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+        "hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 384,
+        "max_position_embeddings": 128, "original_max_position_embeddings": 32,
+        "rope_theta": 10000.0,
+        "rope_scaling": {"type": "longrope", "short_factor": short, "long_factor": long},
+        "partial_rotary_factor": 1.0, "rms_norm_eps": 1e-05, "tie_word_embeddings": False,
+        "sliding_window": 48, "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+        "hidden_act": "silu", "attention_dropout": 0.0, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
+        "torch_dtype": "float32", "use_cache": True,
+    }
+
+
+def phi4mini_like():
+    """GQA 8:2, partial rotary 0.75, tied embeddings, LongRoPE, no sliding window."""
+    short, long = longrope_factors(6, 0.05, 0.8)  # head_dim 16 * 0.75 = 12 -> 6 factors
+    return {
+        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+        "hidden_size": 128, "intermediate_size": 192, "num_hidden_layers": 2,
+        "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 400,
+        "max_position_embeddings": 128, "original_max_position_embeddings": 32,
+        "rope_theta": 10000.0,
+        "rope_scaling": {"type": "longrope", "short_factor": short, "long_factor": long},
+        "partial_rotary_factor": 0.75, "rms_norm_eps": 1e-05, "tie_word_embeddings": True,
+        "sliding_window": None, "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
+        "hidden_act": "silu", "attention_dropout": 0.0, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
+        "torch_dtype": "float32", "use_cache": True,
+    }
+
+
+def for_mlx(cfg):
+    """The same model as mlx-lm runs it: mlx-lm always applies the long factors and ignores
+    sliding_window, so compare only where that makes no difference."""
+    cfg = json.loads(json.dumps(cfg))
+    cfg["rope_scaling"]["short_factor"] = list(cfg["rope_scaling"]["long_factor"])
+    cfg["sliding_window"] = None
+    return cfg
+
+
+def write_model(directory, cfg, tensors, dtype="float32"):
+    """A Hugging Face style directory: config.json + model.safetensors."""
+    import torch
+    from safetensors.torch import save_file
+
+    os.makedirs(directory, exist_ok=True)
+    cfg = dict(cfg, torch_dtype=dtype)
+    with open(os.path.join(directory, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    tdtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    save_file(
+        {k: torch.from_numpy(v).to(tdtype).contiguous() for k, v in tensors.items()},
+        os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
+    return cfg
