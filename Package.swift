@@ -29,6 +29,9 @@ let package = Package(
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiEngine"]),
         .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
+        // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
+        .executableTarget(
+            name: "engine-bench", dependencies: ["PhiEngine"], path: "scripts/engine/EngineBench"),
         .testTarget(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),

@@ -2,6 +2,8 @@
    dispatch to the AVX2 / AVX-512 files. See include/pk_matvec.h for the contract. */
 #include "matvec_internal.h"
 
+#include <math.h>
+
 /* ---- the oracles ----------------------------------------------------------------------- */
 
 /* Element c of row r as float32, straight from the definition. */
@@ -36,16 +38,33 @@ void pk_dequantize_rows_ref(const pk_matrix *m, long r0, long r1, float *out) {
 
 /* ---- portable fast versions (plain C the compiler vectorises) --------------------------- */
 
-long pk_matvec_prep_floats(long cols) { return cols + cols / 32 + 16; }
+long pk_matvec_prep_floats(long cols) { return cols / 2 + 2 * (cols / 32) + 48; }
 
-/* prep = [cols floats the AVX2 kernel may fill with reordered x][group sums of x]. */
+/* The portable kernel needs only the group sums (it multiplies float x directly). */
 void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep) {
     if (m->kind != PK_W_AFFINE) return;
-    float *xsum = prep + m->cols;
+    float *xsum = pk_mv_xsum(prep, m->cols);
     for (long g = 0; g < m->cols / m->group; g++) {
         float s = 0;
         for (long i = 0; i < m->group; i++) s += x[g * m->group + i];
         xsum[g] = s;
+    }
+}
+
+void pk_mv_prepare_x16(const pk_matrix *m, const float *x, float *prep) {
+    pk_mv_prepare_portable(m, x, prep);
+    int16_t *x16 = pk_mv_x16(prep);
+    float *xscale = pk_mv_xscale(prep, m->cols);
+    for (long g = 0; g < m->cols / m->group; g++) {
+        const float *xg = x + g * m->group;
+        float top = 0;
+        for (long i = 0; i < m->group; i++) top = fmaxf(top, fabsf(xg[i]));
+        float inverse = top > 0 ? 32767.0f / top : 0;
+        xscale[g] = top / 32767.0f;
+        for (long i = 0; i < m->group; i++) {
+            float v = rintf(xg[i] * inverse);  /* |v| <= 32767 (+1 ulp of rounding at most) */
+            x16[g * m->group + i] = (int16_t)(v > 32767 ? 32767 : v < -32767 ? -32767 : v);
+        }
     }
 }
 
@@ -77,7 +96,7 @@ void pk_mv_matvec_portable(const pk_matrix *m, const float *x, const float *prep
         portable_float_rows(m, x, y, r0, r1);
         return;
     }
-    const float *xsum = prep + m->cols;
+    const float *xsum = pk_mv_xsum(prep, m->cols);
     long groups = m->cols / m->group, row_bytes = pk_mv_row_bytes(m);
     float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
     for (long r = r0; r < r1; r++) {
@@ -131,7 +150,8 @@ static int detect_isa(void) {
 #if defined(__x86_64__)
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")
-        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi"))
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vbmi")
+        && __builtin_cpu_supports("avx512vnni"))
         return PK_MV_ISA_AVX512;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
         && __builtin_cpu_supports("f16c"))
@@ -159,6 +179,7 @@ static int clamp_isa(int isa) {
 void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep) {
     isa = clamp_isa(isa);
 #if defined(__x86_64__)
+    if (isa == PK_MV_ISA_AVX512) { pk_mv_prepare_avx512(m, x, prep); return; }
     if (isa == PK_MV_ISA_AVX2) { pk_mv_prepare_avx2(m, x, prep); return; }
 #endif
     pk_mv_prepare_portable(m, x, prep);

@@ -1,11 +1,11 @@
 /* AVX2 + FMA + F16C matvec kernels (8 float lanes). Compiled for any x86-64 through target
    attributes; called only when the CPU has these extensions (matvec.c checks).
 
-   Affine rows: 4-bit (and 2-bit) rows expand 8 packed bytes to 8 dwords with one vpmovzxbd,
-   then mask/shift out the nibbles: lane i then holds values 2i and 2i+1 of the 16, so x is
-   reordered once per vector to match (`pk_mv_prepare_avx2`) instead of shuffling every
-   weight. 8-bit rows need no reordering; 3/5/6-bit rows are unpacked to bytes per group
-   (they are rare: mixed-precision recipes only). */
+   Affine rows: q values widened to 16-bit words meet the 16-bit x (pk_mv_prepare_x16) in
+   vpmaddwd, 16 exact products per instruction. 4-bit rows split each 16 bytes into low and
+   high nibbles (the even and the odd values), so x16 is reordered once per vector to match
+   instead of shuffling every weight; 8-bit rows need no reordering; 2/3/5/6-bit rows are
+   unpacked to bytes per group (they are rare: mixed-precision recipes only). */
 #include "matvec_internal.h"
 
 #if defined(__x86_64__)
@@ -34,87 +34,75 @@ static inline void unpack8(const uint8_t *p, int bits, uint8_t *out) {
     for (int k = 0; k < 8; k++) out[k] = (uint8_t)((v >> (k * bits)) & mask);
 }
 
+/* x16 in the order affine_row reads it: natural, except 4-bit rows, whose 16 bytes per 32
+   values give the even values in the low nibbles and the odd ones in the high nibbles:
+   stored per 32 values as [evens | odds]. */
 AVX2_FN void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep) {
-    pk_mv_prepare_portable(m, x, prep);
     if (m->kind != PK_W_AFFINE) return;
-    if (m->bits == 4) {  /* per 16 values: evens, then odds */
-        for (long c = 0; c < m->cols; c += 16)
-            for (int i = 0; i < 8; i++) {
-                prep[c + i] = x[c + 2 * i];
-                prep[c + 8 + i] = x[c + 2 * i + 1];
-            }
-    } else if (m->bits == 2) {  /* per 32 values: set k holds values 4i+k */
-        for (long c = 0; c < m->cols; c += 32)
-            for (int k = 0; k < 4; k++)
-                for (int i = 0; i < 8; i++) prep[c + 8 * k + i] = x[c + 4 * i + k];
+    pk_mv_prepare_x16(m, x, prep);
+    if (m->bits != 4) return;
+    int16_t *x16 = pk_mv_x16(prep), tmp[32];
+    for (long c = 0; c < m->cols; c += 32) {
+        memcpy(tmp, x16 + c, sizeof tmp);
+        for (int i = 0; i < 16; i++) {
+            x16[c + i] = tmp[2 * i];
+            x16[c + 16 + i] = tmp[2 * i + 1];
+        }
     }
 }
 
-/* sum over one group of q*x, for each bit width. */
-AVX2_INLINE __m256 group_dot4(const uint8_t *p, const float *xp, int group) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    const __m256i low = _mm256_set1_epi32(0x0F);
-    for (int i = 0; i < group; i += 16, p += 8, xp += 16) {
-        __m256i v = bytes8(p);
-        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, low)), _mm256_loadu_ps(xp), a0);
-        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 4)), _mm256_loadu_ps(xp + 8), a1);
+/* Exact integer sum over one group of q * x16, in 8 int32 lanes. */
+AVX2_INLINE __m256i group_dot4(const uint8_t *p, const int16_t *x16, int group) {
+    const __m128i low = _mm_set1_epi8(0x0F);
+    __m256i acc = _mm256_setzero_si256();
+    for (int i = 0; i < group; i += 32, p += 16, x16 += 32) {
+        __m128i v = _mm_loadu_si128((const __m128i *)p);
+        __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(v, low));
+        __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), low));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(lo, _mm256_loadu_si256((const __m256i *)x16)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(hi, _mm256_loadu_si256((const __m256i *)(x16 + 16))));
     }
-    return _mm256_add_ps(a0, a1);
+    return acc;
 }
 
-AVX2_INLINE __m256 group_dot2(const uint8_t *p, const float *xp, int group) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    const __m256i three = _mm256_set1_epi32(3);
-    for (int i = 0; i < group; i += 32, p += 8, xp += 32) {
-        __m256i v = bytes8(p);
-        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(v, three)), _mm256_loadu_ps(xp), a0);
-        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, 2), three)),
-                             _mm256_loadu_ps(xp + 8), a1);
-        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(v, 4), three)),
-                             _mm256_loadu_ps(xp + 16), a0);
-        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(v, 6)), _mm256_loadu_ps(xp + 24), a1);
-    }
-    return _mm256_add_ps(a0, a1);
-}
-
-/* 8-bit rows, or any width after unpacking to bytes: values in natural order. */
-AVX2_INLINE __m256 group_dot_bytes(const uint8_t *q, const float *x, int group) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+/* The same for one q value per byte (8-bit rows, or other widths after unpacking). */
+AVX2_INLINE __m256i group_dot_bytes(const uint8_t *q, const int16_t *x16, int group) {
+    __m256i acc = _mm256_setzero_si256();
     for (int i = 0; i < group; i += 16) {
-        a0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(q + i)), _mm256_loadu_ps(x + i), a0);
-        a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(bytes8(q + i + 8)), _mm256_loadu_ps(x + i + 8), a1);
+        __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(q + i)));
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(w, _mm256_loadu_si256((const __m256i *)(x16 + i))));
     }
-    return _mm256_add_ps(a0, a1);
+    return acc;
 }
 
-AVX2_FN static float affine_row(const pk_matrix *m, long r, const float *x, const float *prep) {
-    const float *xsum = prep + m->cols;
+AVX2_FN static float affine_row(const pk_matrix *m, long r, const float *prep) {
+    const int16_t *x16 = pk_mv_x16(prep);
+    const float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
     const int group = m->group, bits = m->bits;
     const long groups = m->cols / group, group_bytes = (long)group * bits / 8;
     const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
-    float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
+    float comb[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
     uint8_t q[128];
     __m256 acc = _mm256_setzero_ps();
     float bias_part = 0;
     for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
         long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
-        pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
+        pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, comb);
         pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
         for (long g = 0; g < n; g++) {
             long c0 = (g0 + g) * group;
             const uint8_t *p = row + (g0 + g) * group_bytes;
-            __m256 d;
+            __m256i d;
             if (bits == 4) {
-                d = group_dot4(p, prep + c0, group);
+                d = group_dot4(p, x16 + c0, group);
             } else if (bits == 8) {
-                d = group_dot_bytes(p, x + c0, group);
-            } else if (bits == 2) {
-                d = group_dot2(p, prep + c0, group);
+                d = group_dot_bytes(p, x16 + c0, group);
             } else {
                 for (int i = 0; i < group / 8; i++) unpack8(p + i * bits, bits, q + 8 * i);
-                d = group_dot_bytes(q, x + c0, group);
+                d = group_dot_bytes(q, x16 + c0, group);
             }
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(sc[g]), d, acc);
+            float s = comb[g] * xscale[g0 + g];
+            acc = _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_cvtepi32_ps(d), acc);
             bias_part += bi[g] * xsum[g0 + g];
         }
     }
@@ -154,7 +142,7 @@ AVX2_FN static float float_row(const pk_matrix *m, long r, const float *x) {
 AVX2_FN void pk_mv_matvec_avx2(const pk_matrix *m, const float *x, const float *prep, float *y,
                                long r0, long r1) {
     for (long r = r0; r < r1; r++)
-        y[r - r0] = m->kind == PK_W_AFFINE ? affine_row(m, r, x, prep) : float_row(m, r, x);
+        y[r - r0] = m->kind == PK_W_AFFINE ? affine_row(m, r, prep) : float_row(m, r, x);
 }
 
 /* Dequantizes one group of a 4-bit row into natural order: unpacklo/hi interleave the low

@@ -1,17 +1,19 @@
-/* AVX-512 matvec kernels (16 float lanes; F, BW, VL and VBMI). Compiled for any x86-64
-   through target attributes; called only when the CPU has these extensions (matvec.c).
+/* AVX-512 matvec kernels (16 float lanes; F, BW, VL, VBMI and VNNI). Compiled for any
+   x86-64 through target attributes; called only when the CPU has these extensions (matvec.c).
 
-   Affine rows of every bit width take one path. 64 values occupy 8*bits bytes: vpermb puts
-   each 8-value chunk (`bits` bytes) into its own 64-bit lane, vpmultishiftqb cuts the eight
-   bit fields of each lane into bytes, and a mask keeps `bits` bits: 64 q values, one per byte,
-   in natural order. A zero-masking vpermb then widens 16 of them at a time to dwords for the
-   float conversion and the FMA with x, which therefore needs no reordering. */
+   Affine rows: q values are widened to 16-bit words and multiplied with the 16-bit x
+   (pk_mv_prepare_x16) by vpdpwssd, 32 products per instruction, summed exactly in int32
+   lanes; each group's integer sum is converted and scaled once. 4-bit rows split nibbles
+   with a mask and a shift (x16 is stored in the matching order); other widths unpack 64
+   values at a time: vpermb puts each 8-value chunk (`bits` bytes) into its own 64-bit lane,
+   vpmultishiftqb cuts the eight bit fields of each lane into bytes, a mask keeps `bits`
+   bits: 64 q values, one per byte, in natural order. */
 #include "matvec_internal.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi,avx2,fma,f16c"
+#define AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,avx2,fma,f16c"
 #define AVX512_FN __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
 
@@ -60,56 +62,125 @@ AVX512_INLINE __m512i widen_index(int k) {
 
 AVX512_INLINE float hsum16(__m512 v) { return _mm512_reduce_add_ps(v); }
 
-/* One row: sum over groups of scale * (q · x) + bias * (sum of x over the group). */
-AVX512_INLINE float affine_row(const pk_matrix *m, long r, const float *x, const float *xsum,
-                               const unpacker *u, const __m512i *wi, int group) {
-    const int bits = m->bits;
+/* 64 q values as 32 + 32 words (zero-extended), natural order, for the dot with x16. */
+AVX512_INLINE void unpack_words(const unpacker *u, const uint8_t *p, __mmask64 load,
+                                __m512i *lo, __m512i *hi) {
+    __m512i q = unpack(u, p, load);
+    *lo = _mm512_cvtepu8_epi16(_mm512_castsi512_si256(q));
+    *hi = _mm512_cvtepu8_epi16(_mm512_extracti64x4_epi64(q, 1));
+}
+
+/* 4-bit rows: 64 values are 32 bytes; the low nibbles are the even values, the high nibbles
+   the odd ones. x16 is stored to match (see pk_mv_prepare_avx512): per 64 values
+   [evens of the first 32 | evens of the second 32 | odds of the first | odds of the second],
+   so each 32-value half lands in its own 8 dword lanes after vpdpwssd. */
+AVX512_INLINE void nibble_words(const uint8_t *p, __m512i *lo, __m512i *hi) {
+    const __m256i low = _mm256_set1_epi8(0x0F);
+    __m256i v = _mm256_loadu_si256((const __m256i *)p);
+    *lo = _mm512_cvtepu8_epi16(_mm256_and_si256(v, low));
+    *hi = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+}
+
+/* Up to 16 scales (or biases) from element i of a buffer of dtype dt, widened to float32;
+   lanes outside k are 0. */
+AVX512_INLINE __m512 load16(const void *base, int dt, long i, __mmask16 k) {
+    if (dt == PK_AQ_F32) return _mm512_maskz_loadu_ps(k, (const float *)base + i);
+    __m256i h = _mm256_maskz_loadu_epi16(k, (const uint16_t *)base + i);
+    if (dt == PK_AQ_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* One row: sum over groups of scale*xscale * (q · x16) + bias * (sum of x over the group).
+   Groups go 16 at a time: their scales and biases are widened in three vector ops, and
+   comb[g] = scale[g] * xscale[g] turns each group's exact integer dot into float. */
+AVX512_INLINE float affine_row(const pk_matrix *m, long r, const int16_t *x16,
+                               const float *xscale, const float *xsum, const unpacker *u,
+                               int group) {
+    const int bits = m->bits, dt = m->scale_dtype;
     const long cols = m->cols, groups = cols / group;
     const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
-    float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
-    __m512 acc = _mm512_setzero_ps(), bacc = _mm512_setzero_ps(), gacc = _mm512_setzero_ps();
-    for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
-        long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
-        pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
-        pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+    float comb[16];
+    __m512 acc = _mm512_setzero_ps(), bacc = _mm512_setzero_ps();
+    __m512i gacc = _mm512_setzero_si512();
+    for (long g0 = 0; g0 < groups; g0 += 16) {
+        long n = groups - g0 < 16 ? groups - g0 : 16;
+        __mmask16 k = (__mmask16)((1u << n) - 1);
+        long at = r * groups + g0;
+        _mm512_storeu_ps(comb, _mm512_mul_ps(load16(m->scales, dt, at, k),
+                                             _mm512_maskz_loadu_ps(k, xscale + g0)));
+        bacc = _mm512_fmadd_ps(load16(m->biases, dt, at, k), _mm512_maskz_loadu_ps(k, xsum + g0),
+                               bacc);
+        const float *s = comb - g0;  /* indexed by absolute group */
         long c = g0 * group, end = (g0 + n) * group;
-        const float *s = sc - g0;  /* indexed by absolute group */
         for (; c + 64 <= end; c += 64) {
-            __m512i q = unpack(u, row + c * bits / 8, u->load);
-            const float *xc = x + c;
-            __m512 p01 = _mm512_fmadd_ps(widen16(q, wi[1]), _mm512_loadu_ps(xc + 16),
-                                         _mm512_mul_ps(widen16(q, wi[0]), _mm512_loadu_ps(xc)));
-            __m512 p23 = _mm512_fmadd_ps(widen16(q, wi[3]), _mm512_loadu_ps(xc + 48),
-                                         _mm512_mul_ps(widen16(q, wi[2]), _mm512_loadu_ps(xc + 32)));
-            if (group == 32) {
-                acc = _mm512_fmadd_ps(_mm512_set1_ps(s[c / 32]), p01, acc);
-                acc = _mm512_fmadd_ps(_mm512_set1_ps(s[c / 32 + 1]), p23, acc);
-            } else if (group == 64) {
-                acc = _mm512_fmadd_ps(_mm512_set1_ps(s[c / 64]), _mm512_add_ps(p01, p23), acc);
-            } else {
-                gacc = _mm512_add_ps(gacc, _mm512_add_ps(p01, p23));
-                if ((c + 64) % group == 0) {
-                    acc = _mm512_fmadd_ps(_mm512_set1_ps(s[c / group]), gacc, acc);
-                    gacc = _mm512_setzero_ps();
-                }
+            __m512i lo, hi;
+            if (bits == 4) nibble_words(row + c / 2, &lo, &hi);
+            else unpack_words(u, row + c * bits / 8, u->load, &lo, &hi);
+            const __m512i xa = _mm512_loadu_si512(x16 + c), xb = _mm512_loadu_si512(x16 + c + 32);
+            if (group == 32 && bits != 4) {  /* natural order: lo is group A, hi group B */
+                __m512 pa = _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, xa));
+                __m512 pb = _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_setzero_si512(), hi, xb));
+                acc = _mm512_fmadd_ps(pa, _mm512_set1_ps(s[c / 32]), acc);
+                acc = _mm512_fmadd_ps(pb, _mm512_set1_ps(s[c / 32 + 1]), acc);
+                continue;
+            }
+            gacc = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(gacc, lo, xa), hi, xb);
+            if (group == 32) {  /* nibble order: lanes 0-7 group A, 8-15 group B */
+                __m512 sc = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(s[c / 32]),
+                                                 _mm512_set1_ps(s[c / 32 + 1]));
+                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(gacc), sc, acc);
+                gacc = _mm512_setzero_si512();
+            } else if ((c + 64) % group == 0) {
+                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(gacc), _mm512_set1_ps(s[c / group]), acc);
+                gacc = _mm512_setzero_si512();
             }
         }
         if (c < end) {  /* a last 32-value group (group 32, odd number of groups) */
-            __m512i q = unpack(u, row + c * bits / 8, u->load_half);
-            __m512 p01 = _mm512_fmadd_ps(widen16(q, wi[1]), _mm512_loadu_ps(x + c + 16),
-                                         _mm512_mul_ps(widen16(q, wi[0]), _mm512_loadu_ps(x + c)));
-            acc = _mm512_fmadd_ps(_mm512_set1_ps(s[c / 32]), p01, acc);
-        }
-        long g = 0;
-        for (; g + 16 <= n; g += 16)
-            bacc = _mm512_fmadd_ps(_mm512_loadu_ps(bi + g), _mm512_loadu_ps(xsum + g0 + g), bacc);
-        if (g < n) {
-            __mmask16 k = (__mmask16)((1u << (n - g)) - 1);
-            bacc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(k, bi + g),
-                                   _mm512_maskz_loadu_ps(k, xsum + g0 + g), bacc);
+            __m256i p;
+            if (bits == 4) {
+                const __m128i low = _mm_set1_epi8(0x0F);
+                __m128i v = _mm_loadu_si128((const __m128i *)(row + c / 2));
+                __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(v, low));
+                __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), low));
+                p = _mm256_dpwssd_epi32(_mm256_setzero_si256(), lo,
+                                        _mm256_loadu_si256((const __m256i *)(x16 + c)));
+                p = _mm256_dpwssd_epi32(p, hi, _mm256_loadu_si256((const __m256i *)(x16 + c + 16)));
+            } else {
+                __m512i lo, hi;
+                unpack_words(u, row + c * bits / 8, u->load_half, &lo, &hi);
+                __m512i d = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo,
+                                                _mm512_loadu_si512(x16 + c));
+                p = _mm256_add_epi32(_mm512_castsi512_si256(d), _mm512_extracti64x4_epi64(d, 1));
+            }
+            __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(s[c / 32]));
+            acc = _mm512_add_ps(acc, _mm512_zextps256_ps512(t));
         }
     }
     return hsum16(_mm512_add_ps(acc, bacc));
+}
+
+/* x16 in the order affine_row reads it: natural, except 4-bit rows (see nibble_words). */
+AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep) {
+    if (m->kind != PK_W_AFFINE) return;
+    pk_mv_prepare_x16(m, x, prep);
+    if (m->bits != 4) return;
+    int16_t *x16 = pk_mv_x16(prep), tmp[64];
+    long c = 0;
+    for (; c + 64 <= m->cols; c += 64) {
+        memcpy(tmp, x16 + c, sizeof tmp);
+        for (int half = 0; half < 2; half++)
+            for (int i = 0; i < 16; i++) {
+                x16[c + 16 * half + i] = tmp[32 * half + 2 * i];
+                x16[c + 32 + 16 * half + i] = tmp[32 * half + 2 * i + 1];
+            }
+    }
+    if (c < m->cols) {  /* trailing 32 values: [evens | odds] */
+        memcpy(tmp, x16 + c, 32 * sizeof(int16_t));
+        for (int i = 0; i < 16; i++) {
+            x16[c + i] = tmp[2 * i];
+            x16[c + 16 + i] = tmp[2 * i + 1];
+        }
+    }
 }
 
 /* 16 weights of a float row from element i (k masks a tail), widened to float32. */
@@ -142,7 +213,7 @@ AVX512_INLINE float float_row(const pk_matrix *m, long r, const float *x) {
 
 /* The group size is made a compile-time constant for the affine loop. */
 #define AFFINE_ROWS(G)                                                                        \
-    for (long r = r0; r < r1; r++) y[r - r0] = affine_row(m, r, x, xsum, &u, wi, G)
+    for (long r = r0; r < r1; r++) y[r - r0] = affine_row(m, r, x16, xscale, xsum, &u, G)
 
 AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, const float *x, const float *prep,
                                    float *y, long r0, long r1) {
@@ -150,9 +221,9 @@ AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, const float *x, const flo
         for (long r = r0; r < r1; r++) y[r - r0] = float_row(m, r, x);
         return;
     }
-    const float *xsum = prep + m->cols;
+    const int16_t *x16 = pk_mv_x16(prep);
+    const float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
     unpacker u = make_unpacker(m->bits);
-    __m512i wi[4] = {widen_index(0), widen_index(1), widen_index(2), widen_index(3)};
     if (m->group == 32) AFFINE_ROWS(32);
     else if (m->group == 64) AFFINE_ROWS(64);
     else AFFINE_ROWS(128);

@@ -47,6 +47,23 @@ PK_MV_INLINE void pk_mv_split(long rows, int t, int n, long align, long *r0, lon
     *r1 = b1 * align < rows ? b1 * align : rows;
 }
 
+/* The prepared input vector (pk_matvec_prepare) of an affine matrix, in the float scratch:
+     x16    [cols] int16  x / xscale[g] rounded (|x16| <= 32767), in the kernel's order
+     xscale [groups]      max |x| over group g / 32767 (0 for an all-zero group)
+     xsum   [groups]      sum of x over group g (float32, from the exact x)
+   The SIMD kernels compute sum q*x per group in integers, exactly, on x16: the only
+   rounding is x's to 16 bits, |error| <= xscale/2 per element. */
+PK_MV_INLINE int16_t *pk_mv_x16(const float *prep) { return (int16_t *)(uintptr_t)prep; }
+PK_MV_INLINE float *pk_mv_xscale(const float *prep, long cols) {
+    return (float *)(uintptr_t)(prep + cols / 2 + 16);
+}
+PK_MV_INLINE float *pk_mv_xsum(const float *prep, long cols) {
+    return (float *)(uintptr_t)(prep + cols / 2 + cols / 32 + 32);
+}
+
+/* Fills xscale, xsum and a natural-order x16 (kernels needing another order permute after). */
+void pk_mv_prepare_x16(const pk_matrix *m, const float *x, float *prep);
+
 /* Portable fast versions (also the fallback off x86). */
 void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep);
 void pk_mv_matvec_portable(const pk_matrix *m, const float *x, const float *prep, float *y,
@@ -55,6 +72,7 @@ void pk_mv_dequant_portable(const pk_matrix *m, long r0, long r1, float *out);
 
 #if defined(__x86_64__)
 void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep);
+void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep);
 void pk_mv_matvec_avx2(const pk_matrix *m, const float *x, const float *prep, float *y,
                        long r0, long r1);
 void pk_mv_dequant_avx2(const pk_matrix *m, long r0, long r1, float *out);

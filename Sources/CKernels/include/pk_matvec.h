@@ -10,9 +10,13 @@
                          scales, biases [rows][cols/group]; weight = scale*q + bias.
    y[r] = sum_c weight[r][c] * x[c] for r in [r0, r1) (callers split rows across threads).
 
-   The fast affine kernel uses  sum_c (s*q_c + b)*x_c = s * sum_c q_c*x_c + b * sum_c x_c  per
-   group: the group sums of x are computed once per input vector (`pk_matvec_prepare`), so
-   the inner loop is one integer-to-float conversion and one FMA per weight.
+   The fast affine kernels use  sum_c (s*q_c + b)*x_c = s * sum_c q_c*x_c + b * sum_c x_c  per
+   group. Once per input vector (`pk_matvec_prepare`) x is summed per group and rounded to
+   16-bit fixed point with one scale per group (|error| <= 2^-16 of the group's largest |x|,
+   far below the weights' own 2-8-bit quantization); the inner loop then multiplies packed
+   q values with x in integer multiply-adds (AVX-512 VNNI vpdpwssd / AVX2 vpmaddwd), exact,
+   two integer ops per 16-32 weights instead of a conversion and an FMA per weight. Float
+   kinds multiply float32 rows (widened from f16/bf16 on the fly) with float32 x.
 
    Every kernel has a scalar `_ref` (the oracle: double accumulation, no tricks) and a fast
    version (AVX-512 with VBMI, AVX2+FMA+F16C, or portable C, chosen at run time so the default
@@ -38,15 +42,15 @@ typedef struct {
     const void *biases;
 } pk_matrix;
 
-/* The best level this CPU runs: AVX-512 needs F+BW+VL+VBMI, AVX2 needs AVX2+FMA+F16C. */
+/* The best level this CPU runs: AVX-512 needs F+BW+VL+VBMI+VNNI, AVX2 needs AVX2+FMA+F16C. */
 int pk_matvec_best_isa(void);
 
 /* Floats of scratch `pk_matvec_prepare` needs for an input of `cols` (any kind, any isa). */
 long pk_matvec_prep_floats(long cols);
 
-/* Readies x for the fast kernel at `isa` (group sums, and for AVX2 the nibble order of
-   2- and 4-bit rows). Float kinds need nothing; prep may then be NULL. Call once per input
-   vector, before any thread runs pk_matvec_isa on it. */
+/* Readies x for the fast kernel at `isa` (group sums; 16-bit x and its group scales, in the
+   order that level's 4-bit kernel reads nibbles). Float kinds need nothing; prep may then be
+   NULL. Call once per input vector, before any thread runs pk_matvec_isa on it. */
 void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep);
 
 /* y[r - r0] = row r · x, for r in [r0, r1). */

@@ -1,0 +1,74 @@
+import PhiFormats
+
+/// How to pick tokens and when to stop, as mlx-lm's `make_sampler` /
+/// `make_logits_processors` and MLX Swift's `GenerateParameters` name them.
+public struct GenerationParameters: Sendable, Equatable {
+    /// Stop after this many generated tokens.
+    public var maxTokens: Int
+    /// 0 picks the most likely token (greedy); otherwise logits are divided by it.
+    public var temperature: Float
+    /// Nucleus sampling: keep the most likely tokens whose mass reaches `topP` (1: off).
+    public var topP: Float
+    /// Keep the `topK` most likely tokens (0: off).
+    public var topK: Int
+    /// Keep tokens at least `minP` times as likely as the best one (0: off).
+    public var minP: Float
+    /// Divides positive logits of recently seen tokens and multiplies negative ones
+    /// (1 or nil: off).
+    public var repetitionPenalty: Float?
+    /// How many of the latest tokens (prompt included) the penalty looks at.
+    public var repetitionContextSize: Int
+    /// Same seed, same parameters, same prompt: the same tokens. nil: a fresh seed.
+    public var seed: UInt64?
+    /// Keep going through end tokens (benchmarks need exactly `maxTokens` tokens).
+    public var ignoreEOS: Bool
+
+    public init(
+        maxTokens: Int = 256, temperature: Float = 0.6, topP: Float = 1, topK: Int = 0,
+        minP: Float = 0, repetitionPenalty: Float? = nil, repetitionContextSize: Int = 20,
+        seed: UInt64? = nil, ignoreEOS: Bool = false
+    ) {
+        self.maxTokens = maxTokens
+        self.temperature = temperature
+        self.topP = topP
+        self.topK = topK
+        self.minP = minP
+        self.repetitionPenalty = repetitionPenalty
+        self.repetitionContextSize = repetitionContextSize
+        self.seed = seed
+        self.ignoreEOS = ignoreEOS
+    }
+
+    /// Greedy decoding of `maxTokens` tokens.
+    public static func greedy(maxTokens: Int) -> GenerationParameters {
+        GenerationParameters(maxTokens: maxTokens, temperature: 0)
+    }
+
+    /// Throws for values no sampler can use, naming the parameter.
+    public func validate() throws(GenerationError) {
+        func check(_ ok: Bool, _ name: String, _ rule: String) throws(GenerationError) {
+            if !ok { throw .invalidParameter(name: name, rule: rule) }
+        }
+        try check(maxTokens >= 1, "maxTokens", "must be at least 1")
+        try check(temperature >= 0 && temperature.isFinite, "temperature", "must be 0 or more")
+        try check(topP > 0 && topP <= 1, "topP", "must be in (0, 1]")
+        try check(topK >= 0, "topK", "must not be negative")
+        try check(minP >= 0 && minP <= 1, "minP", "must be in [0, 1]")
+        if let penalty = repetitionPenalty {
+            try check(penalty > 0 && penalty.isFinite, "repetitionPenalty", "must be positive")
+        }
+        try check(repetitionContextSize >= 0, "repetitionContextSize", "must not be negative")
+    }
+}
+
+public enum GenerationError: UserFacingError, Equatable {
+    case invalidParameter(name: String, rule: String)
+
+    public var message: String {
+        switch self {
+        case .invalidParameter(let name, let rule): "\(name) \(rule)"
+        }
+    }
+
+    public var exitCode: ExitCode { .usage }
+}

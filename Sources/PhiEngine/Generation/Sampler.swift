@@ -1,0 +1,174 @@
+import CKernels
+import Foundation
+
+/// Picks each next token as mlx-lm does: the repetition penalty on the logits, then greedy
+/// (temperature 0) or the filters top-p → min-p → top-k on the *untempered* distribution,
+/// then a draw from softmax(logits / temperature) over the tokens left. Filters keep ties
+/// with their threshold, as mlx-lm's do. The draw uses `RandomSource`, so a seed repeats.
+///
+/// Buffers are allocated once (vocabulary-sized); `sample` allocates nothing.
+public final class Sampler {
+    public let parameters: GenerationParameters
+    private var random: RandomSource
+    private let vocab: Int
+    private let working: UnsafeMutableBufferPointer<Float>  // (vocab) penalised logits
+    private let candidates: UnsafeMutableBufferPointer<Int32>  // (vocab) token ids left
+    private let seen: UnsafeMutableBufferPointer<UInt32>  // (vocab) penalty marks
+    private var mark: UInt32 = 0
+
+    public init(parameters: GenerationParameters, vocabularySize: Int) {
+        self.parameters = parameters
+        vocab = vocabularySize
+        random = parameters.seed.map(RandomSource.init(seed:)) ?? RandomSource()
+        working = .allocate(capacity: vocabularySize)
+        candidates = .allocate(capacity: vocabularySize)
+        seen = .allocate(capacity: vocabularySize)
+        seen.initialize(repeating: 0)
+    }
+
+    deinit {
+        working.deallocate()
+        candidates.deallocate()
+        seen.deallocate()
+    }
+
+    /// The next token after `history` (prompt and generated tokens so far), given the
+    /// logits that follow it.
+    public func sample(
+        _ logits: UnsafeBufferPointer<Float>, history: some BidirectionalCollection<Int>
+    ) -> Int {
+        precondition(logits.count == vocab, "logits of another vocabulary")
+        let penalty = parameters.repetitionPenalty ?? 1
+        if penalty == 1 && parameters.temperature == 0 {
+            return pk_argmax(logits.baseAddress, vocab)
+        }
+        _ = working.initialize(from: logits)
+        if penalty != 1 { penalize(history.suffix(parameters.repetitionContextSize), penalty) }
+        if parameters.temperature == 0 { return pk_argmax(working.baseAddress, vocab) }
+        let count = filter()
+        return draw(count)
+    }
+
+    /// mlx-lm's repetition penalty, once per distinct token.
+    private func penalize(_ recent: some Collection<Int>, _ penalty: Float) {
+        mark &+= 1
+        if mark == 0 {  // wrapped: clear the old marks
+            seen.update(repeating: 0)
+            mark = 1
+        }
+        for token in recent where token >= 0 && token < vocab && seen[token] != mark {
+            seen[token] = mark
+            let l = working[token]
+            working[token] = l < 0 ? l * penalty : l / penalty
+        }
+    }
+
+    /// Leaves the surviving token ids in candidates[0..<count]; returns count.
+    private func filter() -> Int {
+        let top = working[pk_argmax(working.baseAddress, vocab)]
+        var count = 0
+        let topP = parameters.topP
+        if topP < 1 {
+            count = nucleus(top: top, topP: topP)
+        } else {
+            for i in 0..<vocab { candidates[count] = Int32(i); count += 1 }
+        }
+        if parameters.minP > 0 {
+            let threshold = top + log(parameters.minP)
+            count = keep(count) { self.working[Int($0)] >= threshold }
+        }
+        if parameters.topK > 0 && parameters.topK < count {
+            count = largest(parameters.topK, of: count)
+        }
+        return count
+    }
+
+    /// Tokens whose probability mass strictly above them is below topP of the total (and
+    /// any tied with the last of them), as mlx-lm's apply_top_p.
+    private func nucleus(top: Float, topP: Float) -> Int {
+        var total = 0.0
+        for i in 0..<vocab { total += Double(exp(working[i] - top)) }
+        // A token below this share cannot be in the nucleus: even all tokens below it
+        // together would hold less than 1 - topP of the mass (llama2.c's bound).
+        let floor = vocab > 1 ? total * Double(1 - topP) / Double(vocab - 1) : 0
+        var count = 0
+        for i in 0..<vocab where Double(exp(working[i] - top)) >= floor {
+            candidates[count] = Int32(i)
+            count += 1
+        }
+        sortDescending(count)
+        var above = 0.0, kept = 0
+        while kept < count && above < Double(topP) * total {
+            above += Double(exp(working[Int(candidates[kept])] - top))
+            kept += 1
+        }
+        let threshold = working[Int(candidates[kept - 1])]
+        while kept < count && working[Int(candidates[kept])] == threshold { kept += 1 }
+        return kept
+    }
+
+    /// Keeps candidates[0..<count] that satisfy `predicate`, in order.
+    private func keep(_ count: Int, _ predicate: (Int32) -> Bool) -> Int {
+        var kept = 0
+        for i in 0..<count where predicate(candidates[i]) {
+            candidates[kept] = candidates[i]
+            kept += 1
+        }
+        return kept
+    }
+
+    /// The k candidates with the largest logits (a min-heap of size k over the rest).
+    private func largest(_ k: Int, of count: Int) -> Int {
+        for i in stride(from: k / 2 - 1, through: 0, by: -1) { siftDown(i, heapSize: k) }
+        for i in k..<count where working[Int(candidates[i])] > working[Int(candidates[0])] {
+            candidates[0] = candidates[i]
+            siftDown(0, heapSize: k)
+        }
+        return k
+    }
+
+    /// Heapsort of candidates[0..<count], largest logit first (min-heap, smallest to the end).
+    private func sortDescending(_ count: Int) {
+        guard count > 1 else { return }
+        for i in stride(from: count / 2 - 1, through: 0, by: -1) { siftDown(i, heapSize: count) }
+        for end in stride(from: count - 1, to: 0, by: -1) {
+            candidates.swapAt(0, end)
+            siftDown(0, heapSize: end)
+        }
+    }
+
+    /// Min-heap on logits over candidates[0..<heapSize]; ties broken by the larger token id
+    /// sinking, so equal logits sort by ascending id.
+    private func siftDown(_ start: Int, heapSize: Int) {
+        func less(_ a: Int32, _ b: Int32) -> Bool {
+            let la = working[Int(a)], lb = working[Int(b)]
+            return la < lb || (la == lb && a > b)
+        }
+        var parent = start
+        while true {
+            var child = 2 * parent + 1
+            guard child < heapSize else { return }
+            if child + 1 < heapSize && less(candidates[child + 1], candidates[child]) {
+                child += 1
+            }
+            guard less(candidates[child], candidates[parent]) else { return }
+            candidates.swapAt(child, parent)
+            parent = child
+        }
+    }
+
+    /// A draw from softmax(logits / temperature) over candidates[0..<count].
+    private func draw(_ count: Int) -> Int {
+        var top = -Float.infinity
+        for i in 0..<count { top = max(top, working[Int(candidates[i])]) }
+        let inverse = 1 / parameters.temperature
+        var total = 0.0
+        for i in 0..<count { total += Double(exp((working[Int(candidates[i])] - top) * inverse)) }
+        var target = random.nextUnit() * total
+        for i in 0..<count {
+            target -= Double(exp((working[Int(candidates[i])] - top) * inverse))
+            if target < 0 { return Int(candidates[i]) }
+        }
+        return Int(candidates[count - 1])  // rounding left a sliver at the end
+    }
+}
