@@ -78,7 +78,9 @@ AVX2_INLINE __m256i group_dot_bytes(const uint8_t *q, const int16_t *x16, int gr
 AVX2_FN static float affine_row(const pk_matrix *m, long r, const float *prep) {
     const int16_t *x16 = pk_mv_x16(prep);
     const float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
+    const float *xres = pk_mv_xres(prep, m->cols);
     const int group = m->group, bits = m->bits;
+    const float middle = (float)(1 << (bits - 1));
     const long groups = m->cols / group, group_bytes = (long)group * bits / 8;
     const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
     float comb[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
@@ -103,7 +105,8 @@ AVX2_FN static float affine_row(const pk_matrix *m, long r, const float *prep) {
             }
             float s = comb[g] * xscale[g0 + g];
             acc = _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_cvtepi32_ps(d), acc);
-            bias_part += bi[g] * xsum[g0 + g];
+            /* bias, and the rounding of x put back at the middle q value */
+            bias_part += bi[g] * xsum[g0 + g] + comb[g] * middle * xres[g0 + g];
         }
     }
     return hsum8(acc) + bias_part;

@@ -94,20 +94,21 @@ AVX512_INLINE __m512 load16(const void *base, int dt, long i, __mmask16 k) {
    Groups go 16 at a time: their scales and biases are widened in three vector ops, and
    comb[g] = scale[g] * xscale[g] turns each group's exact integer dot into float. */
 AVX512_INLINE float affine_row(const pk_matrix *m, long r, const int16_t *x16,
-                               const float *xscale, const float *xsum, const unpacker *u,
-                               int group) {
+                               const float *xscale, const float *xsum, const float *xres,
+                               const unpacker *u, int group) {
     const int bits = m->bits, dt = m->scale_dtype;
     const long cols = m->cols, groups = cols / group;
     const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
     float comb[16];
-    __m512 acc = _mm512_setzero_ps(), bacc = _mm512_setzero_ps();
+    __m512 acc = _mm512_setzero_ps(), bacc = _mm512_setzero_ps(), racc = _mm512_setzero_ps();
     __m512i gacc = _mm512_setzero_si512();
     for (long g0 = 0; g0 < groups; g0 += 16) {
         long n = groups - g0 < 16 ? groups - g0 : 16;
         __mmask16 k = (__mmask16)((1u << n) - 1);
         long at = r * groups + g0;
-        _mm512_storeu_ps(comb, _mm512_mul_ps(load16(m->scales, dt, at, k),
-                                             _mm512_maskz_loadu_ps(k, xscale + g0)));
+        __m512 sv = load16(m->scales, dt, at, k);
+        _mm512_storeu_ps(comb, _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, xscale + g0)));
+        racc = _mm512_fmadd_ps(sv, _mm512_maskz_loadu_ps(k, xres + g0), racc);
         bacc = _mm512_fmadd_ps(load16(m->biases, dt, at, k), _mm512_maskz_loadu_ps(k, xsum + g0),
                                bacc);
         const float *s = comb - g0;  /* indexed by absolute group */
@@ -156,7 +157,9 @@ AVX512_INLINE float affine_row(const pk_matrix *m, long r, const int16_t *x16,
             acc = _mm512_add_ps(acc, _mm512_zextps256_ps512(t));
         }
     }
-    return hsum16(_mm512_add_ps(acc, bacc));
+    /* the rounding of x, put back at the middle q value (see matvec_internal.h) */
+    racc = _mm512_mul_ps(racc, _mm512_set1_ps((float)(1 << (bits - 1))));
+    return hsum16(_mm512_add_ps(_mm512_add_ps(acc, bacc), racc));
 }
 
 /* x16 in the order affine_row reads it: natural, except 4-bit rows (see nibble_words). */
@@ -213,7 +216,7 @@ AVX512_INLINE float float_row(const pk_matrix *m, long r, const float *x) {
 
 /* The group size is made a compile-time constant for the affine loop. */
 #define AFFINE_ROWS(G)                                                                        \
-    for (long r = r0; r < r1; r++) y[r - r0] = affine_row(m, r, x16, xscale, xsum, &u, G)
+    for (long r = r0; r < r1; r++) y[r - r0] = affine_row(m, r, x16, xscale, xsum, xres, &u, G)
 
 AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, const float *x, const float *prep,
                                    float *y, long r0, long r1) {
@@ -223,6 +226,7 @@ AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, const float *x, const flo
     }
     const int16_t *x16 = pk_mv_x16(prep);
     const float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
+    const float *xres = pk_mv_xres(prep, m->cols);
     unpacker u = make_unpacker(m->bits);
     if (m->group == 32) AFFINE_ROWS(32);
     else if (m->group == 64) AFFINE_ROWS(64);

@@ -51,14 +51,20 @@ PK_MV_INLINE void pk_mv_split(long rows, int t, int n, long align, long *r0, lon
      x16    [cols] int16  x / xscale[g] rounded (|x16| <= 32767), in the kernel's order
      xscale [groups]      max |x| over group g / 32767 (0 for an all-zero group)
      xsum   [groups]      sum of x over group g (float32, from the exact x)
-   The SIMD kernels compute sum q*x per group in integers, exactly, on x16: the only
-   rounding is x's to 16 bits, |error| <= xscale/2 per element. */
+     xres   [groups]      xsum - xscale * (sum of x16 over g): what the rounding lost in sum
+   The SIMD kernels compute sum q*x16 per group in integers, exactly. The only rounding is
+   x's to 16 bits (d = x - xscale*x16, |d| <= xscale/2), and most of its effect is put back:
+   sum q*d = m * sum d + sum (q - m)*d with m = 2^(bits-1), and sum d = xres is known, so
+   only sum (q - m)*d remains, q - m being small and of either sign. */
 PK_MV_INLINE int16_t *pk_mv_x16(const float *prep) { return (int16_t *)(uintptr_t)prep; }
 PK_MV_INLINE float *pk_mv_xscale(const float *prep, long cols) {
     return (float *)(uintptr_t)(prep + cols / 2 + 16);
 }
 PK_MV_INLINE float *pk_mv_xsum(const float *prep, long cols) {
     return (float *)(uintptr_t)(prep + cols / 2 + cols / 32 + 32);
+}
+PK_MV_INLINE float *pk_mv_xres(const float *prep, long cols) {
+    return (float *)(uintptr_t)(prep + cols / 2 + 2 * (cols / 32) + 48);
 }
 
 /* Fills xscale, xsum and a natural-order x16 (kernels needing another order permute after). */
