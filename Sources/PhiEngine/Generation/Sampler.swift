@@ -71,7 +71,10 @@ public final class Sampler {
         if topP < 1 {
             count = nucleus(top: top, topP: topP)
         } else {
-            for i in 0..<vocab { candidates[count] = Int32(i); count += 1 }
+            for i in 0..<vocab {
+                candidates[count] = Int32(i)
+                count += 1
+            }
         }
         if parameters.minP > 0 {
             let threshold = top + log(parameters.minP)
@@ -97,7 +100,8 @@ public final class Sampler {
             count += 1
         }
         sortDescending(count)
-        var above = 0.0, kept = 0
+        var above = 0.0
+        var kept = 0
         while kept < count && above < Double(topP) * total {
             above += Double(exp(working[Int(candidates[kept])] - top))
             kept += 1
@@ -141,7 +145,8 @@ public final class Sampler {
     /// sinking, so equal logits sort by ascending id.
     private func siftDown(_ start: Int, heapSize: Int) {
         func less(_ a: Int32, _ b: Int32) -> Bool {
-            let la = working[Int(a)], lb = working[Int(b)]
+            let la = working[Int(a)]
+            let lb = working[Int(b)]
             return la < lb || (la == lb && a > b)
         }
         var parent = start

@@ -28,7 +28,8 @@ final class KVCache {
         layer: Int, position: Int, keys k: UnsafePointer<Float>, values v: UnsafePointer<Float>,
         kvHeads: Int, headDim: Int
     ) {
-        let kDst = keys(layer: layer), vDst = values(layer: layer)
+        let kDst = keys(layer: layer)
+        let vDst = values(layer: layer)
         for head in 0..<kvHeads {
             let at = head * headStride + position * headDim
             (kDst + at).update(from: k + head * headDim, count: headDim)

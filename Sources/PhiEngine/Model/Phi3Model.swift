@@ -21,8 +21,10 @@ public final class Phi3Model: Sendable {
     let rope: RotaryEmbedding
     let weights: Phi3Weights
 
-    init(directory: String, config: ModelConfig, generationConfig: GenerationConfig?,
-         weights: Phi3Weights, threads: Int) {
+    init(
+        directory: String, config: ModelConfig, generationConfig: GenerationConfig?,
+        weights: Phi3Weights, threads: Int
+    ) {
         self.directory = directory
         self.config = config
         self.generationConfig = generationConfig

@@ -51,12 +51,16 @@ final class Phi3Weights: @unchecked Sendable {  // immutable after init
         copies = reader.takeCopies()
     }
 
-    deinit { copies.forEach { $0.deallocate() } }
+    deinit {
+        for copy in copies { copy.deallocate() }
+    }
 
     /// Asks the kernel to start reading every tensor now, in the background, so the first
     /// token does not wait for page faults one page at a time.
     func prefetch() {
-        for file in files.files { file.tensors.forEach(file.willNeed) }
+        for file in files.files {
+            for tensor in file.tensors { file.willNeed(tensor) }
+        }
     }
 
     /// Bytes one decode step reads from the weights (every matrix once; the embedding row

@@ -109,7 +109,8 @@ final class TensorReader {
         }
         guard weight.info.dtype == .u32 else {
             throw ModelError.inconsistentQuantization(
-                name: name, detail: "packed weights must be U32, found \(weight.info.dtype.rawValue)")
+                name: name,
+                detail: "packed weights must be U32, found \(weight.info.dtype.rawValue)")
         }
         try expect(weight.info, shape: [rows, cols * bits / 32])
         let scales = try tensor(module + ".scales")
@@ -117,7 +118,8 @@ final class TensorReader {
         let scaleKind = try floatKind(scales.info)
         guard biases.info.dtype == scales.info.dtype else {
             throw ModelError.inconsistentQuantization(
-                name: name, detail: "scales are \(scales.info.dtype.rawValue) but biases are "
+                name: name,
+                detail: "scales are \(scales.info.dtype.rawValue) but biases are "
                     + biases.info.dtype.rawValue)
         }
         try expect(scales.info, shape: [rows, cols / group])

@@ -57,7 +57,8 @@ struct GenerateTests {
 
     @Test("a full context stops generation after the last position's token")
     func contextFull() throws {
-        let outcome = try run(.greedy(maxTokens: 100), prompt: [1, 403, 407, 261, 378], maxContext: 20)
+        let outcome = try run(
+            .greedy(maxTokens: 100), prompt: [1, 403, 407, 261, 378], maxContext: 20)
         #expect(outcome.stopReason == .contextFull)
         #expect(outcome.tokens.count == 16)  // positions 5…19 fed, plus the last token chosen
         #expect(throws: SessionError.contextFull(needed: 21, limit: 20)) {
@@ -78,7 +79,8 @@ struct GenerateTests {
     @Test("seeded sampling repeats; another seed writes another story")
     func seededSampling() throws {
         func sample(_ seed: UInt64) throws -> [Int] {
-            try run(GenerationParameters(maxTokens: 40, temperature: 1, topP: 0.95, seed: seed)).tokens
+            try run(GenerationParameters(maxTokens: 40, temperature: 1, topP: 0.95, seed: seed))
+                .tokens
         }
         let first = try sample(11)
         #expect(try sample(11) == first)

@@ -38,7 +38,10 @@ struct SamplerTests {
     @Test("temperature 0 is argmax, the first of equal maxima")
     func greedy() {
         let sampler = Sampler(parameters: .greedy(maxTokens: 1), vocabularySize: 4)
-        #expect([Float](arrayLiteral: 1, 3, 3, 2).withUnsafeBufferPointer { sampler.sample($0, history: [Int]()) } == 1)
+        #expect(
+            [Float](arrayLiteral: 1, 3, 3, 2).withUnsafeBufferPointer {
+                sampler.sample($0, history: [Int]())
+            } == 1)
     }
 
     @Test("top-p keeps the tokens whose mass above them is below p, before temperature")
@@ -91,7 +94,9 @@ struct SamplerTests {
         func draws(_ seed: UInt64) -> [Int] {
             let s = Sampler(
                 parameters: GenerationParameters(temperature: 1, seed: seed), vocabularySize: 50)
-            return logits.withUnsafeBufferPointer { l in (0..<40).map { _ in s.sample(l, history: [Int]()) } }
+            return logits.withUnsafeBufferPointer { l in
+                (0..<40).map { _ in s.sample(l, history: [Int]()) }
+            }
         }
         #expect(draws(7) == draws(7))
         #expect(draws(7) != draws(8))
@@ -103,11 +108,15 @@ struct SamplerTests {
 
     @Test("parameters no sampler can use are refused naming the parameter")
     func validation() {
-        #expect(throws: GenerationError.invalidParameter(name: "maxTokens", rule: "must be at least 1")) {
+        #expect(
+            throws: GenerationError.invalidParameter(name: "maxTokens", rule: "must be at least 1")
+        ) {
             try GenerationParameters(maxTokens: 0).validate()
         }
         #expect(throws: GenerationError.self) { try GenerationParameters(topP: 0).validate() }
-        #expect(throws: GenerationError.self) { try GenerationParameters(temperature: -1).validate() }
+        #expect(throws: GenerationError.self) {
+            try GenerationParameters(temperature: -1).validate()
+        }
         #expect(throws: GenerationError.self) { try GenerationParameters(minP: 2).validate() }
         #expect(GenerationError.invalidParameter(name: "x", rule: "y").exitCode == .usage)
     }

@@ -37,11 +37,13 @@ struct AttentionAndPoolTests {
                 // Every 50th run waits long enough for the workers to go to sleep.
                 if run % 50 == 49 { usleep(2000) }
                 counts.withUnsafeMutableBufferPointer { buffer in
-                    pk_pool_run(pool, { ctx, thread, n in
-                        let counts = ctx!.assumingMemoryBound(to: Int32.self)
-                        counts[Int(thread)] += 1
-                        counts[7] = n
-                    }, buffer.baseAddress)
+                    pk_pool_run(
+                        pool,
+                        { ctx, thread, n in
+                            let counts = ctx!.assumingMemoryBound(to: Int32.self)
+                            counts[Int(thread)] += 1
+                            counts[7] = n
+                        }, buffer.baseAddress)
                 }
             }
             #expect(Array(counts[0..<threads]) == Array(repeating: 200, count: threads))

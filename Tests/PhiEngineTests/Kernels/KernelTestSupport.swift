@@ -23,7 +23,9 @@ struct KernelRandom {
         (0..<n).map { _ in float(lo, hi) }
     }
 
-    mutating func words(_ n: Int) -> [UInt32] { (0..<n).map { _ in UInt32(truncatingIfNeeded: next()) } }
+    mutating func words(_ n: Int) -> [UInt32] {
+        (0..<n).map { _ in UInt32(truncatingIfNeeded: next()) }
+    }
 }
 
 /// The instruction-set levels this CPU runs (the kernels clamp higher requests down, so

@@ -38,11 +38,15 @@ struct MatvecKernelTests {
         }
     }
 
-    @Test("float rows f32/f16/bf16, widths with tails", arguments: [Int32(PK_W_F32), Int32(PK_W_F16), Int32(PK_W_BF16)])
+    @Test(
+        "float rows f32/f16/bf16, widths with tails",
+        arguments: [Int32(PK_W_F32), Int32(PK_W_F16), Int32(PK_W_BF16)])
     func floatRows(kind: Int32) {
         var random = KernelRandom(seed: UInt64(kind) + 77)
         for (rows, cols) in [(1, 1), (5, 15), (9, 17), (17, 172), (4, 1029), (3, 2500)] {
-            check(TestMatrix(floatKind: kind, rows: rows, cols: cols, random: &random), random: &random)
+            check(
+                TestMatrix(floatKind: kind, rows: rows, cols: cols, random: &random),
+                random: &random)
         }
     }
 
@@ -55,7 +59,9 @@ struct MatvecKernelTests {
             Self.tolerance * (0..<m.cols).reduce(Float(0)) { $0 + abs(w[r * m.cols + $1] * x[$1]) }
         }
         if m.kind == Int32(PK_W_AFFINE) {
-            let g = Int(m.group), groups = m.cols / g, qmax = Float((1 << Int(m.bits)) - 1)
+            let g = Int(m.group)
+            let groups = m.cols / g
+            let qmax = Float((1 << Int(m.bits)) - 1)
             let scales = m.absoluteScales()
             for r in 0..<m.rows {
                 for j in 0..<groups {
@@ -78,12 +84,15 @@ struct MatvecKernelTests {
             for r in 0..<m.rows {
                 #expect(
                     abs(y[r] - reference[r]) <= bounds[r] + 1e-7,
-                    "isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group) row \(r) of \(m.rows)×\(m.cols)")
+                    "isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group) row \(r) of \(m.rows)×\(m.cols)"
+                )
             }
             var tile = [Float](repeating: .nan, count: m.rows * m.cols)
             m.withMatrix { pk_dequantize_rows_isa(isa, $0, 0, m.rows, &tile) }
             let worst = zip(tile, w).map { abs($0 - $1) / (abs($1) + 1) }.max() ?? 0
-            #expect(worst <= 1e-6, "dequantize isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group)")
+            #expect(
+                worst <= 1e-6,
+                "dequantize isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group)")
         }
     }
 }

@@ -10,10 +10,17 @@ enum EngineGoldens {
     struct Case: Decodable {
         let prompt: [Int]
         /// Logits of the prompt's last position, from one full forward pass of the reference.
-        let last_logits: [Float]
+        let lastLogits: [Float]
         /// The reference's greedy continuation (never stopped by an end token).
         let greedy: [Int]
-        let greedy_min_margin: Double
+        /// Smallest top-1 − top-2 logit gap along the reference's greedy run.
+        let greedyMinMargin: Double
+
+        enum CodingKeys: String, CodingKey {
+            case prompt, greedy
+            case lastLogits = "last_logits"
+            case greedyMinMargin = "greedy_min_margin"
+        }
     }
 
     struct Quantized {
@@ -90,7 +97,8 @@ enum EngineGoldens {
 /// max |a - b| / max |b|: the error relative to the reference row's scale.
 func relativeDifference(_ a: UnsafeBufferPointer<Float>, _ b: [Float]) -> Float {
     precondition(a.count == b.count)
-    var worst: Float = 0, scale: Float = 0
+    var worst: Float = 0
+    var scale: Float = 0
     for i in 0..<b.count {
         worst = max(worst, abs(a[i] - b[i]))
         scale = max(scale, abs(b[i]))

@@ -44,13 +44,15 @@ struct LoadErrorTests {
         let vocabulary = try Self.failure(Self.model { $0.set("vocab_size", .int(500)) })
         #expect(
             vocabulary as? ModelError
-                == .wrongShape(name: "model.embed_tokens.weight", expected: [500, 128], found: [384, 128]))
+                == .wrongShape(
+                    name: "model.embed_tokens.weight", expected: [500, 128], found: [384, 128]))
         #expect(vocabulary.exitCode == .dataError)
 
         let wider = try Self.failure(Self.model { $0.set("intermediate_size", .int(512)) })
         #expect(
             wider.message
-                == "tensor 'model.layers.0.mlp.gate_up_proj.weight' has shape [512, 128], expected [1024, 128] from config.json")
+                == "tensor 'model.layers.0.mlp.gate_up_proj.weight' has shape [512, 128], expected [1024, 128] from config.json"
+        )
 
         let deeper = try Self.failure(Self.model { $0.set("num_hidden_layers", .int(3)) })
         #expect(deeper.message.contains("'model.layers.2.input_layernorm.weight' is missing"))
@@ -76,7 +78,8 @@ struct LoadErrorTests {
         let dir = try Self.model()
         let names = try ModelWeights(directory: dir.path).tensorNames
         try FileManager.default.moveItem(
-            atPath: dir.file("model.safetensors"), toPath: dir.file("model-00001-of-00002.safetensors"))
+            atPath: dir.file("model.safetensors"),
+            toPath: dir.file("model-00001-of-00002.safetensors"))
         var map = JSONValue.object([])
         for (i, name) in names.enumerated() {
             map.set(name, .string("model-0000\(i == 0 ? 2 : 1)-of-00002.safetensors"))
@@ -103,7 +106,9 @@ struct LoadErrorTests {
             Self.model(quantized: true) {
                 $0.set("quantization", .object([("group_size", .int(64)), ("bits", .int(8))]))
             })
-        #expect(wrongBits as? ModelError == .wrongShape(
-            name: "model.embed_tokens.weight", expected: [384, 32], found: [384, 16]))
+        #expect(
+            wrongBits as? ModelError
+                == .wrongShape(
+                    name: "model.embed_tokens.weight", expected: [384, 32], found: [384, 16]))
     }
 }

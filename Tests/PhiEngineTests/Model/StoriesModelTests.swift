@@ -29,7 +29,7 @@ struct StoriesModelTests {
         for golden in goldens.prompts {
             session.reset()
             let logits = try session.prefill(golden.prompt)
-            #expect(relativeDifference(logits, golden.last_logits) < 1e-4)
+            #expect(relativeDifference(logits, golden.lastLogits) < 1e-4)
             session.reset()
             #expect(try greedy(session, prompt: golden.prompt, count: 64) == golden.greedy)
         }
@@ -44,7 +44,7 @@ struct StoriesModelTests {
             let quantized = try Phi3Model.load(directory: dir.path)
             let session = try InferenceSession(model: quantized)
             for c in golden.cases {
-                #expect(relativeDifference(try session.prefill(c.prompt), c.last_logits) < 1e-4)
+                #expect(relativeDifference(try session.prefill(c.prompt), c.lastLogits) < 1e-4)
                 session.reset()
                 #expect(try greedy(session, prompt: c.prompt, count: c.greedy.count) == c.greedy)
             }

@@ -20,7 +20,8 @@ struct TinyModelTests {
     /// the same. Quantized: mlx's own fp32 math on the same packed weights.
     static let tolerance: Float = 1e-4
 
-    @Test("float32 weights: logits within 1e-4 of transformers, greedy identical", arguments: models)
+    @Test(
+        "float32 weights: logits within 1e-4 of transformers, greedy identical", arguments: models)
     func float32(_ name: String) throws {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
@@ -28,7 +29,8 @@ struct TinyModelTests {
         try check(dir.path, golden.float32)
     }
 
-    @Test("bfloat16 weights: logits within 1e-4 of transformers, greedy identical", arguments: models)
+    @Test(
+        "bfloat16 weights: logits within 1e-4 of transformers, greedy identical", arguments: models)
     func bfloat16(_ name: String) throws {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
@@ -36,7 +38,9 @@ struct TinyModelTests {
         try check(dir.path, golden.bfloat16)
     }
 
-    @Test("mlx_lm.convert -q copies (bits 2-8, groups 32-128, mixed): greedy as mlx_lm", arguments: models)
+    @Test(
+        "mlx_lm.convert -q copies (bits 2-8, groups 32-128, mixed): greedy as mlx_lm",
+        arguments: models)
     func quantized(_ name: String) throws {
         let golden = try EngineGoldens.tiny(name)
         let source = try TinyModels.writeFloat(
@@ -54,7 +58,7 @@ struct TinyModelTests {
         let session = try InferenceSession(model: model)
         for c in cases {
             session.reset()
-            let difference = relativeDifference(try session.prefill(c.prompt), c.last_logits)
+            let difference = relativeDifference(try session.prefill(c.prompt), c.lastLogits)
             #expect(difference < Self.tolerance, "prompt of \(c.prompt.count) tokens")
             session.reset()
             let tokens = try greedy(session, prompt: c.prompt, count: c.greedy.count)

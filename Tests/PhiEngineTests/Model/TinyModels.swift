@@ -62,7 +62,8 @@ enum TinyModels {
         let dir = try TemporaryModel()
         var json =
             try config
-            ?? JSONValue(parsing: [UInt8](Data(contentsOf: URL(fileURLWithPath: source + "/config.json"))))
+            ?? JSONValue(
+                parsing: [UInt8](Data(contentsOf: URL(fileURLWithPath: source + "/config.json"))))
         json.set("quantization", quantization)
         json.set("quantization_config", quantization)
         try dir.write("config.json", json.serialized())
@@ -87,14 +88,20 @@ enum TinyModels {
                         name: name, shape: q.weightShape, dtype: .u32,
                         bytes: q.weight.withUnsafeBytes { Array($0) }))
                 tensors.append(
-                    Tensor(name: module + ".scales", shape: q.scalesShape, dtype: .f32, bytes: q.scales))
+                    Tensor(
+                        name: module + ".scales", shape: q.scalesShape, dtype: .f32, bytes: q.scales
+                    ))
                 tensors.append(
-                    Tensor(name: module + ".biases", shape: q.scalesShape, dtype: .f32, bytes: q.biases))
+                    Tensor(
+                        name: module + ".biases", shape: q.scalesShape, dtype: .f32, bytes: q.biases
+                    ))
             } else {
-                tensors.append(Tensor(name: name, shape: info.shape, dtype: .f32, bytes: encode(values, .f32)))
+                tensors.append(
+                    Tensor(name: name, shape: info.shape, dtype: .f32, bytes: encode(values, .f32)))
             }
         }
-        try writeSafetensors(tensors.sorted { $0.name < $1.name }, to: dir.file("model.safetensors"))
+        try writeSafetensors(
+            tensors.sorted { $0.name < $1.name }, to: dir.file("model.safetensors"))
         return dir
     }
 
@@ -118,7 +125,8 @@ enum TinyModels {
 
     static func writeSafetensors(_ tensors: [Tensor], to path: String) throws {
         let writer = try SafeTensorsWriter(
-            path: path, tensors: tensors.map { TensorSpec(name: $0.name, dtype: $0.dtype, shape: $0.shape) },
+            path: path,
+            tensors: tensors.map { TensorSpec(name: $0.name, dtype: $0.dtype, shape: $0.shape) },
             metadata: ["format": "pt"])
         for t in tensors { try t.bytes.withUnsafeBytes { try writer.write($0) } }
         try writer.finish()
@@ -141,7 +149,8 @@ final class TemporaryModel {
     let path: String
 
     init() throws {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("phikit-engine-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     }

@@ -26,36 +26,56 @@ let bandwidth = option("--bandwidth-gbs", 31.4)
 let threads = arguments.contains("--threads") ? Int(option("--threads", 1)) : nil
 
 do {
+    if arguments.contains("--load-only") {
+        for _ in 0..<3 {
+            let t = Date()
+            _ = try Phi3Model.load(directory: arguments[1], threads: threads)
+            print(String(format: "load %.3f s", Date().timeIntervalSince(t)))
+        }
+        exit(0)
+    }
     let loadStart = Date()
     let model = try Phi3Model.load(directory: arguments[1], threads: threads)
     let loadSeconds = Date().timeIntervalSince(loadStart)
     let gb = Double(model.bytesPerToken) / 1e9
-    print(String(format: "load %.3f s; %.3f GB of weights per token; ceiling %.1f tok/s at %.1f GB/s",
-                 loadSeconds, gb, bandwidth / gb, bandwidth))
+    print(
+        String(
+            format: "load %.3f s; %.3f GB of weights per token; ceiling %.1f tok/s at %.1f GB/s",
+            loadSeconds, gb, bandwidth / gb, bandwidth))
     let session = try InferenceSession(model: model, maxContext: promptLength + generateCount + 1)
     var random = RandomSource(seed: 1)
-    let prompt = (0..<promptLength).map { _ in 3 + Int(random.next() % UInt64(model.vocabularySize - 3)) }
-    var prefill: [Double] = [], decode: [Double] = []
+    let prompt = (0..<promptLength).map { _ in
+        3 + Int(random.next() % UInt64(model.vocabularySize - 3))
+    }
+    var prefill: [Double] = []
+    var decode: [Double] = []
     for run in 0...runs {
         session.reset()
         let outcome = try generate(
             session: session, prompt: prompt,
-            parameters: GenerationParameters(maxTokens: generateCount, temperature: 0, ignoreEOS: true),
+            parameters: GenerationParameters(
+                maxTokens: generateCount, temperature: 0, ignoreEOS: true),
             stopTokens: StopTokens(), onToken: { _ in .more })
         let label = run == 0 ? "warm-up" : "run \(run)"
-        print(String(format: "%@: prompt %d tok %.2f tok/s; generation %d steps %.2f tok/s (%.0f%% of ceiling); ttft %.3f s",
-                     label, outcome.promptTokens, outcome.promptTokensPerSecond, outcome.decodeSteps,
-                     outcome.generationTokensPerSecond,
-                     100 * outcome.generationTokensPerSecond * gb / bandwidth, outcome.timeToFirstToken))
+        print(
+            String(
+                format:
+                    "%@: prompt %d tok %.2f tok/s; generation %d steps %.2f tok/s (%.0f%% of ceiling); ttft %.3f s",
+                label, outcome.promptTokens, outcome.promptTokensPerSecond, outcome.decodeSteps,
+                outcome.generationTokensPerSecond,
+                100 * outcome.generationTokensPerSecond * gb / bandwidth, outcome.timeToFirstToken))
         if run > 0 {
             prefill.append(outcome.promptTokensPerSecond)
             decode.append(outcome.generationTokensPerSecond)
         }
     }
     let median = { (v: [Double]) in v.sorted()[v.count / 2] }
-    print(String(format: "median: prompt %.2f tok/s, generation %.2f tok/s (%.0f%% of %.1f tok/s), threads %d",
-                 median(prefill), median(decode), 100 * median(decode) * gb / bandwidth,
-                 bandwidth / gb, session.threads))
+    print(
+        String(
+            format:
+                "median: prompt %.2f tok/s, generation %.2f tok/s (%.0f%% of %.1f tok/s), threads %d",
+            median(prefill), median(decode), 100 * median(decode) * gb / bandwidth,
+            bandwidth / gb, session.threads))
 } catch {
     print("error: \(error)")
     exit(1)
