@@ -38,15 +38,6 @@ PK_MV_INLINE void pk_mv_widen(const void *base, int dtype, long first, long n, f
     }
 }
 
-/* Row r0's share of [0, rows) for thread t of n: contiguous blocks, boundaries on multiples
-   of `align` rows so no two threads write the same cache line of y. */
-PK_MV_INLINE void pk_mv_split(long rows, int t, int n, long align, long *r0, long *r1) {
-    long blocks = (rows + align - 1) / align;
-    long b0 = blocks * t / n, b1 = blocks * (t + 1) / n;
-    *r0 = b0 * align < rows ? b0 * align : rows;
-    *r1 = b1 * align < rows ? b1 * align : rows;
-}
-
 /* The prepared input vector (pk_matvec_prepare) of an affine matrix, in the float scratch:
      x16    [cols] int16  x / xscale[g] rounded (|x16| <= 32767), in the kernel's order
      xscale [groups]      max |x| over group g / 32767 (0 for an all-zero group)

@@ -1,6 +1,8 @@
-/* Work split over a pk_pool: each job is a struct the caller fills and a task function that
-   `pk_pool_run` calls on every thread; thread t of n takes its own contiguous share (rows of
-   a matrix, or (token, head) pairs of attention). Nothing here allocates. */
+/* Work split over a pk_pool: each job is a struct the caller fills (with `next` = 0) and a
+   task function that `pk_pool_run` calls on every thread. Threads take chunks of work (rows
+   of a matrix, (token, head) pairs of attention) from the shared counter `next` until none
+   is left, so a thread the OS preempts (other programs on the machine) does not hold up the
+   others with its fixed share. Nothing here allocates. */
 #ifndef PHIKIT_PK_JOBS_H
 #define PHIKIT_PK_JOBS_H
 #include "pk_matvec.h"
@@ -12,6 +14,7 @@ typedef struct {
     const float *prep;   /* [pk_matvec_prep_floats(cols)] */
     float *y;            /* [rows] */
     int isa;
+    long next;           /* first row not yet taken */
 } pk_matvec_job;
 void pk_matvec_task(void *job, int thread, int nthreads);
 
@@ -32,6 +35,7 @@ typedef struct {
     long tile_rows;
     pk_gemm_fn gemm;
     int isa;
+    long next;           /* first row not yet taken */
 } pk_matmul_job;
 void pk_matmul_task(void *job, int thread, int nthreads);
 
@@ -47,6 +51,7 @@ typedef struct {
     int heads, kv_heads, head_dim;
     float scale;
     int isa;
+    long next;              /* first (token, head) item not yet taken */
 } pk_attention_job;
 void pk_attention_task(void *job, int thread, int nthreads);
 

@@ -28,7 +28,7 @@ final class WorkerPool {
     ) {
         withUnsafePointer(to: m.raw) { matrix in
             pk_matvec_prepare(isa, matrix, x, prep)
-            var job = pk_matvec_job(m: matrix, x: x, prep: prep, y: y, isa: isa)
+            var job = pk_matvec_job(m: matrix, x: x, prep: prep, y: y, isa: isa, next: 0)
             pk_pool_run(pool, pk_matvec_task, &job)
         }
     }
@@ -42,13 +42,14 @@ final class WorkerPool {
         withUnsafePointer(to: m.raw) { matrix in
             var job = pk_matmul_job(
                 m: matrix, x: x, y: y, tokens: tokens, tiles: tiles, tile_rows: tileRows,
-                gemm: Blas.gemmFunction, isa: isa)
+                gemm: Blas.gemmFunction, isa: isa, next: 0)
             pk_pool_run(pool, pk_matmul_task, &job)
         }
     }
 
     func attention(_ job: inout pk_attention_job) {
         job.isa = isa
+        job.next = 0
         pk_pool_run(pool, pk_attention_task, &job)
     }
 }
