@@ -4,63 +4,58 @@
 #include "matvec_internal.h"
 #include "pk_ops.h"
 
-/* Takes the next chunk of [0, total): returns its start, or total when all are taken. */
-static long take(long *next, long chunk, long total) {
-    long start = __atomic_fetch_add(next, chunk, __ATOMIC_RELAXED);
-    return start < total ? start : total;
-}
-
 /* Rows per matvec chunk: a multiple of 16 (a cache line of y, so threads never share one),
-   about 16-64 KB of weights: the counter is touched once per few microseconds of work. */
-static long matvec_chunk(const pk_matrix *m) {
-    long bytes = m->kind == PK_W_AFFINE ? m->cols * m->bits / 8 : m->cols * 4;
-    long rows = (32768 / (bytes > 0 ? bytes : 1) + 15) / 16 * 16;
-    return rows < 16 ? 16 : rows;
-}
-
-void pk_matvec_task(void *raw, int thread, int nthreads) {
-    (void)thread, (void)nthreads;
-    pk_matvec_job *job = raw;
-    const long rows = job->m->rows, chunk = matvec_chunk(job->m);
-    for (long r0; (r0 = take(&job->next, chunk, rows)) < rows;) {
-        long r1 = r0 + chunk < rows ? r0 + chunk : rows;
-        pk_matvec_isa(job->isa, job->m, job->x, job->prep, job->y + r0, r0, r1);
-    }
-}
-
-void pk_matmul_task(void *raw, int thread, int nthreads) {
-    (void)nthreads;
-    pk_matmul_job *job = raw;
+   about 64 KB of weights, so a chunk is a few microseconds of work and a job has enough
+   chunks to balance threads. */
+long pk_matvec_chunks(pk_matvec_job *job) {
     const pk_matrix *m = job->m;
-    float *tile = job->tiles ? job->tiles + (long)thread * job->tile_rows * m->cols : 0;
-    for (long r; (r = take(&job->next, job->tile_rows, m->rows)) < m->rows;) {
-        long n = m->rows - r < job->tile_rows ? m->rows - r : job->tile_rows;
-        const float *b;
-        if (m->kind == PK_W_F32) {
-            b = (const float *)m->w + r * m->cols;
-        } else {
-            pk_dequantize_rows_isa(job->isa, m, r, r + n, tile);
-            b = tile;
-        }
-        job->gemm(job->x, b, job->y + r, job->tokens, n, m->cols, m->rows);
-    }
+    long bytes = m->kind == PK_W_AFFINE ? m->cols * m->bits / 8 : m->cols * (m->kind == PK_W_F32 ? 4 : 2);
+    long rows = (65536 / (bytes > 0 ? bytes : 1) + 15) / 16 * 16;
+    job->chunk_rows = rows < 16 ? 16 : rows;
+    return (m->rows + job->chunk_rows - 1) / job->chunk_rows;
 }
 
-void pk_attention_task(void *raw, int thread, int nthreads) {
-    (void)nthreads;
-    pk_attention_job *job = raw;
-    const long items = job->tokens * job->heads;
+void pk_matvec_task(void *raw, long chunk, int thread) {
+    (void)thread;
+    const pk_matvec_job *job = raw;
+    long r0 = chunk * job->chunk_rows, r1 = r0 + job->chunk_rows;
+    if (r1 > job->m->rows) r1 = job->m->rows;
+    pk_matvec_isa(job->isa, job->m, job->x, job->prep, job->y + r0, r0, r1);
+}
+
+long pk_matmul_chunks(const pk_matmul_job *job) {
+    return (job->m->rows + job->tile_rows - 1) / job->tile_rows;
+}
+
+void pk_matmul_task(void *raw, long chunk, int thread) {
+    const pk_matmul_job *job = raw;
+    const pk_matrix *m = job->m;
+    long r = chunk * job->tile_rows;
+    long n = m->rows - r < job->tile_rows ? m->rows - r : job->tile_rows;
+    const float *b;
+    if (m->kind == PK_W_F32) {
+        b = (const float *)m->w + r * m->cols;
+    } else {
+        float *tile = job->tiles + (long)thread * job->tile_rows * m->cols;
+        pk_dequantize_rows_isa(job->isa, m, r, r + n, tile);
+        b = tile;
+    }
+    job->gemm(job->x, b, job->y + r, job->tokens, n, m->cols, m->rows);
+}
+
+long pk_attention_chunks(const pk_attention_job *job) { return job->tokens * job->heads; }
+
+void pk_attention_task(void *raw, long item, int thread) {
+    const pk_attention_job *job = raw;
     int group = job->heads / job->kv_heads, hd = job->head_dim;
     long qdim = (long)job->heads * hd;
     float *scores = job->scores + (long)thread * job->max_ctx;
-    for (long i; (i = take(&job->next, 1, items)) < items;) {
-        long t = i / job->heads;
-        int h = (int)(i % job->heads);
-        long pos = job->pos0 + t;
-        long lo = job->window > 0 && pos - job->window + 1 > 0 ? pos - job->window + 1 : 0;
-        long kv = (long)(h / group) * job->max_ctx * hd;
-        pk_attention_isa(job->isa, job->out + t * qdim + (long)h * hd,
-                         job->q + t * job->q_stride + (long)h * hd, job->k + kv, job->v + kv,
-                         scores, lo, pos, hd, job->scale);
-    }
+    long t = item / job->heads;
+    int h = (int)(item % job->heads);
+    long pos = job->pos0 + t;
+    long lo = job->window > 0 && pos - job->window + 1 > 0 ? pos - job->window + 1 : 0;
+    long kv = (long)(h / group) * job->max_ctx * hd;
+    pk_attention_isa(job->isa, job->out + t * qdim + (long)h * hd,
+                     job->q + t * job->q_stride + (long)h * hd, job->k + kv, job->v + kv,
+                     scores, lo, pos, hd, job->scale);
 }

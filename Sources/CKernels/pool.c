@@ -1,10 +1,18 @@
-/* Worker pool: spin briefly, then sleep. See include/pk_pool.h. */
+/* Worker pool: chunks taken from one counter; spin briefly, then sleep. See pk_pool.h.
+
+   The counter `state` packs the job's generation (high 32 bits) with the next chunk to take
+   (low 32 bits). A thread takes chunk k of generation g by a compare-and-swap from (g, k) to
+   (g, k+1), so it can never take a chunk of a job it did not read fn/ctx for: the caller
+   only publishes the next job (new fn, ctx, chunks, then state = (g+1, 0)) after every chunk
+   of the current one is done, which needs every chunk taken, which makes a CAS from an older
+   (g, k) fail. */
 #define _GNU_SOURCE
 #include "pk_pool.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -15,9 +23,9 @@
 #define CPU_RELAX() ((void)0)
 #endif
 
-/* How long an idle worker keeps spinning before it sleeps. Long enough to cover the gap
-   between two matrix products of one token (norms, RoPE, attention on one thread), short
-   enough that a pool between tokens or between prompts stops burning a core. */
+/* How long an idle worker keeps spinning before it sleeps: longer than the gap between two
+   matrix products of one token (norms, RoPE, the job setup on the caller), short enough that
+   a pool between tokens or between prompts soon stops using a core. */
 #define SPIN_NANOSECONDS 200000L
 
 typedef struct {
@@ -29,10 +37,11 @@ struct pk_pool {
     int n;
     pthread_t *threads;
     worker_arg *args;
-    pk_task_fn fn;
-    void *ctx;
-    atomic_uint generation;  /* bumped once per run; workers wait for a change */
-    atomic_int pending;      /* workers still inside the current run */
+    _Atomic(pk_task_fn) fn;
+    _Atomic(void *) ctx;
+    atomic_long chunks;
+    atomic_long completed;      /* chunks of the current job done */
+    _Atomic uint64_t state;     /* generation << 32 | next chunk */
     atomic_int sleepers;
     atomic_int stop;
     pthread_mutex_t mutex;
@@ -45,19 +54,37 @@ static long now_ns(void) {
     return ts.tv_sec * 1000000000L + ts.tv_nsec;
 }
 
-/* Returns the new generation once it differs from `seen`. */
-static unsigned wait_for_work(pk_pool *p, unsigned seen) {
+static uint32_t generation(uint64_t state) { return (uint32_t)(state >> 32); }
+
+/* Takes and runs chunks of generation g until none is left (or the job changed). */
+static void work(pk_pool *p, uint32_t g, int thread) {
+    for (;;) {
+        uint64_t s = atomic_load_explicit(&p->state, memory_order_acquire);
+        if (generation(s) != g) return;
+        long k = (long)(s & 0xFFFFFFFFu);
+        pk_task_fn fn = atomic_load_explicit(&p->fn, memory_order_relaxed);
+        void *ctx = atomic_load_explicit(&p->ctx, memory_order_relaxed);
+        if (k >= atomic_load_explicit(&p->chunks, memory_order_relaxed)) return;
+        if (!atomic_compare_exchange_weak(&p->state, &s, s + 1)) continue;
+        fn(ctx, k, thread);
+        atomic_fetch_add_explicit(&p->completed, 1, memory_order_release);
+    }
+}
+
+/* Returns the generation of the next job once it differs from `seen`. */
+static uint32_t wait_for_work(pk_pool *p, uint32_t seen) {
     long deadline = now_ns() + SPIN_NANOSECONDS;
     for (int spins = 0;; spins++) {
-        unsigned g = atomic_load_explicit(&p->generation, memory_order_acquire);
+        uint32_t g = generation(atomic_load_explicit(&p->state, memory_order_acquire));
         if (g != seen) return g;
         if ((spins & 255) != 255 || now_ns() < deadline) { CPU_RELAX(); continue; }
-        /* Sleep. `sleepers` is raised before the generation is checked again under the
-           lock; pk_pool_run bumps the generation before it reads `sleepers` (both seq_cst),
-           so either we see the new generation here or it sees us and broadcasts. */
+        /* Sleep. `sleepers` is raised before the state is checked again under the lock;
+           pk_pool_run publishes a job before it reads `sleepers` (both seq_cst), so either
+           we see the new job here or it sees us and broadcasts. */
         pthread_mutex_lock(&p->mutex);
         atomic_fetch_add(&p->sleepers, 1);
-        while ((g = atomic_load(&p->generation)) == seen) pthread_cond_wait(&p->wake, &p->mutex);
+        while ((g = generation(atomic_load(&p->state))) == seen)
+            pthread_cond_wait(&p->wake, &p->mutex);
         atomic_fetch_sub(&p->sleepers, 1);
         pthread_mutex_unlock(&p->mutex);
         return g;
@@ -67,12 +94,11 @@ static unsigned wait_for_work(pk_pool *p, unsigned seen) {
 static void *worker_main(void *raw) {
     worker_arg *arg = raw;
     pk_pool *p = arg->pool;
-    unsigned seen = 0;
+    uint32_t seen = 0;
     for (;;) {
         seen = wait_for_work(p, seen);
-        if (atomic_load_explicit(&p->stop, memory_order_acquire)) return NULL;
-        p->fn(p->ctx, arg->index, p->n);
-        atomic_fetch_sub_explicit(&p->pending, 1, memory_order_release);
+        if (atomic_load(&p->stop)) return NULL;
+        work(p, seen, arg->index);
     }
 }
 
@@ -89,7 +115,7 @@ pk_pool *pk_pool_create(int nthreads) {
     if (nthreads < 1) nthreads = 1;
     pk_pool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    p->n = nthreads;
+    p->n = 1;  /* raised as workers start, so destroy joins only started ones */
     p->threads = calloc((size_t)nthreads, sizeof *p->threads);
     p->args = calloc((size_t)nthreads, sizeof *p->args);
     pthread_mutex_init(&p->mutex, NULL);
@@ -98,28 +124,31 @@ pk_pool *pk_pool_create(int nthreads) {
     for (int i = 1; i < nthreads; i++) {
         p->args[i] = (worker_arg){p, i};
         if (pthread_create(&p->threads[i], NULL, worker_main, &p->args[i]) != 0) {
-            p->n = i;  /* destroy joins the ones that started */
             pk_pool_destroy(p);
             return NULL;
         }
+        p->n = i + 1;
     }
     return p;
 }
 
-static void start_generation(pk_pool *p) {
-    atomic_fetch_add(&p->generation, 1);
+/* Publishes a new generation (a job, or the stop request) and wakes sleeping workers. */
+static uint32_t publish(pk_pool *p) {
+    uint32_t g = generation(atomic_load(&p->state)) + 1;
+    atomic_store(&p->state, (uint64_t)g << 32);
     if (atomic_load(&p->sleepers) > 0) {
         pthread_mutex_lock(&p->mutex);
         pthread_cond_broadcast(&p->wake);
         pthread_mutex_unlock(&p->mutex);
     }
+    return g;
 }
 
 void pk_pool_destroy(pk_pool *p) {
     if (!p) return;
     if (p->threads) {
         atomic_store(&p->stop, 1);
-        start_generation(p);
+        publish(p);
         for (int i = 1; i < p->n; i++) pthread_join(p->threads[i], NULL);
     }
     pthread_cond_destroy(&p->wake);
@@ -131,12 +160,16 @@ void pk_pool_destroy(pk_pool *p) {
 
 int pk_pool_size(const pk_pool *p) { return p->n; }
 
-void pk_pool_run(pk_pool *p, pk_task_fn fn, void *ctx) {
-    if (p->n == 1) { fn(ctx, 0, 1); return; }
-    p->fn = fn;
-    p->ctx = ctx;
-    atomic_store_explicit(&p->pending, p->n - 1, memory_order_relaxed);
-    start_generation(p);  /* seq_cst: publishes fn, ctx and pending to the workers */
-    fn(ctx, 0, p->n);
-    while (atomic_load_explicit(&p->pending, memory_order_acquire) > 0) CPU_RELAX();
+void pk_pool_run(pk_pool *p, pk_task_fn fn, void *ctx, long chunks) {
+    if (chunks <= 0) return;
+    if (p->n == 1 || chunks == 1) {
+        for (long k = 0; k < chunks; k++) fn(ctx, k, 0);
+        return;
+    }
+    atomic_store_explicit(&p->fn, fn, memory_order_relaxed);
+    atomic_store_explicit(&p->ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&p->chunks, chunks, memory_order_relaxed);
+    atomic_store_explicit(&p->completed, 0, memory_order_relaxed);
+    work(p, publish(p), 0);
+    while (atomic_load_explicit(&p->completed, memory_order_acquire) < chunks) CPU_RELAX();
 }

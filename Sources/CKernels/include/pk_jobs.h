@@ -1,8 +1,6 @@
-/* Work split over a pk_pool: each job is a struct the caller fills (with `next` = 0) and a
-   task function that `pk_pool_run` calls on every thread. Threads take chunks of work (rows
-   of a matrix, (token, head) pairs of attention) from the shared counter `next` until none
-   is left, so a thread the OS preempts (other programs on the machine) does not hold up the
-   others with its fixed share. Nothing here allocates. */
+/* Work for a pk_pool: each job is a struct the caller fills, a task function that does one
+   chunk of it (rows of a matrix, (token, head) pairs of attention), and a chunk count to
+   pass to `pk_pool_run` (`pk_*_chunks`). Nothing here allocates. */
 #ifndef PHIKIT_PK_JOBS_H
 #define PHIKIT_PK_JOBS_H
 #include "pk_matvec.h"
@@ -14,9 +12,11 @@ typedef struct {
     const float *prep;   /* [pk_matvec_prep_floats(cols)] */
     float *y;            /* [rows] */
     int isa;
-    long next;           /* first row not yet taken */
+    long chunk_rows;     /* set by pk_matvec_chunks */
 } pk_matvec_job;
-void pk_matvec_task(void *job, int thread, int nthreads);
+/* Sets job->chunk_rows and returns the number of chunks. */
+long pk_matvec_chunks(pk_matvec_job *job);
+void pk_matvec_task(void *job, long chunk, int thread);
 
 /* c[m×n] (row stride ldc) = a[m×k] · b[n×k]ᵀ, single-threaded; provided by the caller
    (phikit passes OpenBLAS's sgemm, which CKernels does not link). */
@@ -35,9 +35,10 @@ typedef struct {
     long tile_rows;
     pk_gemm_fn gemm;
     int isa;
-    long next;           /* first row not yet taken */
 } pk_matmul_job;
-void pk_matmul_task(void *job, int thread, int nthreads);
+/* One chunk is one tile of rows. */
+long pk_matmul_chunks(const pk_matmul_job *job);
+void pk_matmul_task(void *job, long chunk, int thread);
 
 /* Causal attention for `tokens` queries at positions pos0, pos0+1, …: query t of head h sees
    cached positions [max(0, p - window + 1), p] of kv head h / (heads / kv_heads), where
@@ -51,8 +52,9 @@ typedef struct {
     int heads, kv_heads, head_dim;
     float scale;
     int isa;
-    long next;              /* first (token, head) item not yet taken */
 } pk_attention_job;
-void pk_attention_task(void *job, int thread, int nthreads);
+/* One chunk is one (token, head) pair. */
+long pk_attention_chunks(const pk_attention_job *job);
+void pk_attention_task(void *job, long chunk, int thread);
 
 #endif

@@ -51,7 +51,7 @@ extension InferenceSession {
                 out: st.attention.pointer, scores: st.scores.pointer, q_stride: s.qkvRows,
                 tokens: n, pos0: p0, max_ctx: cache.capacity, window: s.window,
                 heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
-                scale: Float(1 / Double(hd).squareRoot()), isa: 0, next: 0)
+                scale: Float(1 / Double(hd).squareRoot()), isa: 0)
             pool.attention(&job)
             linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer)
             pk_add(x, st.projection.pointer, n * dim)

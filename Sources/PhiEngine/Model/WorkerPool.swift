@@ -28,8 +28,9 @@ final class WorkerPool {
     ) {
         withUnsafePointer(to: m.raw) { matrix in
             pk_matvec_prepare(isa, matrix, x, prep)
-            var job = pk_matvec_job(m: matrix, x: x, prep: prep, y: y, isa: isa, next: 0)
-            pk_pool_run(pool, pk_matvec_task, &job)
+            var job = pk_matvec_job(m: matrix, x: x, prep: prep, y: y, isa: isa, chunk_rows: 0)
+            let chunks = pk_matvec_chunks(&job)
+            pk_pool_run(pool, pk_matvec_task, &job, chunks)
         }
     }
 
@@ -42,14 +43,13 @@ final class WorkerPool {
         withUnsafePointer(to: m.raw) { matrix in
             var job = pk_matmul_job(
                 m: matrix, x: x, y: y, tokens: tokens, tiles: tiles, tile_rows: tileRows,
-                gemm: Blas.gemmFunction, isa: isa, next: 0)
-            pk_pool_run(pool, pk_matmul_task, &job)
+                gemm: Blas.gemmFunction, isa: isa)
+            pk_pool_run(pool, pk_matmul_task, &job, pk_matmul_chunks(&job))
         }
     }
 
     func attention(_ job: inout pk_attention_job) {
         job.isa = isa
-        job.next = 0
-        pk_pool_run(pool, pk_attention_task, &job)
+        pk_pool_run(pool, pk_attention_task, &job, pk_attention_chunks(&job))
     }
 }

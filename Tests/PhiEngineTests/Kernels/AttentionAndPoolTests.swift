@@ -26,29 +26,37 @@ struct AttentionAndPoolTests {
         }
     }
 
-    @Test("the pool calls every thread index exactly once per run, awake or asleep")
+    @Test("the pool runs every chunk exactly once per job, workers awake or asleep")
     func poolRuns() throws {
         for threads in [1, 2, 3, 5] {
             let pool = try #require(pk_pool_create(Int32(threads)))
             defer { pk_pool_destroy(pool) }
             #expect(pk_pool_size(pool) == Int32(threads))
-            var counts = [Int32](repeating: 0, count: 8)
-            for run in 0..<200 {
-                // Every 50th run waits long enough for the workers to go to sleep.
+            // counts[0..<100]: runs of each chunk; counts[100 + t]: chunks thread t ran.
+            var counts = [Int](repeating: 0, count: 110)
+            for run in 0..<300 {
+                // Every 50th job comes after a pause long enough for the workers to sleep.
                 if run % 50 == 49 { usleep(2000) }
+                let chunks = run % 3 == 0 ? 1 : 100
                 counts.withUnsafeMutableBufferPointer { buffer in
                     pk_pool_run(
                         pool,
-                        { ctx, thread, n in
-                            let counts = ctx!.assumingMemoryBound(to: Int32.self)
-                            counts[Int(thread)] += 1
-                            counts[7] = n
-                        }, buffer.baseAddress)
+                        { ctx, chunk, thread in
+                            // Each chunk slot is written by the one thread that took the
+                            // chunk, each thread slot by its own thread: no data race.
+                            let counts = ctx!.assumingMemoryBound(to: Int.self)
+                            counts[Int(chunk)] += 1
+                            counts[100 + Int(thread)] += 1
+                        }, buffer.baseAddress, chunks)
                 }
             }
-            #expect(Array(counts[0..<threads]) == Array(repeating: 200, count: threads))
-            #expect(counts[threads..<7].allSatisfy { $0 == 0 })
-            #expect(counts[7] == Int32(threads))
+            let perChunk = Array(counts[0..<100])
+            let perThread = Array(counts[100..<110])
+            let expected = [300] + Array(repeating: 200, count: 99)
+            #expect(perChunk == expected)
+            let ran: Int = perThread.reduce(0, +)
+            #expect(ran == 20100)  // 200 jobs of 100 chunks, 100 jobs of 1
+            #expect(perThread[threads...].allSatisfy { $0 == 0 })
         }
     }
 }

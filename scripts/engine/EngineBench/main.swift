@@ -4,6 +4,7 @@
 //                               [--runs 3] [--bandwidth-gbs 31.4]
 // Prints one line per run and the median; speeds as GenerationOutcome defines them. Random
 // prompt tokens; greedy decoding that ignores end tokens, so every run does the same work.
+import CKernels
 import Foundation
 import PhiEngine
 
@@ -12,6 +13,35 @@ func option(_ name: String, _ fallback: Double) -> Double {
     guard let i = args.firstIndex(of: name), i + 1 < args.count, let v = Double(args[i + 1])
     else { return fallback }
     return v
+}
+
+/// Busy work of a fixed duration on the calling thread.
+nonisolated func spin(microseconds: Double) {
+    var start = timespec(), now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &start)
+    repeat { clock_gettime(CLOCK_MONOTONIC, &now) } while
+        Double(now.tv_sec - start.tv_sec) * 1e6 + Double(now.tv_nsec - start.tv_nsec) / 1e3
+        < microseconds
+}
+
+/// Cost of starting one parallel job of 5 µs per thread: the persistent pool vs a
+/// DispatchQueue.concurrentPerform per job (decode starts ~160 jobs per token). Nonisolated:
+/// the closures run on worker threads (top-level code in main.swift is on the main actor).
+nonisolated func dispatchBenchmark() {
+    let n = Int(pk_available_cores())
+    let pool = pk_pool_create(Int32(n))!
+    let jobs = 20000
+    for _ in 0..<3 {
+        var t = Date()
+        for _ in 0..<jobs { pk_pool_run(pool, { _, _, _ in spin(microseconds: 5) }, nil, n) }
+        let poolMicros = Date().timeIntervalSince(t) / Double(jobs) * 1e6
+        t = Date()
+        for _ in 0..<jobs { DispatchQueue.concurrentPerform(iterations: n) { _ in spin(microseconds: 5) } }
+        let gcdMicros = Date().timeIntervalSince(t) / Double(jobs) * 1e6
+        print(String(format: "5 µs per thread, %d threads: pk_pool %.2f µs per job, concurrentPerform %.2f µs",
+                     n, poolMicros, gcdMicros))
+    }
+    pk_pool_destroy(pool)
 }
 
 let arguments = CommandLine.arguments
@@ -26,6 +56,10 @@ let bandwidth = option("--bandwidth-gbs", 31.4)
 let threads = arguments.contains("--threads") ? Int(option("--threads", 1)) : nil
 
 do {
+    if arguments.contains("--dispatch") {
+        dispatchBenchmark()
+        exit(0)
+    }
     if arguments.contains("--load-only") {
         for _ in 0..<3 {
             let t = Date()
