@@ -96,7 +96,8 @@ extension InferenceSession {
             pool.matvec(m, x, into: y, prep: state.prepared.pointer)
         } else {
             pool.matmul(
-                m, x, tokens: n, into: y, tiles: state.tiles.pointer, tileRows: state.tileRows)
+                m, x, tokens: n, into: y, tiles: state.tiles.pointer,
+                tileRows: state.tileRows(columns: m.cols))
         }
     }
 }

@@ -17,9 +17,14 @@ final class RunState {
     let logits: FloatBuffer  // (vocab) of the last token
     let prepared: FloatBuffer  // (pk_matvec_prep_floats(maxColumns)) matvec input scratch
     let scores: FloatBuffer  // (threads, capacity) attention scores per thread
-    /// Rows of a weight tile in the prompt path: about 1 MB of float32 per thread.
-    let tileRows: Int
-    let tiles: FloatBuffer  // (threads, tileRows, maxColumns)
+    /// Floats of one thread's weight tile in the prompt path (4 MB): a matrix with `cols`
+    /// columns is multiplied `tileFloats / cols` rows at a time. Large tiles matter: sgemm
+    /// repacks the whole block of inputs for every tile.
+    static let tileFloats = 1 << 20
+    let tiles: FloatBuffer  // (threads, tileFloats)
+
+    /// Tile rows for a matrix of `cols` columns: a multiple of 16, at least 16.
+    func tileRows(columns cols: Int) -> Int { max(16, Self.tileFloats / cols / 16 * 16) }
 
     init(shape s: Phi3Shape, block: Int, capacity: Int, threads: Int) throws(SessionError) {
         self.block = block
@@ -35,7 +40,6 @@ final class RunState {
         logits = try FloatBuffer(count: s.vocab)
         prepared = try FloatBuffer(count: pk_matvec_prep_floats(s.maxColumns))
         scores = try FloatBuffer(count: threads * capacity)
-        tileRows = max(16, min(256, (1 << 18) / s.maxColumns / 16 * 16))
-        tiles = try FloatBuffer(count: threads * tileRows * s.maxColumns)
+        tiles = try FloatBuffer(count: threads * max(Self.tileFloats, 16 * s.maxColumns))
     }
 }

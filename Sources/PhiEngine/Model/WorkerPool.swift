@@ -35,7 +35,8 @@ final class WorkerPool {
     }
 
     /// y[tokens][rows] = x[tokens][cols] · Wᵀ, weight tiles of `tileRows` rows through sgemm.
-    /// `tiles` holds `size * tileRows * cols` floats.
+    /// `tiles` holds `size` tiles of `tileRows * cols` floats, one per thread, laid out
+    /// `tileRows * cols` apart.
     func matmul(
         _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens: Int,
         into y: UnsafeMutablePointer<Float>, tiles: UnsafeMutablePointer<Float>, tileRows: Int
