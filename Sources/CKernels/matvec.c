@@ -108,9 +108,7 @@ void pk_mv_matvec_portable(const pk_matrix *m, const float *x, const float *prep
         const uint8_t *row = (const uint8_t *)m->w + r * row_bytes;
         float total = 0;
         for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
-            long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
-            pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
-            pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+            long n = pk_mv_group_chunk(m, r, g0, sc, bi);
             for (long g = 0; g < n; g++) {
                 long c0 = (g0 + g) * m->group;
                 float qx = 0;

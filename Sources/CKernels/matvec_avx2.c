@@ -88,9 +88,7 @@ AVX2_FN static float affine_row(const pk_matrix *m, long r, const float *prep) {
     __m256 acc = _mm256_setzero_ps();
     float bias_part = 0;
     for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
-        long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
-        pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, comb);
-        pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+        long n = pk_mv_group_chunk(m, r, g0, comb, bi);
         for (long g = 0; g < n; g++) {
             long c0 = (g0 + g) * group;
             const uint8_t *p = row + (g0 + g) * group_bytes;
@@ -173,9 +171,7 @@ AVX2_FN void pk_mv_dequant_avx2(const pk_matrix *m, long r0, long r1, float *out
         const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
         float *o = out + (r - r0) * cols;
         for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
-            long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
-            pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
-            pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+            long n = pk_mv_group_chunk(m, r, g0, sc, bi);
             for (long g = 0; g < n; g++) {
                 const uint8_t *p = row + (g0 + g) * group_bytes;
                 float *og = o + (g0 + g) * group;

@@ -244,9 +244,7 @@ AVX512_FN void pk_mv_dequant_avx512(const pk_matrix *m, long r0, long r1, float 
         const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
         float *o = out + (r - r0) * cols;
         for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
-            long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
-            pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
-            pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+            long n = pk_mv_group_chunk(m, r, g0, sc, bi);
             for (long c = g0 * group; c < (g0 + n) * group; c += 64) {
                 int half = (g0 + n) * group - c < 64;
                 __m512i q = unpack(&u, row + c * bits / 8, half ? u.load_half : u.load);

@@ -38,6 +38,16 @@ PK_MV_INLINE void pk_mv_widen(const void *base, int dtype, long first, long n, f
     }
 }
 
+/* Widens the scales and biases of row r's groups [g0, g0 + n), n = the rest of the row but
+   at most PK_MV_GROUP_CHUNK; returns n. */
+PK_MV_INLINE long pk_mv_group_chunk(const pk_matrix *m, long r, long g0, float *sc, float *bi) {
+    long groups = m->cols / m->group;
+    long n = groups - g0 < PK_MV_GROUP_CHUNK ? groups - g0 : PK_MV_GROUP_CHUNK;
+    pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sc);
+    pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bi);
+    return n;
+}
+
 /* The prepared input vector (pk_matvec_prepare) of an affine matrix, in the float scratch:
      x16    [cols] int16  x / xscale[g] rounded (|x16| <= 32767), in the kernel's order
      xscale [groups]      max |x| over group g / 32767 (0 for an all-zero group)

@@ -9,19 +9,20 @@
    -ffast-math (which we never use: it would break the -inf masks of attention). */
 #define LANES 8
 
-static float sum_squares(const float *x, long n) {
+static inline __attribute__((always_inline)) float dot_lanes(const float *a, const float *b,
+                                                             long n) {
     float acc[LANES] = {0};
     long i = 0;
     for (; i + LANES <= n; i += LANES)
-        for (int k = 0; k < LANES; k++) acc[k] += x[i + k] * x[i + k];
+        for (int k = 0; k < LANES; k++) acc[k] += a[i + k] * b[i + k];
     float s = 0;
-    for (; i < n; i++) s += x[i] * x[i];
+    for (; i < n; i++) s += a[i] * b[i];
     for (int k = 0; k < LANES; k++) s += acc[k];
     return s;
 }
 
 void pk_rmsnorm(float *out, const float *x, const float *w, long n, float eps) {
-    float inv = 1.0f / sqrtf(sum_squares(x, n) / (float)n + eps);
+    float inv = 1.0f / sqrtf(dot_lanes(x, x, n) / (float)n + eps);
     for (long i = 0; i < n; i++) out[i] = w[i] * (x[i] * inv);
 }
 
@@ -75,18 +76,6 @@ void pk_attention_ref(float *out, const float *q, const float *k, const float *v
         for (long j = lo; j <= hi; j++) acc += exp(scores[j] - top) / total * v[j * head_dim + d];
         out[d] = (float)acc;
     }
-}
-
-static inline __attribute__((always_inline)) float dot_lanes(const float *a, const float *b,
-                                                             int n) {
-    float acc[LANES] = {0};
-    int i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int k = 0; k < LANES; k++) acc[k] += a[i + k] * b[i + k];
-    float s = 0;
-    for (; i < n; i++) s += a[i] * b[i];
-    for (int k = 0; k < LANES; k++) s += acc[k];
-    return s;
 }
 
 /* Written once in plain C; the wrappers below compile it for each instruction set (the

@@ -77,38 +77,35 @@ def longrope_factors(n, short_step, long_step):
     return short, long
 
 
+def phi3_config(**sizes):
+    """A phi3 config.json with the fields every tiny model shares, then `sizes`."""
+    return {
+        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
+        "max_position_embeddings": 128, "original_max_position_embeddings": 32,
+        "rope_theta": 10000.0, "rms_norm_eps": 1e-05, "bos_token_id": 1, "eos_token_id": 2,
+        "pad_token_id": 0, "hidden_act": "silu", "attention_dropout": 0.0, "resid_pdrop": 0.0,
+        "embd_pdrop": 0.0, "torch_dtype": "float32", "use_cache": True, **sizes,
+    }
+
+
 def phi35_like():
     """MHA, LongRoPE with different short and long factors, untied, a sliding window."""
     short, long = longrope_factors(16, 0.03, 0.5)  # rope dim 32 -> 16 factors
-    return {
-        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
-        "hidden_size": 128, "intermediate_size": 256, "num_hidden_layers": 2,
-        "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 384,
-        "max_position_embeddings": 128, "original_max_position_embeddings": 32,
-        "rope_theta": 10000.0,
-        "rope_scaling": {"type": "longrope", "short_factor": short, "long_factor": long},
-        "partial_rotary_factor": 1.0, "rms_norm_eps": 1e-05, "tie_word_embeddings": False,
-        "sliding_window": 48, "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
-        "hidden_act": "silu", "attention_dropout": 0.0, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
-        "torch_dtype": "float32", "use_cache": True,
-    }
+    return phi3_config(
+        hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=4, vocab_size=384, partial_rotary_factor=1.0,
+        rope_scaling={"type": "longrope", "short_factor": short, "long_factor": long},
+        tie_word_embeddings=False, sliding_window=48)
 
 
 def phi4mini_like():
     """GQA 8:2, partial rotary 0.75, tied embeddings, LongRoPE, no sliding window."""
     short, long = longrope_factors(6, 0.05, 0.8)  # head_dim 16 * 0.75 = 12 -> 6 factors
-    return {
-        "architectures": ["Phi3ForCausalLM"], "model_type": "phi3",
-        "hidden_size": 128, "intermediate_size": 192, "num_hidden_layers": 2,
-        "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 400,
-        "max_position_embeddings": 128, "original_max_position_embeddings": 32,
-        "rope_theta": 10000.0,
-        "rope_scaling": {"type": "longrope", "short_factor": short, "long_factor": long},
-        "partial_rotary_factor": 0.75, "rms_norm_eps": 1e-05, "tie_word_embeddings": True,
-        "sliding_window": None, "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0,
-        "hidden_act": "silu", "attention_dropout": 0.0, "resid_pdrop": 0.0, "embd_pdrop": 0.0,
-        "torch_dtype": "float32", "use_cache": True,
-    }
+    return phi3_config(
+        hidden_size=128, intermediate_size=192, num_hidden_layers=2, num_attention_heads=8,
+        num_key_value_heads=2, vocab_size=400, partial_rotary_factor=0.75,
+        rope_scaling={"type": "longrope", "short_factor": short, "long_factor": long},
+        tie_word_embeddings=True, sliding_window=None)
 
 
 def for_mlx(cfg):
