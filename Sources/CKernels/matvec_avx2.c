@@ -56,6 +56,7 @@ AVX2_INLINE __m256i group_dot4(const uint8_t *p, const int16_t *x16, int group) 
     const __m128i low = _mm_set1_epi8(0x0F);
     __m256i acc = _mm256_setzero_si256();
     for (int i = 0; i < group; i += 32, p += 16, x16 += 32) {
+        _mm_prefetch((const char *)p + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
         __m128i v = _mm_loadu_si128((const __m128i *)p);
         __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(v, low));
         __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), low));
@@ -69,6 +70,7 @@ AVX2_INLINE __m256i group_dot4(const uint8_t *p, const int16_t *x16, int group) 
 AVX2_INLINE __m256i group_dot_bytes(const uint8_t *q, const int16_t *x16, int group) {
     __m256i acc = _mm256_setzero_si256();
     for (int i = 0; i < group; i += 16) {
+        _mm_prefetch((const char *)q + i + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
         __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(q + i)));
         acc = _mm256_add_epi32(acc, _mm256_madd_epi16(w, _mm256_loadu_si256((const __m256i *)(x16 + i))));
     }

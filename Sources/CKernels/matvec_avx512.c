@@ -115,6 +115,7 @@ AVX512_INLINE float affine_row(const pk_matrix *m, long r, const int16_t *x16,
         long c = g0 * group, end = (g0 + n) * group;
         for (; c + 64 <= end; c += 64) {
             __m512i lo, hi;
+            _mm_prefetch((const char *)row + c * bits / 8 + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
             if (bits == 4) nibble_words(row + c / 2, &lo, &hi);
             else unpack_words(u, row + c * bits / 8, u->load, &lo, &hi);
             const __m512i xa = _mm512_loadu_si512(x16 + c), xb = _mm512_loadu_si512(x16 + c + 32);
@@ -201,7 +202,10 @@ AVX512_INLINE float float_row(const pk_matrix *m, long r, const float *x) {
     __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
     __m512 a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
     long c = 0;
+    const int size = kind == PK_W_F32 ? 4 : 2;
     for (; c + 64 <= cols; c += 64) {
+        for (int line = 0; line < 64 * size; line += 64)
+            _mm_prefetch((const char *)row + c * size + line + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
         a0 = _mm512_fmadd_ps(load_w16(kind, row, c, 0xFFFF), _mm512_loadu_ps(x + c), a0);
         a1 = _mm512_fmadd_ps(load_w16(kind, row, c + 16, 0xFFFF), _mm512_loadu_ps(x + c + 16), a1);
         a2 = _mm512_fmadd_ps(load_w16(kind, row, c + 32, 0xFFFF), _mm512_loadu_ps(x + c + 32), a2);
