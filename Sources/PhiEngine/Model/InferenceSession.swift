@@ -31,7 +31,7 @@ public final class InferenceSession {
     public convenience init(model: Phi3Model, maxContext: Int? = nil) throws {
         try self.init(
             model: model, maxContext: maxContext, threads: model.threads,
-            isa: pk_matvec_best_isa(), block: 256)
+            isa: pk_matvec_best_isa(), block: 512)
     }
 
     /// `isa` pins the kernel level (tests compare levels); `block` is the prompt block size.

@@ -51,7 +51,7 @@ guard arguments.count > 1 else {
 }
 let promptLength = Int(option("--prompt", 128))
 let generateCount = Int(option("--generate", 64))
-let runs = Int(option("--runs", 3))
+let runs = max(1, Int(option("--runs", 3)))
 let bandwidth = option("--bandwidth-gbs", 31.4)
 let threads = arguments.contains("--threads") ? Int(option("--threads", 1)) : nil
 
