@@ -1,15 +1,18 @@
 /* Task functions of the pool jobs. See include/pk_jobs.h. */
 #include "pk_jobs.h"
 
+#include <stdint.h>
+
 #include "matvec_internal.h"
 #include "pk_ops.h"
 
 /* Rows per matvec chunk: a multiple of 16 (a cache line of y, so threads never share one),
-   about 64 KB of weights, so a chunk is a few microseconds of work and a job has enough
-   chunks to balance threads. */
+   about 64 KB of weights: a few microseconds of work, enough chunks to balance threads, and
+   small enough to stay in L2 while every token of a prompt block goes over it. */
 long pk_matvec_chunks(pk_matvec_job *job) {
     const pk_matrix *m = job->m;
-    long bytes = m->kind == PK_W_AFFINE ? m->cols * m->bits / 8 : m->cols * (m->kind == PK_W_F32 ? 4 : 2);
+    long bytes = m->kind == PK_W_AFFINE ? m->cols * m->bits / 8
+                                        : m->cols * (m->kind == PK_W_F32 ? 4 : 2);
     long rows = (65536 / (bytes > 0 ? bytes : 1) + 15) / 16 * 16;
     job->chunk_rows = rows < 16 ? 16 : rows;
     return (m->rows + job->chunk_rows - 1) / job->chunk_rows;
@@ -20,27 +23,35 @@ void pk_matvec_task(void *raw, long chunk, int thread) {
     const pk_matvec_job *job = raw;
     long r0 = chunk * job->chunk_rows, r1 = r0 + job->chunk_rows;
     if (r1 > job->m->rows) r1 = job->m->rows;
-    pk_matvec_isa(job->isa, job->m, job->x, job->prep, job->y + r0, r0, r1);
+    pk_matvec_tokens_isa(job->isa, job->m, job->tokens, job->x, job->ldx, job->prep,
+                         job->prep_stride, job->y + r0, job->ldy, r0, r1);
 }
 
-long pk_matmul_chunks(const pk_matmul_job *job) {
-    return (job->m->rows + job->tile_rows - 1) / job->tile_rows;
+long pk_prepare_chunks(const pk_matvec_job *job) {
+    return job->m->kind == PK_W_AFFINE ? job->tokens : 0;
+}
+
+void pk_prepare_task(void *raw, long token, int thread) {
+    (void)thread;
+    const pk_matvec_job *job = raw;
+    pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx,
+                      (float *)(uintptr_t)(job->prep + token * job->prep_stride));
+}
+
+/* 64 rows per sgemm: large enough for an efficient call, small enough to balance threads. */
+long pk_matmul_chunks(pk_matmul_job *job) {
+    job->chunk_rows = 64;
+    return (job->m->rows + job->chunk_rows - 1) / job->chunk_rows;
 }
 
 void pk_matmul_task(void *raw, long chunk, int thread) {
+    (void)thread;
     const pk_matmul_job *job = raw;
     const pk_matrix *m = job->m;
-    long r = chunk * job->tile_rows;
-    long n = m->rows - r < job->tile_rows ? m->rows - r : job->tile_rows;
-    const float *b;
-    if (m->kind == PK_W_F32) {
-        b = (const float *)m->w + r * m->cols;
-    } else {
-        float *tile = job->tiles + (long)thread * job->tile_rows * m->cols;
-        pk_dequantize_rows_isa(job->isa, m, r, r + n, tile);
-        b = tile;
-    }
-    job->gemm(job->x, b, job->y + r, job->tokens, n, m->cols, m->rows);
+    long r = chunk * job->chunk_rows;
+    long n = m->rows - r < job->chunk_rows ? m->rows - r : job->chunk_rows;
+    job->gemm(job->x, (const float *)m->w + r * m->cols, job->y + r, job->tokens, n, m->cols,
+              m->rows);
 }
 
 long pk_attention_chunks(const pk_attention_job *job) { return job->tokens * job->heads; }

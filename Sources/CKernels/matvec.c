@@ -95,29 +95,35 @@ static void portable_float_rows(const pk_matrix *m, const float *x, float *y, lo
     }
 }
 
-void pk_mv_matvec_portable(const pk_matrix *m, const float *x, const float *prep, float *y,
-                           long r0, long r1) {
-    if (m->kind != PK_W_AFFINE) {
-        portable_float_rows(m, x, y, r0, r1);
-        return;
-    }
-    const float *xsum = pk_mv_xsum(prep, m->cols);
-    long groups = m->cols / m->group, row_bytes = pk_mv_row_bytes(m);
-    float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
-    for (long r = r0; r < r1; r++) {
-        const uint8_t *row = (const uint8_t *)m->w + r * row_bytes;
-        float total = 0;
-        for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
-            long n = pk_mv_group_chunk(m, r, g0, sc, bi);
-            for (long g = 0; g < n; g++) {
-                long c0 = (g0 + g) * m->group;
-                float qx = 0;
-                for (long i = 0; i < m->group; i++)
-                    qx += (float)pk_mv_q(row, c0 + i, m->bits) * x[c0 + i];
-                total += sc[g] * qx + bi[g] * xsum[g0 + g];
-            }
+void pk_mv_matvec_portable(const pk_matrix *m, int tokens, const float *x, long ldx,
+                           const float *prep, long prep_stride, float *y, long ldy, long r0,
+                           long r1) {
+    for (int t = 0; t < tokens; t++) {
+        const float *xt = x + t * ldx;
+        float *yt = y + t * ldy;
+        if (m->kind != PK_W_AFFINE) {
+            portable_float_rows(m, xt, yt, r0, r1);
+            continue;
         }
-        y[r - r0] = total;
+        const float *pt = prep + t * prep_stride;
+        const float *xsum = pk_mv_xsum(pt, m->cols);
+        long groups = m->cols / m->group, row_bytes = pk_mv_row_bytes(m);
+        float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
+        for (long r = r0; r < r1; r++) {
+            const uint8_t *row = (const uint8_t *)m->w + r * row_bytes;
+            float total = 0;
+            for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
+                long n = pk_mv_group_chunk(m, r, g0, sc, bi);
+                for (long g = 0; g < n; g++) {
+                    long c0 = (g0 + g) * m->group;
+                    float qx = 0;
+                    for (long i = 0; i < m->group; i++)
+                        qx += (float)pk_mv_q(row, c0 + i, m->bits) * xt[c0 + i];
+                    total += sc[g] * qx + bi[g] * xsum[g0 + g];
+                }
+            }
+            yt[r - r0] = total;
+        }
     }
 }
 
@@ -188,14 +194,31 @@ void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep)
     pk_mv_prepare_portable(m, x, prep);
 }
 
+void pk_matvec_tokens_isa(int isa, const pk_matrix *m, long tokens, const float *x, long ldx,
+                          const float *prep, long prep_stride, float *y, long ldy, long r0,
+                          long r1) {
+    isa = clamp_isa(isa);
+    for (long t0 = 0; t0 < tokens; t0 += PK_MV_TOKENS) {
+        int n = tokens - t0 < PK_MV_TOKENS ? (int)(tokens - t0) : PK_MV_TOKENS;
+        const float *xt = x + t0 * ldx, *pt = prep ? prep + t0 * prep_stride : prep;
+        float *yt = y + t0 * ldy;
+#if defined(__x86_64__)
+        if (isa == PK_MV_ISA_AVX512) {
+            pk_mv_matvec_avx512(m, n, xt, ldx, pt, prep_stride, yt, ldy, r0, r1);
+            continue;
+        }
+        if (isa == PK_MV_ISA_AVX2) {
+            pk_mv_matvec_avx2(m, n, xt, ldx, pt, prep_stride, yt, ldy, r0, r1);
+            continue;
+        }
+#endif
+        pk_mv_matvec_portable(m, n, xt, ldx, pt, prep_stride, yt, ldy, r0, r1);
+    }
+}
+
 void pk_matvec_isa(int isa, const pk_matrix *m, const float *x, const float *prep, float *y,
                    long r0, long r1) {
-    isa = clamp_isa(isa);
-#if defined(__x86_64__)
-    if (isa == PK_MV_ISA_AVX512) { pk_mv_matvec_avx512(m, x, prep, y, r0, r1); return; }
-    if (isa == PK_MV_ISA_AVX2) { pk_mv_matvec_avx2(m, x, prep, y, r0, r1); return; }
-#endif
-    pk_mv_matvec_portable(m, x, prep, y, r0, r1);
+    pk_matvec_tokens_isa(isa, m, 1, x, 0, prep, 0, y, 0, r0, r1);
 }
 
 void pk_dequantize_rows_isa(int isa, const pk_matrix *m, long r0, long r1, float *out) {

@@ -51,65 +51,85 @@ AVX2_FN void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep)
     }
 }
 
-/* Exact integer sum over one group of q * x16, in 8 int32 lanes. */
-AVX2_INLINE __m256i group_dot4(const uint8_t *p, const int16_t *x16, int group) {
-    const __m128i low = _mm_set1_epi8(0x0F);
-    __m256i acc = _mm256_setzero_si256();
-    for (int i = 0; i < group; i += 32, p += 16, x16 += 32) {
-        _mm_prefetch((const char *)p + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
-        __m128i v = _mm_loadu_si128((const __m128i *)p);
-        __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(v, low));
-        __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), low));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(lo, _mm256_loadu_si256((const __m256i *)x16)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(hi, _mm256_loadu_si256((const __m256i *)(x16 + 16))));
-    }
-    return acc;
-}
-
-/* The same for one q value per byte (8-bit rows, or other widths after unpacking). */
-AVX2_INLINE __m256i group_dot_bytes(const uint8_t *q, const int16_t *x16, int group) {
-    __m256i acc = _mm256_setzero_si256();
-    for (int i = 0; i < group; i += 16) {
-        _mm_prefetch((const char *)q + i + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
-        __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(q + i)));
-        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(w, _mm256_loadu_si256((const __m256i *)(x16 + i))));
-    }
-    return acc;
-}
-
-AVX2_FN static float affine_row(const pk_matrix *m, long r, const float *prep) {
-    const int16_t *x16 = pk_mv_x16(prep);
-    const float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
-    const float *xres = pk_mv_xres(prep, m->cols);
-    const int group = m->group, bits = m->bits;
-    const float middle = (float)(1 << (bits - 1));
-    const long groups = m->cols / group, group_bytes = (long)group * bits / 8;
-    const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
-    float comb[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
-    uint8_t q[128];
-    __m256 acc = _mm256_setzero_ps();
-    float bias_part = 0;
-    for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
-        long n = pk_mv_group_chunk(m, r, g0, comb, bi);
-        for (long g = 0; g < n; g++) {
-            long c0 = (g0 + g) * group;
-            const uint8_t *p = row + (g0 + g) * group_bytes;
-            __m256i d;
-            if (bits == 4) {
-                d = group_dot4(p, x16 + c0, group);
-            } else if (bits == 8) {
-                d = group_dot_bytes(p, x16 + c0, group);
-            } else {
-                for (int i = 0; i < group / 8; i++) unpack8(p + i * bits, bits, q + 8 * i);
-                d = group_dot_bytes(q, x16 + c0, group);
-            }
-            float s = comb[g] * xscale[g0 + g];
-            acc = _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_cvtepi32_ps(d), acc);
-            /* bias, and the rounding of x put back at the middle q value */
-            bias_part += bi[g] * xsum[g0 + g] + comb[g] * middle * xres[g0 + g];
+/* One group's q values as 16-bit words, in the order x16 is stored (pk_mv_prepare_avx2):
+   4-bit rows per 32 values [low nibbles (the even values) | high nibbles (the odd ones)],
+   other widths in natural order. */
+AVX2_INLINE void group_words(const uint8_t *p, int bits, int group, int16_t *w) {
+    if (bits == 4) {
+        const __m128i low = _mm_set1_epi8(0x0F);
+        for (int i = 0; i < group; i += 32, p += 16) {
+            _mm_prefetch((const char *)p + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
+            __m128i v = _mm_loadu_si128((const __m128i *)p);
+            _mm256_storeu_si256((__m256i *)(w + i), _mm256_cvtepu8_epi16(_mm_and_si128(v, low)));
+            _mm256_storeu_si256((__m256i *)(w + i + 16),
+                                _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), low)));
         }
+        return;
     }
-    return hsum8(acc) + bias_part;
+    uint8_t q[128];
+    const uint8_t *bytes = p;
+    if (bits != 8) {
+        for (int i = 0; i < group / 8; i++) unpack8(p + i * bits, bits, q + 8 * i);
+        bytes = q;
+    } else {
+        _mm_prefetch((const char *)p + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
+    }
+    for (int i = 0; i < group; i += 16)
+        _mm256_storeu_si256((__m256i *)(w + i),
+                            _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(bytes + i))));
+}
+
+/* Exact integer sum over one group of q * x16, in 8 int32 lanes. */
+AVX2_INLINE __m256i group_dot(const int16_t *w, const int16_t *x16, int group) {
+    __m256i acc = _mm256_setzero_si256();
+    for (int i = 0; i < group; i += 16)
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_loadu_si256((const __m256i *)(w + i)),
+                                                      _mm256_loadu_si256((const __m256i *)(x16 + i))));
+    return acc;
+}
+
+/* Rows [r0, r1) against `tokens` prepared vectors: each group is unpacked once, then
+   multiplied with every token's x16. */
+AVX2_FN static void affine_rows(const pk_matrix *m, int tokens, const float *prep,
+                                long prep_stride, float *y, long ldy, long r0, long r1) {
+    const int group = m->group, bits = m->bits;
+    const long cols = m->cols, groups = cols / group, group_bytes = (long)group * bits / 8;
+    const float middle = (float)(1 << (bits - 1));
+    const int16_t *x16[PK_MV_TOKENS];
+    const float *xscale[PK_MV_TOKENS], *xsum[PK_MV_TOKENS], *xres[PK_MV_TOKENS];
+    for (int t = 0; t < tokens; t++) {
+        const float *p = prep + t * prep_stride;
+        x16[t] = pk_mv_x16(p);
+        xscale[t] = pk_mv_xscale(p, cols);
+        xsum[t] = pk_mv_xsum(p, cols);
+        xres[t] = pk_mv_xres(p, cols);
+    }
+    float sc[PK_MV_GROUP_CHUNK], bi[PK_MV_GROUP_CHUNK];
+    int16_t w[128];
+    for (long r = r0; r < r1; r++) {
+        const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
+        __m256 acc[PK_MV_TOKENS];
+        float rest[PK_MV_TOKENS];
+        for (int t = 0; t < tokens; t++) {
+            acc[t] = _mm256_setzero_ps();
+            rest[t] = 0;
+        }
+        for (long g0 = 0; g0 < groups; g0 += PK_MV_GROUP_CHUNK) {
+            long n = pk_mv_group_chunk(m, r, g0, sc, bi);
+            for (long g = 0; g < n; g++) {
+                long c0 = (g0 + g) * group;
+                group_words(row + (g0 + g) * group_bytes, bits, group, w);
+                for (int t = 0; t < tokens; t++) {
+                    __m256i d = group_dot(w, x16[t] + c0, group);
+                    acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(sc[g] * xscale[t][g0 + g]),
+                                             _mm256_cvtepi32_ps(d), acc[t]);
+                    /* bias, and the rounding of x put back at the middle q value */
+                    rest[t] += bi[g] * xsum[t][g0 + g] + sc[g] * middle * xres[t][g0 + g];
+                }
+            }
+        }
+        for (int t = 0; t < tokens; t++) y[t * ldy + (r - r0)] = hsum8(acc[t]) + rest[t];
+    }
 }
 
 /* 8 weights of a float row starting at element i, widened. */
@@ -142,10 +162,16 @@ AVX2_FN static float float_row(const pk_matrix *m, long r, const float *x) {
     return s;
 }
 
-AVX2_FN void pk_mv_matvec_avx2(const pk_matrix *m, const float *x, const float *prep, float *y,
+AVX2_FN void pk_mv_matvec_avx2(const pk_matrix *m, int tokens, const float *x, long ldx,
+                               const float *prep, long prep_stride, float *y, long ldy,
                                long r0, long r1) {
+    if (m->kind == PK_W_AFFINE) {
+        affine_rows(m, tokens, prep, prep_stride, y, ldy, r0, r1);
+        return;
+    }
+    /* per row, every token: the row is read from memory once and then from cache */
     for (long r = r0; r < r1; r++)
-        y[r - r0] = m->kind == PK_W_AFFINE ? affine_row(m, r, prep) : float_row(m, r, x);
+        for (int t = 0; t < tokens; t++) y[t * ldy + (r - r0)] = float_row(m, r, x + t * ldx);
 }
 
 /* Dequantizes one group of a 4-bit row into natural order: unpacklo/hi interleave the low

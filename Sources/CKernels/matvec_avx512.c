@@ -90,77 +90,104 @@ AVX512_INLINE __m512 load16(const void *base, int dt, long i, __mmask16 k) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* One row: sum over groups of scale*xscale * (q · x16) + bias * (sum of x over the group).
-   Groups go 16 at a time: their scales and biases are widened in three vector ops, and
-   comb[g] = scale[g] * xscale[g] turns each group's exact integer dot into float. */
-AVX512_INLINE float affine_row(const pk_matrix *m, long r, const int16_t *x16,
-                               const float *xscale, const float *xsum, const float *xres,
-                               const unpacker *u, int group) {
+/* One token's prepared input (pk_matvec_prepare), as the kernel reads it. */
+typedef struct {
+    const int16_t *x16;
+    const float *xscale, *xsum, *xres;
+} xview;
+
+/* One row against T token vectors: for each, the sum over groups of scale*xscale*(q · x16)
+   + bias*(sum of x) + scale*middle*xres. Each 64-value block of the row is unpacked once
+   and multiplied with every token's x16, so T tokens cost one pass over the weights. Groups
+   go 16 at a time: their scales and biases are widened in three vector ops, and
+   comb[t][g] = scale[g] * xscale_t[g] turns each group's exact integer dot into float.
+   T is a compile-time constant at every call (see TOKEN_ROWS), so the per-token loops
+   unroll and the accumulators stay in registers. */
+AVX512_INLINE void affine_row(const pk_matrix *m, long r, const int T, const xview *xv,
+                              const unpacker *u, const int group, float *y, long ldy) {
     const int bits = m->bits, dt = m->scale_dtype;
     const long cols = m->cols, groups = cols / group;
     const uint8_t *row = (const uint8_t *)m->w + r * pk_mv_row_bytes(m);
-    float comb[16];
-    __m512 acc = _mm512_setzero_ps(), bacc = _mm512_setzero_ps(), racc = _mm512_setzero_ps();
-    __m512i gacc = _mm512_setzero_si512();
+    const __m512 middle = _mm512_set1_ps((float)(1 << (bits - 1)));
+    float comb[PK_MV_TOKENS][16];
+    __m512 acc[PK_MV_TOKENS], bacc[PK_MV_TOKENS];
+    __m512i gacc[PK_MV_TOKENS];
+    for (int t = 0; t < T; t++) {
+        acc[t] = bacc[t] = _mm512_setzero_ps();
+        gacc[t] = _mm512_setzero_si512();
+    }
     for (long g0 = 0; g0 < groups; g0 += 16) {
         long n = groups - g0 < 16 ? groups - g0 : 16;
         __mmask16 k = (__mmask16)((1u << n) - 1);
         long at = r * groups + g0;
-        __m512 sv = load16(m->scales, dt, at, k);
-        _mm512_storeu_ps(comb, _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, xscale + g0)));
-        racc = _mm512_fmadd_ps(sv, _mm512_maskz_loadu_ps(k, xres + g0), racc);
-        bacc = _mm512_fmadd_ps(load16(m->biases, dt, at, k), _mm512_maskz_loadu_ps(k, xsum + g0),
-                               bacc);
-        const float *s = comb - g0;  /* indexed by absolute group */
+        __m512 sv = load16(m->scales, dt, at, k), bv = load16(m->biases, dt, at, k);
+        __m512 svm = _mm512_mul_ps(sv, middle);
+        for (int t = 0; t < T; t++) {
+            _mm512_storeu_ps(comb[t], _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, xv[t].xscale + g0)));
+            /* bias * sum of x, and the rounding of x put back at the middle q value */
+            bacc[t] = _mm512_fmadd_ps(bv, _mm512_maskz_loadu_ps(k, xv[t].xsum + g0), bacc[t]);
+            bacc[t] = _mm512_fmadd_ps(svm, _mm512_maskz_loadu_ps(k, xv[t].xres + g0), bacc[t]);
+        }
         long c = g0 * group, end = (g0 + n) * group;
         for (; c + 64 <= end; c += 64) {
             __m512i lo, hi;
             _mm_prefetch((const char *)row + c * bits / 8 + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
             if (bits == 4) nibble_words(row + c / 2, &lo, &hi);
             else unpack_words(u, row + c * bits / 8, u->load, &lo, &hi);
-            const __m512i xa = _mm512_loadu_si512(x16 + c), xb = _mm512_loadu_si512(x16 + c + 32);
-            if (group == 32 && bits != 4) {  /* natural order: lo is group A, hi group B */
-                __m512 pa = _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, xa));
-                __m512 pb = _mm512_cvtepi32_ps(_mm512_dpwssd_epi32(_mm512_setzero_si512(), hi, xb));
-                acc = _mm512_fmadd_ps(pa, _mm512_set1_ps(s[c / 32]), acc);
-                acc = _mm512_fmadd_ps(pb, _mm512_set1_ps(s[c / 32 + 1]), acc);
-                continue;
-            }
-            gacc = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(gacc, lo, xa), hi, xb);
-            if (group == 32) {  /* nibble order: lanes 0-7 group A, 8-15 group B */
-                __m512 sc = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(s[c / 32]),
-                                                 _mm512_set1_ps(s[c / 32 + 1]));
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(gacc), sc, acc);
-                gacc = _mm512_setzero_si512();
-            } else if ((c + 64) % group == 0) {
-                acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(gacc), _mm512_set1_ps(s[c / group]), acc);
-                gacc = _mm512_setzero_si512();
+            const long g = c / group - g0;  /* chunk-relative group of this block */
+            for (int t = 0; t < T; t++) {
+                const __m512i xa = _mm512_loadu_si512(xv[t].x16 + c);
+                const __m512i xb = _mm512_loadu_si512(xv[t].x16 + c + 32);
+                if (group == 32 && bits != 4) {  /* natural order: lo is group A, hi group B */
+                    __m512i pa = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo, xa);
+                    __m512i pb = _mm512_dpwssd_epi32(_mm512_setzero_si512(), hi, xb);
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pa), _mm512_set1_ps(comb[t][g]), acc[t]);
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(pb), _mm512_set1_ps(comb[t][g + 1]), acc[t]);
+                    continue;
+                }
+                gacc[t] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(gacc[t], lo, xa), hi, xb);
+                if (group == 32) {  /* nibble order: lanes 0-7 group A, 8-15 group B */
+                    __m512 sc = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(comb[t][g]),
+                                                     _mm512_set1_ps(comb[t][g + 1]));
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(gacc[t]), sc, acc[t]);
+                    gacc[t] = _mm512_setzero_si512();
+                } else if ((c + 64) % group == 0) {
+                    acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(gacc[t]), _mm512_set1_ps(comb[t][g]),
+                                             acc[t]);
+                    gacc[t] = _mm512_setzero_si512();
+                }
             }
         }
         if (c < end) {  /* a last 32-value group (group 32, odd number of groups) */
-            __m256i p;
+            const long g = c / 32 - g0;
+            __m256i lo4 = _mm256_setzero_si256(), hi4 = _mm256_setzero_si256();
+            __m512i lo = _mm512_setzero_si512(), hi;
             if (bits == 4) {
                 const __m128i low = _mm_set1_epi8(0x0F);
                 __m128i v = _mm_loadu_si128((const __m128i *)(row + c / 2));
-                __m256i lo = _mm256_cvtepu8_epi16(_mm_and_si128(v, low));
-                __m256i hi = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), low));
-                p = _mm256_dpwssd_epi32(_mm256_setzero_si256(), lo,
-                                        _mm256_loadu_si256((const __m256i *)(x16 + c)));
-                p = _mm256_dpwssd_epi32(p, hi, _mm256_loadu_si256((const __m256i *)(x16 + c + 16)));
+                lo4 = _mm256_cvtepu8_epi16(_mm_and_si128(v, low));
+                hi4 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(v, 4), low));
             } else {
-                __m512i lo, hi;
                 unpack_words(u, row + c * bits / 8, u->load_half, &lo, &hi);
-                __m512i d = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo,
-                                                _mm512_loadu_si512(x16 + c));
-                p = _mm256_add_epi32(_mm512_castsi512_si256(d), _mm512_extracti64x4_epi64(d, 1));
             }
-            __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(s[c / 32]));
-            acc = _mm512_add_ps(acc, _mm512_zextps256_ps512(t));
+            for (int t = 0; t < T; t++) {
+                __m256i p;
+                if (bits == 4) {
+                    p = _mm256_dpwssd_epi32(_mm256_setzero_si256(), lo4,
+                                            _mm256_loadu_si256((const __m256i *)(xv[t].x16 + c)));
+                    p = _mm256_dpwssd_epi32(p, hi4,
+                                            _mm256_loadu_si256((const __m256i *)(xv[t].x16 + c + 16)));
+                } else {
+                    __m512i d = _mm512_dpwssd_epi32(_mm512_setzero_si512(), lo,
+                                                    _mm512_loadu_si512(xv[t].x16 + c));
+                    p = _mm256_add_epi32(_mm512_castsi512_si256(d), _mm512_extracti64x4_epi64(d, 1));
+                }
+                __m256 q = _mm256_mul_ps(_mm256_cvtepi32_ps(p), _mm256_set1_ps(comb[t][g]));
+                acc[t] = _mm512_add_ps(acc[t], _mm512_zextps256_ps512(q));
+            }
         }
     }
-    /* the rounding of x, put back at the middle q value (see matvec_internal.h) */
-    racc = _mm512_mul_ps(racc, _mm512_set1_ps((float)(1 << (bits - 1))));
-    return hsum16(_mm512_add_ps(_mm512_add_ps(acc, bacc), racc));
+    for (int t = 0; t < T; t++) y[t * ldy] = hsum16(_mm512_add_ps(acc[t], bacc[t]));
 }
 
 /* x16 in the order affine_row reads it: natural, except 4-bit rows (see nibble_words). */
@@ -218,23 +245,42 @@ AVX512_INLINE float float_row(const pk_matrix *m, long r, const float *x) {
     return hsum16(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
-/* The group size is made a compile-time constant for the affine loop. */
-#define AFFINE_ROWS(G)                                                                        \
-    for (long r = r0; r < r1; r++) y[r - r0] = affine_row(m, r, x16, xscale, xsum, xres, &u, G)
+/* Token count and group size become compile-time constants for the affine loop. */
+#define AFFINE_ROWS(T, G)                                                                     \
+    for (long r = r0; r < r1; r++) affine_row(m, r, T, xv, &u, G, y + (r - r0), ldy)
+#define AFFINE_GROUPS(T)                                                                      \
+    case T:                                                                                   \
+        if (m->group == 32) AFFINE_ROWS(T, 32);                                               \
+        else if (m->group == 64) AFFINE_ROWS(T, 64);                                          \
+        else AFFINE_ROWS(T, 128);                                                             \
+        break
 
-AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, const float *x, const float *prep,
-                                   float *y, long r0, long r1) {
+AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *x, long ldx,
+                                   const float *prep, long prep_stride, float *y, long ldy,
+                                   long r0, long r1) {
     if (m->kind != PK_W_AFFINE) {
-        for (long r = r0; r < r1; r++) y[r - r0] = float_row(m, r, x);
+        /* per row, every token: the row is read from memory once and then from cache */
+        for (long r = r0; r < r1; r++)
+            for (int t = 0; t < tokens; t++) y[t * ldy + (r - r0)] = float_row(m, r, x + t * ldx);
         return;
     }
-    const int16_t *x16 = pk_mv_x16(prep);
-    const float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
-    const float *xres = pk_mv_xres(prep, m->cols);
+    xview xv[PK_MV_TOKENS];
+    for (int t = 0; t < tokens; t++) {
+        const float *p = prep + t * prep_stride;
+        xv[t] = (xview){pk_mv_x16(p), pk_mv_xscale(p, m->cols), pk_mv_xsum(p, m->cols),
+                        pk_mv_xres(p, m->cols)};
+    }
     unpacker u = make_unpacker(m->bits);
-    if (m->group == 32) AFFINE_ROWS(32);
-    else if (m->group == 64) AFFINE_ROWS(64);
-    else AFFINE_ROWS(128);
+    switch (tokens) {
+        AFFINE_GROUPS(1);
+        AFFINE_GROUPS(2);
+        AFFINE_GROUPS(3);
+        AFFINE_GROUPS(4);
+        AFFINE_GROUPS(5);
+        AFFINE_GROUPS(6);
+        AFFINE_GROUPS(7);
+        default: AFFINE_GROUPS(8);
+    }
 }
 
 AVX512_FN void pk_mv_dequant_avx512(const pk_matrix *m, long r0, long r1, float *out) {

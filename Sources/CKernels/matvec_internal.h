@@ -15,6 +15,9 @@
    keeps the stream going across them (measured: +20% on a mapped 2 GB model). */
 #define PK_MV_PREFETCH_BYTES 1024
 
+/* Tokens one kernel call multiplies at most (their accumulators live in registers). */
+#define PK_MV_TOKENS PK_MATVEC_TOKENS
+
 /* Groups converted to float32 at a time (bounds the stack arrays of the fast kernels). */
 #define PK_MV_GROUP_CHUNK 256
 
@@ -79,18 +82,22 @@ void pk_mv_prepare_x16(const pk_matrix *m, const float *x, float *prep);
 
 /* Portable fast versions (also the fallback off x86). */
 void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep);
-void pk_mv_matvec_portable(const pk_matrix *m, const float *x, const float *prep, float *y,
-                           long r0, long r1);
+/* y[t*ldy + (r - r0)] = row r · x_t for t < tokens (<= PK_MV_TOKENS), x_t = x + t*ldx
+   prepared at prep + t*prep_stride. */
+void pk_mv_matvec_portable(const pk_matrix *m, int tokens, const float *x, long ldx,
+                           const float *prep, long prep_stride, float *y, long ldy, long r0,
+                           long r1);
 void pk_mv_dequant_portable(const pk_matrix *m, long r0, long r1, float *out);
 
 #if defined(__x86_64__)
 void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep);
 void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep);
-void pk_mv_matvec_avx2(const pk_matrix *m, const float *x, const float *prep, float *y,
-                       long r0, long r1);
+void pk_mv_matvec_avx2(const pk_matrix *m, int tokens, const float *x, long ldx,
+                       const float *prep, long prep_stride, float *y, long ldy, long r0, long r1);
 void pk_mv_dequant_avx2(const pk_matrix *m, long r0, long r1, float *out);
-void pk_mv_matvec_avx512(const pk_matrix *m, const float *x, const float *prep, float *y,
-                         long r0, long r1);
+void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *x, long ldx,
+                         const float *prep, long prep_stride, float *y, long ldy, long r0,
+                         long r1);
 void pk_mv_dequant_avx512(const pk_matrix *m, long r0, long r1, float *out);
 #endif
 

@@ -5,12 +5,18 @@
 #define PHIKIT_PK_JOBS_H
 #include "pk_matvec.h"
 
-/* y = W x. `prep` is x readied by pk_matvec_prepare(isa, …) (NULL for float kinds). */
+/* y[t] = W x[t] for `tokens` inputs (1 when decoding): pk_matvec_tokens_isa over chunks of
+   rows, each chunk's weights read from memory once for all tokens. `prep` holds the inputs
+   readied by pk_matvec_prepare(isa, …) (see pk_prepare_job; NULL for float kinds). */
 typedef struct {
     const pk_matrix *m;
-    const float *x;      /* [cols] */
-    const float *prep;   /* [pk_matvec_prep_floats(cols)] */
-    float *y;            /* [rows] */
+    long tokens;
+    const float *x;      /* [tokens][ldx], cols used */
+    long ldx;
+    const float *prep;   /* [tokens][prep_stride] */
+    long prep_stride;
+    float *y;            /* [tokens][ldy], rows used */
+    long ldy;
     int isa;
     long chunk_rows;     /* set by pk_matvec_chunks */
 } pk_matvec_job;
@@ -18,26 +24,27 @@ typedef struct {
 long pk_matvec_chunks(pk_matvec_job *job);
 void pk_matvec_task(void *job, long chunk, int thread);
 
+/* pk_matvec_prepare for each of the job's inputs, one chunk per token. */
+long pk_prepare_chunks(const pk_matvec_job *job);
+void pk_prepare_task(void *job, long chunk, int thread);
+
 /* c[m×n] (row stride ldc) = a[m×k] · b[n×k]ᵀ, single-threaded; provided by the caller
    (phikit passes OpenBLAS's sgemm, which CKernels does not link). */
 typedef void (*pk_gemm_fn)(const float *a, const float *b, float *c, long m, long n, long k,
                            long ldc);
 
-/* y[t] = W x[t] for `tokens` inputs: each thread turns `tile_rows` rows of W at a time into
-   float32 (in place for PK_W_F32, else into its own tile) and multiplies the tile with all
-   inputs at once, so every weight is read once per block of tokens, not once per token. */
+/* y[t] = W x[t] for `tokens` inputs and a PK_W_F32 matrix: sgemm on chunks of rows of the
+   mapped weights (prompt processing of float32 models). */
 typedef struct {
     const pk_matrix *m;
     const float *x;      /* [tokens][cols] */
     float *y;            /* [tokens][rows] */
     long tokens;
-    float *tiles;        /* [nthreads][tile_rows][cols] (unused for PK_W_F32) */
-    long tile_rows;
+    long chunk_rows;     /* set by pk_matmul_chunks */
     pk_gemm_fn gemm;
-    int isa;
 } pk_matmul_job;
-/* One chunk is one tile of rows. */
-long pk_matmul_chunks(const pk_matmul_job *job);
+/* Sets job->chunk_rows and returns the number of chunks. */
+long pk_matmul_chunks(pk_matmul_job *job);
 void pk_matmul_task(void *job, long chunk, int thread);
 
 /* Causal attention for `tokens` queries at positions pos0, pos0+1, …: query t of head h sees

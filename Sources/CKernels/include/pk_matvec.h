@@ -58,6 +58,15 @@ void pk_matvec_ref(const pk_matrix *m, const float *x, float *y, long r0, long r
 void pk_matvec_isa(int isa, const pk_matrix *m, const float *x, const float *prep, float *y,
                    long r0, long r1);
 
+/* The same for several inputs at once, each weight read once for all of them (prompt
+   processing): y[t*ldy + (r - r0)] = row r · x_t for t < tokens, with x_t = x + t*ldx,
+   prepared (pk_matvec_prepare) at prep + t*prep_stride. Any number of tokens; they are
+   taken PK_MATVEC_TOKENS at a time per row range. */
+#define PK_MATVEC_TOKENS 8
+void pk_matvec_tokens_isa(int isa, const pk_matrix *m, long tokens, const float *x, long ldx,
+                          const float *prep, long prep_stride, float *y, long ldy, long r0,
+                          long r1);
+
 /* out[(r - r0)*cols + c] = weight[r][c] as float32, for r in [r0, r1): a tile for the
    matrix-matrix path (prompt processing), which multiplies it with OpenBLAS sgemm. Affine:
    scale*q + bias, rounded once (fused). */

@@ -42,7 +42,7 @@ public final class InferenceSession {
         }
         self.model = model
         self.maxContext = context
-        // Each worker runs its own single-threaded sgemm on its own weight tiles.
+        // Each worker runs its own single-threaded sgemm on its own rows (float32 prompts).
         Blas.setThreads(1)
         pool = try WorkerPool(threads: threads, isa: isa)
         cache = try KVCache(shape: model.shape, capacity: context)

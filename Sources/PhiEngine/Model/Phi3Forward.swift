@@ -71,7 +71,9 @@ extension InferenceSession {
         w.finalNorm.withUnsafeBufferPointer {
             pk_rmsnorm(normed, x + (n - 1) * dim, $0.baseAddress, dim, eps)
         }
-        pool.matvec(w.lmHead, normed, into: st.logits.pointer, prep: st.prepared.pointer)
+        pool.matvec(
+            w.lmHead, normed, tokens: 1, into: st.logits.pointer, prep: st.prepared.pointer,
+            prepStride: st.preparedStride)
     }
 
     /// normed[t] = rmsnorm(x[t]) · weight, for the block's n tokens.
@@ -86,18 +88,19 @@ extension InferenceSession {
         }
     }
 
-    /// y[n][rows] = x[n][cols] · Wᵀ: the fused dequantize-dot kernel for one token, weight
-    /// tiles through sgemm for a block.
+    /// y[n][rows] = x[n][cols] · Wᵀ. Packed and half-precision weights go through the fused
+    /// kernels (each weight read once for the whole block); float32 weights of a block
+    /// through OpenBLAS sgemm, straight from the mapping.
     private func linear(
         _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens n: Int,
         into y: UnsafeMutablePointer<Float>
     ) {
-        if n == 1 {
-            pool.matvec(m, x, into: y, prep: state.prepared.pointer)
+        if n > 1 && m.raw.kind == Int32(PK_W_F32) {
+            pool.matmul(m, x, tokens: n, into: y)
         } else {
-            pool.matmul(
-                m, x, tokens: n, into: y, tiles: state.tiles.pointer,
-                tileRows: state.tileRows(columns: m.cols))
+            pool.matvec(
+                m, x, tokens: n, into: y, prep: state.prepared.pointer,
+                prepStride: state.preparedStride)
         }
     }
 }

@@ -21,7 +21,7 @@ struct Phi3Shape: Sendable, Equatable {
     var qkvRows: Int { (heads + 2 * kvHeads) * headDim }
     var queryDim: Int { heads * headDim }
     var kvDim: Int { kvHeads * headDim }
-    /// The widest input of any matrix (prompt tiles and the prepared vector are this wide).
+    /// The widest input of any matrix (the prepared input vectors are sized for it).
     var maxColumns: Int { max(hidden, intermediate, queryDim) }
 
     init(_ config: ModelConfig) {

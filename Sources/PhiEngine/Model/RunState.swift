@@ -15,16 +15,9 @@ final class RunState {
     let cos: FloatBuffer  // (block, ropeDim/2) per token, attention factor included
     let sin: FloatBuffer  // (block, ropeDim/2)
     let logits: FloatBuffer  // (vocab) of the last token
-    let prepared: FloatBuffer  // (pk_matvec_prep_floats(maxColumns)) matvec input scratch
+    let prepared: FloatBuffer  // (block, preparedStride) each input readied for the kernels
+    let preparedStride: Int  // pk_matvec_prep_floats(maxColumns)
     let scores: FloatBuffer  // (threads, capacity) attention scores per thread
-    /// Floats of one thread's weight tile in the prompt path (4 MB): a matrix with `cols`
-    /// columns is multiplied `tileFloats / cols` rows at a time. Large tiles matter: sgemm
-    /// repacks the whole block of inputs for every tile.
-    static let tileFloats = 1 << 20
-    let tiles: FloatBuffer  // (threads, tileFloats)
-
-    /// Tile rows for a matrix of `cols` columns: a multiple of 16, at least 16.
-    func tileRows(columns cols: Int) -> Int { max(16, Self.tileFloats / cols / 16 * 16) }
 
     init(shape s: Phi3Shape, block: Int, capacity: Int, threads: Int) throws(SessionError) {
         self.block = block
@@ -38,8 +31,8 @@ final class RunState {
         cos = try FloatBuffer(count: block * s.ropeDim / 2)
         sin = try FloatBuffer(count: block * s.ropeDim / 2)
         logits = try FloatBuffer(count: s.vocab)
-        prepared = try FloatBuffer(count: pk_matvec_prep_floats(s.maxColumns))
+        preparedStride = pk_matvec_prep_floats(s.maxColumns)
+        prepared = try FloatBuffer(count: block * preparedStride)
         scores = try FloatBuffer(count: threads * capacity)
-        tiles = try FloatBuffer(count: threads * max(Self.tileFloats, 16 * s.maxColumns))
     }
 }

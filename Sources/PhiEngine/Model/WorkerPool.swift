@@ -21,31 +21,34 @@ final class WorkerPool {
 
     deinit { pk_pool_destroy(pool) }
 
-    /// y[rows] = W · x[cols]. `prep` is scratch of `pk_matvec_prep_floats(cols)` floats.
+    /// y[t] = W · x[t] for t < tokens: x (tokens, cols) and y (tokens, rows) packed. Each
+    /// input is readied (16-bit x, group sums) into `prep` (tokens × prepStride floats),
+    /// then every chunk of rows is read once for all tokens.
     func matvec(
-        _ m: WeightMatrix, _ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>,
-        prep: UnsafeMutablePointer<Float>
+        _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens: Int,
+        into y: UnsafeMutablePointer<Float>, prep: UnsafeMutablePointer<Float>, prepStride: Int
     ) {
         withUnsafePointer(to: m.raw) { matrix in
-            pk_matvec_prepare(isa, matrix, x, prep)
-            var job = pk_matvec_job(m: matrix, x: x, prep: prep, y: y, isa: isa, chunk_rows: 0)
+            var job = pk_matvec_job(
+                m: matrix, tokens: tokens, x: x, ldx: m.cols, prep: prep, prep_stride: prepStride,
+                y: y, ldy: m.rows, isa: isa, chunk_rows: 0)
+            pk_pool_run(pool, pk_prepare_task, &job, pk_prepare_chunks(&job))
             let chunks = pk_matvec_chunks(&job)
             pk_pool_run(pool, pk_matvec_task, &job, chunks)
         }
     }
 
-    /// y[tokens][rows] = x[tokens][cols] · Wᵀ, weight tiles of `tileRows` rows through sgemm.
-    /// `tiles` holds `size` tiles of `tileRows * cols` floats, one per thread, laid out
-    /// `tileRows * cols` apart.
+    /// y[tokens][rows] = x[tokens][cols] · Wᵀ for a float32 matrix, through OpenBLAS sgemm
+    /// on blocks of rows (one single-threaded sgemm per chunk, on whichever thread takes it).
     func matmul(
         _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens: Int,
-        into y: UnsafeMutablePointer<Float>, tiles: UnsafeMutablePointer<Float>, tileRows: Int
+        into y: UnsafeMutablePointer<Float>
     ) {
         withUnsafePointer(to: m.raw) { matrix in
             var job = pk_matmul_job(
-                m: matrix, x: x, y: y, tokens: tokens, tiles: tiles, tile_rows: tileRows,
-                gemm: Blas.gemmFunction, isa: isa)
-            pk_pool_run(pool, pk_matmul_task, &job, pk_matmul_chunks(&job))
+                m: matrix, x: x, y: y, tokens: tokens, chunk_rows: 0, gemm: Blas.gemmFunction)
+            let chunks = pk_matmul_chunks(&job)
+            pk_pool_run(pool, pk_matmul_task, &job, chunks)
         }
     }
 

@@ -50,42 +50,51 @@ struct MatvecKernelTests {
         }
     }
 
-    private func check(_ m: TestMatrix, random: inout KernelRandom) {
-        let x = random.floats(m.cols)
+    /// Every row of `m` against `tokens` random inputs at each level: one call for a single
+    /// input (the decode path) and one multi-input call (the prompt path), each split into
+    /// two row ranges, checked against the reference per input.
+    private func check(_ m: TestMatrix, random: inout KernelRandom, tokens: Int = 11) {
         let w = m.dequantizedReference()
-        var reference = [Float](repeating: 0, count: m.rows)
-        m.withMatrix { pk_matvec_ref($0, x, &reference, 0, m.rows) }
-        var bounds = (0..<m.rows).map { r in
-            Self.tolerance * (0..<m.cols).reduce(Float(0)) { $0 + abs(w[r * m.cols + $1] * x[$1]) }
+        let xs = (0..<tokens).map { _ in random.floats(m.cols) }
+        let references = xs.map { x in
+            var y = [Float](repeating: 0, count: m.rows)
+            m.withMatrix { pk_matvec_ref($0, x, &y, 0, m.rows) }
+            return y
         }
-        if m.kind == Int32(PK_W_AFFINE) {
-            let g = Int(m.group)
-            let groups = m.cols / g
-            let qmax = Float((1 << Int(m.bits)) - 1)
-            let scales = m.absoluteScales()
-            for r in 0..<m.rows {
-                for j in 0..<groups {
-                    let xmax = x[(j * g)..<((j + 1) * g)].map(abs).max()!
-                    bounds[r] += scales[r * groups + j] * qmax * Float(g) * xmax / 32767 / 2
-                }
-            }
-        }
+        let bounds = xs.map { bound(m, weights: w, x: $0) }
+        let stride = pk_matvec_prep_floats(m.cols)
+        let r0 = m.rows > 2 ? 1 : 0  // a range that starts inside the matrix
         for isa in KernelLevels.all {
-            var prep = [Float](repeating: .nan, count: pk_matvec_prep_floats(m.cols))
-            var y = [Float](repeating: .nan, count: m.rows)
-            let r0 = m.rows > 2 ? 1 : 0  // a range that starts inside the matrix
-            m.withMatrix { matrix in
-                pk_matvec_prepare(isa, matrix, x, &prep)
-                pk_matvec_isa(isa, matrix, x, prep, &y, 0, r0)
-                y.withUnsafeMutableBufferPointer { out in
-                    pk_matvec_isa(isa, matrix, x, prep, out.baseAddress! + r0, r0, m.rows)
+            for count in [1, tokens] {
+                var prep = [Float](repeating: .nan, count: count * stride)
+                var y = [Float](repeating: .nan, count: count * m.rows)
+                let x = Array(xs[0..<count].joined())
+                m.withMatrix { matrix in
+                    x.withUnsafeBufferPointer { xp in
+                        prep.withUnsafeMutableBufferPointer { p in
+                            for t in 0..<count {
+                                pk_matvec_prepare(
+                                    isa, matrix, xp.baseAddress! + t * m.cols,
+                                    p.baseAddress! + t * stride)
+                            }
+                        }
+                    }
+                    y.withUnsafeMutableBufferPointer { out in
+                        for (lo, hi) in [(0, r0), (r0, m.rows)] {
+                            pk_matvec_tokens_isa(
+                                isa, matrix, count, x, m.cols, prep, stride, out.baseAddress! + lo,
+                                m.rows, lo, hi)
+                        }
+                    }
                 }
-            }
-            for r in 0..<m.rows {
-                #expect(
-                    abs(y[r] - reference[r]) <= bounds[r] + 1e-7,
-                    "isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group) row \(r) of \(m.rows)×\(m.cols)"
-                )
+                for t in 0..<count {
+                    for r in 0..<m.rows {
+                        #expect(
+                            abs(y[t * m.rows + r] - references[t][r]) <= bounds[t][r] + 1e-7,
+                            "isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group) input \(t) of \(count), row \(r) of \(m.rows)×\(m.cols)"
+                        )
+                    }
+                }
             }
             var tile = [Float](repeating: .nan, count: m.rows * m.cols)
             m.withMatrix { pk_dequantize_rows_isa(isa, $0, 0, m.rows, &tile) }
@@ -94,5 +103,24 @@ struct MatvecKernelTests {
                 worst <= 1e-6,
                 "dequantize isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group)")
         }
+    }
+
+    /// Per row: the float32 summation bound, plus for packed rows the 16-bit rounding of x.
+    private func bound(_ m: TestMatrix, weights w: [Float], x: [Float]) -> [Float] {
+        var bounds = (0..<m.rows).map { r in
+            Self.tolerance * (0..<m.cols).reduce(Float(0)) { $0 + abs(w[r * m.cols + $1] * x[$1]) }
+        }
+        guard m.kind == Int32(PK_W_AFFINE) else { return bounds }
+        let g = Int(m.group)
+        let groups = m.cols / g
+        let qmax = Float((1 << Int(m.bits)) - 1)
+        let scales = m.absoluteScales()
+        for r in 0..<m.rows {
+            for j in 0..<groups {
+                let xmax = x[(j * g)..<((j + 1) * g)].map(abs).max()!
+                bounds[r] += scales[r * groups + j] * qmax * Float(g) * xmax / 32767 / 2
+            }
+        }
+        return bounds
     }
 }

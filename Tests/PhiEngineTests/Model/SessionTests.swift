@@ -9,11 +9,10 @@ import Testing
 /// threads and the kernel levels change how the work is done, not the result.
 ///
 /// Bounds, relative to the largest logit: float weights take float32 paths everywhere
-/// (1e-5). Quantized weights: one token goes through the fast affine kernels, which round
-/// the activations to 16 bits per group (pk_matvec.h), while a block of tokens goes through
-/// float32 sgemm on dequantized tiles, and the scalar level keeps float32 throughout; those
-/// differ by up to ~2e-4 on these random-weight models (4e-5 on the trained stories model),
-/// far below the weights' own 4-bit rounding. Bound: 5e-4.
+/// (1e-5). Quantized weights: the SIMD kernels round the activations to 16 bits per group
+/// (pk_matvec.h), and the scalar level keeps float32 throughout; those differ by up to
+/// ~2e-4 on these random-weight models (4e-5 on the trained stories model), far below the
+/// weights' own 4-bit rounding. Bound: 5e-4.
 @Suite("inference session invariants")
 struct SessionTests {
     /// 45 tokens: past original_max_position_embeddings (32), so the LongRoPE switch happens

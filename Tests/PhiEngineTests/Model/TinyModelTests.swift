@@ -17,8 +17,12 @@ struct TinyModelTests {
     /// Error of the last-position logits relative to the reference row's largest magnitude.
     /// float32 weights: transformers fp32. bfloat16 weights: transformers widening them to
     /// fp32 (exact) and computing in fp32, which is also what phikit does, so the bound is
-    /// the same. Quantized: mlx's own fp32 math on the same packed weights.
-    static let tolerance: Float = 1e-4
+    /// the same: 1e-4 (measured: ~1e-6).
+    static let floatTolerance: Float = 1e-4
+    /// Quantized weights against mlx's fp32 math on the same packed weights: phikit's kernels
+    /// round the activations to 16 bits per group (pk_matvec.h), which moves these random
+    /// models' logits by up to ~1.5e-4; greedy tokens stay identical.
+    static let quantizedTolerance: Float = 5e-4
 
     @Test(
         "float32 weights: logits within 1e-4 of transformers, greedy identical", arguments: models)
@@ -26,7 +30,7 @@ struct TinyModelTests {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
             config: golden.config, seed: golden.seed, amplitude: golden.amplitude)
-        try check(dir.path, golden.float32)
+        try check(dir.path, golden.float32, tolerance: Self.floatTolerance)
     }
 
     @Test(
@@ -35,7 +39,7 @@ struct TinyModelTests {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
             config: golden.config, seed: golden.seed, amplitude: golden.amplitude, dtype: .bf16)
-        try check(dir.path, golden.bfloat16)
+        try check(dir.path, golden.bfloat16, tolerance: Self.floatTolerance)
     }
 
     @Test(
@@ -49,17 +53,19 @@ struct TinyModelTests {
             let dir = try TinyModels.writeQuantized(
                 from: source.path, quantization: variant.quantization)
             #expect(try TinyModels.tensorHashes(dir.path) == variant.tensorHashes)
-            try check(dir.path, variant.cases)
+            try check(dir.path, variant.cases, tolerance: Self.quantizedTolerance)
         }
     }
 
-    private func check(_ directory: String, _ cases: [EngineGoldens.Case]) throws {
+    private func check(
+        _ directory: String, _ cases: [EngineGoldens.Case], tolerance: Float
+    ) throws {
         let model = try Phi3Model.load(directory: directory)
         let session = try InferenceSession(model: model)
         for c in cases {
             session.reset()
             let difference = relativeDifference(try session.prefill(c.prompt), c.lastLogits)
-            #expect(difference < Self.tolerance, "prompt of \(c.prompt.count) tokens")
+            #expect(difference < tolerance, "prompt of \(c.prompt.count) tokens")
             session.reset()
             let tokens = try greedy(session, prompt: c.prompt, count: c.greedy.count)
             #expect(tokens == c.greedy, "prompt of \(c.prompt.count) tokens")
