@@ -288,6 +288,13 @@ struct JinjaParser {
         while true {
             if !targets.isEmpty { try expect(op: ",") }
             if isTupleEnd(endNames) { break }
+            if skipIf(op: "(") {  // a nested tuple target: `for a, (b, c) in …`
+                targets.append(try parseAssignTarget(endNames: [], withNamespace: false))
+                try expect(op: ")")
+                guard current.isOp(",") else { break }
+                isTuple = true
+                continue
+            }
             let token = try expectName()
             let name = token.nameValue!
             if ["true", "false", "True", "False", "none", "None"].contains(name) {

@@ -54,13 +54,14 @@ enum JinjaTests {
             default: false
             }
         },
+        // str(value).islower() / .isupper(): needs a cased character ("1" is neither).
         "lower": unary("lower") { v in
-            if case .string(let s) = v { return s == s.lowercased() }
-            return false
+            let s = v.pythonString
+            return PythonText.hasCased(s) && s == s.lowercased()
         },
         "upper": unary("upper") { v in
-            if case .string(let s) = v { return s == s.uppercased() }
-            return false
+            let s = v.pythonString
+            return PythonText.hasCased(s) && s == s.uppercased()
         },
         "escaped": unary("escaped") { _ in false },
         "odd": { v, a, _ in
