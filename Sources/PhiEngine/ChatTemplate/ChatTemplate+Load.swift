@@ -25,7 +25,8 @@ extension ChatTemplate {
         let jinjaPath = directory.appendingPathComponent("chat_template.jinja").path
         if let text = try readText(jinjaPath) { templates["default"] = (text, jinjaPath) }
         let namedDirectory = directory.appendingPathComponent("chat_templates")
-        let named = (try? FileManager.default.contentsOfDirectory(atPath: namedDirectory.path)) ?? []
+        let named =
+            (try? FileManager.default.contentsOfDirectory(atPath: namedDirectory.path)) ?? []
         for file in named.sorted() where file.hasSuffix(".jinja") {
             let path = namedDirectory.appendingPathComponent(file).path
             if let text = try readText(path) { templates[String(file.dropLast(6))] = (text, path) }
@@ -38,27 +39,35 @@ extension ChatTemplate {
             let names = templates.keys.sorted().joined(separator: ", ")
             throw .invalidConfig(
                 path: modelDirectory,
-                message: "the model has several chat templates (\(names)) and none is named 'default'")
+                message:
+                    "the model has several chat templates (\(names)) and none is named 'default'")
         }
         let tokens = try specialTokens(
-            config: config, mapPath: directory.appendingPathComponent("special_tokens_map.json").path)
-        return try ChatTemplate(source: chosen.source, name: "default", specialTokens: tokens, origin: chosen.origin)
+            config: config,
+            mapPath: directory.appendingPathComponent("special_tokens_map.json").path)
+        return try ChatTemplate(
+            source: chosen.source, name: "default", specialTokens: tokens, origin: chosen.origin)
     }
 
     private static func configTemplates(
         _ config: [(key: String, value: JSONValue)], path: String
     ) throws(ChatTemplateError) -> [String: (source: String, origin: String)] {
-        guard let value = config.first(where: { $0.key == "chat_template" })?.value, !value.isNull else {
+        guard let value = config.first(where: { $0.key == "chat_template" })?.value, !value.isNull
+        else {
             return [:]
         }
         if let text = value.stringValue { return ["default": (text, path)] }
         guard let entries = value.arrayValue else {
-            throw .invalidConfig(path: path, message: "chat_template must be a string or a list of {name, template}")
+            throw .invalidConfig(
+                path: path, message: "chat_template must be a string or a list of {name, template}")
         }
         var templates: [String: (source: String, origin: String)] = [:]
         for entry in entries {
-            guard let name = entry["name"]?.stringValue, let text = entry["template"]?.stringValue else {
-                throw .invalidConfig(path: path, message: "chat_template entries need a string 'name' and 'template'")
+            guard let name = entry["name"]?.stringValue, let text = entry["template"]?.stringValue
+            else {
+                throw .invalidConfig(
+                    path: path, message: "chat_template entries need a string 'name' and 'template'"
+                )
             }
             templates[name] = (text, "\(path) (chat_template '\(name)')")
         }
@@ -85,7 +94,9 @@ extension ChatTemplate {
     }
 
     /// The members of a JSON object file; nil if the file doesn't exist.
-    private static func readJSONObject(_ path: String) throws(ChatTemplateError) -> [(key: String, value: JSONValue)]? {
+    private static func readJSONObject(
+        _ path: String
+    ) throws(ChatTemplateError) -> [(key: String, value: JSONValue)]? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         let data: Data
         do {

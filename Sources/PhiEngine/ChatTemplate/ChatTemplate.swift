@@ -37,11 +37,15 @@ public struct ChatTemplate: Sendable {
     private let nodes: [JinjaNode]
 
     /// Parses `source`; syntax phikit can't render faithfully is an error naming the line.
-    public init(source: String, name: String = "default", specialTokens: [String: String] = [:]) throws(ChatTemplateError) {
+    public init(
+        source: String, name: String = "default", specialTokens: [String: String] = [:]
+    ) throws(ChatTemplateError) {
         try self.init(source: source, name: name, specialTokens: specialTokens, origin: "'\(name)'")
     }
 
-    init(source: String, name: String, specialTokens: [String: String], origin: String) throws(ChatTemplateError) {
+    init(
+        source: String, name: String, specialTokens: [String: String], origin: String
+    ) throws(ChatTemplateError) {
         self.name = name
         self.source = source
         self.specialTokens = specialTokens
@@ -54,13 +58,15 @@ public struct ChatTemplate: Sendable {
     }
 
     public func render(
-        messages: [ChatMessage], addGenerationPrompt: Bool, extraContext: [String: TemplateValue] = [:]
+        messages: [ChatMessage], addGenerationPrompt: Bool,
+        extraContext: [String: TemplateValue] = [:]
     ) throws(ChatTemplateError) -> String {
         let conversation = messages.map { m in
             TemplateValue.object([("role", .string(m.role)), ("content", .string(m.content))])
         }
         return try render(
-            conversation: conversation, addGenerationPrompt: addGenerationPrompt, extraContext: extraContext)
+            conversation: conversation, addGenerationPrompt: addGenerationPrompt,
+            extraContext: extraContext)
     }
 
     /// Renders messages given as JSON objects, for fields beyond role and content
@@ -68,7 +74,8 @@ public struct ChatTemplate: Sendable {
     /// `extraContext["tools"]` and `["documents"]` are the `tools=` and `documents=` of
     /// apply_chat_template; other keys become template variables (overriding special tokens).
     public func render(
-        conversation: [TemplateValue], addGenerationPrompt: Bool, extraContext: [String: TemplateValue] = [:]
+        conversation: [TemplateValue], addGenerationPrompt: Bool,
+        extraContext: [String: TemplateValue] = [:]
     ) throws(ChatTemplateError) -> String {
         guard !conversation.isEmpty else {
             throw .invalidConversation(
@@ -82,7 +89,8 @@ public struct ChatTemplate: Sendable {
         if case .list(let documents) = context["documents"],
             documents.contains(where: { if case .dict = $0 { false } else { true } })
         {
-            throw .invalidConversation("documents should be a list of objects with 'title' and 'text' keys")
+            throw .invalidConversation(
+                "documents should be a list of objects with 'title' and 'text' keys")
         }
         context["messages"] = .list(try conversation.enumerated().map(Self.templateMessage))
         context["add_generation_prompt"] = .bool(addGenerationPrompt)
@@ -96,7 +104,9 @@ public struct ChatTemplate: Sendable {
     /// A message as the template sees it: null-valued keys dropped (apply_chat_template does
     /// this so `content: null` reads as absent), and a reasoning text under `reasoning_content`,
     /// `thinking` or `reasoning` copied to `thinking` (first) and `reasoning_content` (last).
-    private static func templateMessage(_ indexed: (offset: Int, element: TemplateValue)) throws(ChatTemplateError) -> JinjaValue {
+    private static func templateMessage(
+        _ indexed: (offset: Int, element: TemplateValue)
+    ) throws(ChatTemplateError) -> JinjaValue {
         guard case .object(let members) = indexed.element else {
             throw .invalidConversation("message \(indexed.offset + 1) is not a JSON object")
         }

@@ -63,8 +63,14 @@ enum JinjaBinaryOperator: String, Sendable {
 
 struct JinjaComparison: Sendable {
     enum Operator: String, Sendable {
-        case equal = "==", notEqual = "!=", less = "<", lessEqual = "<=", greater = ">"
-        case greaterEqual = ">=", contains = "in", notContains = "not in"
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case lessEqual = "<="
+        case greater = ">"
+        case greaterEqual = ">="
+        case contains = "in"
+        case notContains = "not in"
     }
     var op: Operator
     var operand: JinjaExpr

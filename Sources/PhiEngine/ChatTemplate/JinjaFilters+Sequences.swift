@@ -3,9 +3,18 @@
 
 extension JinjaFilters {
     static let sequenceFilters: [String: Filter] = [
-        "length": { v, a, _ in _ = try a.bind("length", []); return .int(try v.length()) },
-        "count": { v, a, _ in _ = try a.bind("count", []); return .int(try v.length()) },
-        "list": { v, a, _ in _ = try a.bind("list", []); return .list(try v.iterate()) },
+        "length": { v, a, _ in
+            _ = try a.bind("length", [])
+            return .int(try v.length())
+        },
+        "count": { v, a, _ in
+            _ = try a.bind("count", [])
+            return .int(try v.length())
+        },
+        "list": { v, a, _ in
+            _ = try a.bind("list", [])
+            return .list(try v.iterate())
+        },
         "first": { v, a, _ in
             _ = try a.bind("first", [])
             return try v.iterate().first ?? .undefined("No first item, sequence was empty.")
@@ -16,29 +25,37 @@ extension JinjaFilters {
         },
         "reverse": { v, a, _ in
             _ = try a.bind("reverse", [])
-            if case .string(let s) = v { return .string(String(scalars: s.unicodeScalars.reversed())) }
+            if case .string(let s) = v {
+                return .string(String(scalars: s.unicodeScalars.reversed()))
+            }
             return .list(try v.iterate().reversed())
         },
         "join": { v, a, r in
-            let p = try a.bind("join", ["d", "attribute"], defaults: ["d": .string(""), "attribute": .none])
+            let p = try a.bind(
+                "join", ["d", "attribute"], defaults: ["d": .string(""), "attribute": .none])
             var items = try v.iterate()
             if !p[1].isNone { items = items.map(attributeGetter(p[1], default: nil)) }
             return .string(items.map(\.pythonString).joined(separator: p[0].pythonString))
         },
         "sum": { v, a, _ in
-            let p = try a.bind("sum", ["attribute", "start"], defaults: ["attribute": .none, "start": .int(0)])
+            let p = try a.bind(
+                "sum", ["attribute", "start"], defaults: ["attribute": .none, "start": .int(0)])
             var items = try v.iterate()
             if !p[0].isNone { items = items.map(attributeGetter(p[0], default: nil)) }
             return try items.reduce(p[1]) { try $0.apply(.add, $1) }
         },
         "sort": { v, a, _ in
-            let p = try a.bind("sort", ["reverse", "case_sensitive", "attribute"],
-                defaults: ["reverse": .bool(false), "case_sensitive": .bool(false), "attribute": .none])
+            let p = try a.bind(
+                "sort", ["reverse", "case_sensitive", "attribute"],
+                defaults: [
+                    "reverse": .bool(false), "case_sensitive": .bool(false), "attribute": .none,
+                ])
             let key = sortKey(p[2], caseSensitive: p[1].isTruthy)
             return .list(try stableSort(try v.iterate(), key: key, reverse: p[0].isTruthy))
         },
         "unique": { v, a, _ in
-            let p = try a.bind("unique", ["case_sensitive", "attribute"],
+            let p = try a.bind(
+                "unique", ["case_sensitive", "attribute"],
                 defaults: ["case_sensitive": .bool(false), "attribute": .none])
             let key = sortKey(p[1], caseSensitive: p[0].isTruthy)
             var seen: [JinjaValue] = []
@@ -56,9 +73,13 @@ extension JinjaFilters {
         "max": { v, a, _ in try extreme(v, a, "max", wantsMax: true) },
         "map": { v, a, r in
             let items = try v.iterate()
-            if a.positional.isEmpty, let attribute = a.keywords.first(where: { $0.name == "attribute" }) {
+            if a.positional.isEmpty,
+                let attribute = a.keywords.first(where: { $0.name == "attribute" })
+            {
                 let fallback = a.keywords.first { $0.name == "default" }?.value
-                if let extra = a.keywords.first(where: { $0.name != "attribute" && $0.name != "default" }) {
+                if let extra = a.keywords.first(where: {
+                    $0.name != "attribute" && $0.name != "default"
+                }) {
                     throw JinjaError.render("Unexpected keyword argument '\(extra.name)'")
                 }
                 return .list(items.map(attributeGetter(attribute.value, default: fallback)))
@@ -70,9 +91,13 @@ extension JinjaFilters {
             return .list(try items.map { try apply(name, to: $0, rest, r) })
         },
         "select": { v, a, r in .list(try selectOrReject(v, a, r, keep: true, byAttribute: false)) },
-        "reject": { v, a, r in .list(try selectOrReject(v, a, r, keep: false, byAttribute: false)) },
-        "selectattr": { v, a, r in .list(try selectOrReject(v, a, r, keep: true, byAttribute: true)) },
-        "rejectattr": { v, a, r in .list(try selectOrReject(v, a, r, keep: false, byAttribute: true)) },
+        "reject": { v, a, r in .list(try selectOrReject(v, a, r, keep: false, byAttribute: false))
+        },
+        "selectattr": { v, a, r in .list(try selectOrReject(v, a, r, keep: true, byAttribute: true))
+        },
+        "rejectattr": { v, a, r in
+            .list(try selectOrReject(v, a, r, keep: false, byAttribute: true))
+        },
         "items": { v, a, _ in
             _ = try a.bind("items", [])
             switch v {
@@ -82,9 +107,14 @@ extension JinjaFilters {
             }
         },
         "dictsort": { v, a, _ in
-            let p = try a.bind("dictsort", ["case_sensitive", "by", "reverse"],
-                defaults: ["case_sensitive": .bool(false), "by": .string("key"), "reverse": .bool(false)])
-            guard case .dict(let d) = v else { throw JinjaError.render("dictsort expects a mapping") }
+            let p = try a.bind(
+                "dictsort", ["case_sensitive", "by", "reverse"],
+                defaults: [
+                    "case_sensitive": .bool(false), "by": .string("key"), "reverse": .bool(false),
+                ])
+            guard case .dict(let d) = v else {
+                throw JinjaError.render("dictsort expects a mapping")
+            }
             let position: Int
             switch p[1].pythonString {
             case "key": position = 0
@@ -100,7 +130,9 @@ extension JinjaFilters {
         },
         "batch": { v, a, _ in
             let p = try a.bind("batch", ["linecount", "fill_with"], defaults: ["fill_with": .none])
-            guard let size = p[0].intValue, size > 0 else { throw JinjaError.render("batch size must be positive") }
+            guard let size = p[0].intValue, size > 0 else {
+                throw JinjaError.render("batch size must be positive")
+            }
             var batches: [JinjaValue] = []
             var current: [JinjaValue] = []
             for item in try v.iterate() {
@@ -120,7 +152,9 @@ extension JinjaFilters {
 
     /// `attribute='a.b'` (or an int index) read with item-then-attribute lookup per part;
     /// an undefined result becomes `default` when one is given.
-    static func attributeGetter(_ attribute: JinjaValue, default fallback: JinjaValue?) -> (JinjaValue) -> JinjaValue {
+    static func attributeGetter(
+        _ attribute: JinjaValue, default fallback: JinjaValue?
+    ) -> (JinjaValue) -> JinjaValue {
         let parts: [JinjaValue]
         if case .string(let path) = attribute {
             parts = path.split(separator: ".", omittingEmptySubsequences: false).map { part in
@@ -144,7 +178,9 @@ extension JinjaFilters {
         return value
     }
 
-    private static func sortKey(_ attribute: JinjaValue, caseSensitive: Bool) -> (JinjaValue) -> JinjaValue {
+    private static func sortKey(
+        _ attribute: JinjaValue, caseSensitive: Bool
+    ) -> (JinjaValue) -> JinjaValue {
         let getter = attribute.isNone ? { $0 } : attributeGetter(attribute, default: nil)
         return { item in caseSensitive ? getter(item) : ignoreCase(getter(item)) }
     }
@@ -154,12 +190,16 @@ extension JinjaFilters {
     private static func stableSort(
         _ items: [JinjaValue], key: (JinjaValue) -> JinjaValue, reverse: Bool
     ) throws -> [JinjaValue] {
-        let keyed = items.enumerated().map { (offset: $0.offset, key: key($0.element), item: $0.element) }
+        let keyed = items.enumerated().map {
+            (offset: $0.offset, key: key($0.element), item: $0.element)
+        }
         var failure: Error?
         let sorted = keyed.sorted { a, b in
             do {
                 if try (reverse ? b.key.pythonLess(a.key) : a.key.pythonLess(b.key)) { return true }
-                if try (reverse ? a.key.pythonLess(b.key) : b.key.pythonLess(a.key)) { return false }
+                if try (reverse ? a.key.pythonLess(b.key) : b.key.pythonLess(a.key)) {
+                    return false
+                }
             } catch {
                 failure = failure ?? error
             }
@@ -169,8 +209,12 @@ extension JinjaFilters {
         return sorted.map(\.item)
     }
 
-    private static func extreme(_ v: JinjaValue, _ a: JinjaArguments, _ name: String, wantsMax: Bool) throws -> JinjaValue {
-        let p = try a.bind(name, ["case_sensitive", "attribute"], defaults: ["case_sensitive": .bool(false), "attribute": .none])
+    private static func extreme(
+        _ v: JinjaValue, _ a: JinjaArguments, _ name: String, wantsMax: Bool
+    ) throws -> JinjaValue {
+        let p = try a.bind(
+            name, ["case_sensitive", "attribute"],
+            defaults: ["case_sensitive": .bool(false), "attribute": .none])
         let key = sortKey(p[1], caseSensitive: p[0].isTruthy)
         var best: JinjaValue?
         for item in try v.iterate() {
@@ -179,7 +223,9 @@ extension JinjaFilters {
                 continue
             }
             // Python keeps the first of equal items for both min and max.
-            if try wantsMax ? key(current).pythonLess(key(item)) : key(item).pythonLess(key(current)) {
+            if try wantsMax
+                ? key(current).pythonLess(key(item)) : key(item).pythonLess(key(current))
+            {
                 best = item
             }
         }
@@ -194,7 +240,9 @@ extension JinjaFilters {
         var positional = a.positional
         var transform: (JinjaValue) -> JinjaValue = { $0 }
         if byAttribute {
-            guard !positional.isEmpty else { throw JinjaError.render("Missing parameter for attribute name") }
+            guard !positional.isEmpty else {
+                throw JinjaError.render("Missing parameter for attribute name")
+            }
             transform = attributeGetter(positional.removeFirst(), default: nil)
         }
         let testName: String? = positional.isEmpty ? nil : positional.removeFirst().pythonString
@@ -205,7 +253,9 @@ extension JinjaFilters {
         guard v.isTruthy else { return [] }
         return try v.iterate().filter { item in
             let value = transform(item)
-            let passed = try testName.map { try JinjaTests.apply($0, to: value, testArgs, r) } ?? value.isTruthy
+            let passed =
+                try testName.map { try JinjaTests.apply($0, to: value, testArgs, r) }
+                ?? value.isTruthy
             return passed == keep
         }
     }

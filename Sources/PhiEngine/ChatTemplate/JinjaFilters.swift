@@ -17,54 +17,97 @@ enum JinjaFilters {
     }
 
     private static let textFilters: [String: Filter] = [
-        "string": { v, a, _ in _ = try a.bind("string", []); return .string(v.pythonString) },
-        "upper": { v, a, _ in _ = try a.bind("upper", []); return .string(v.pythonString.uppercased()) },
-        "lower": { v, a, _ in _ = try a.bind("lower", []); return .string(v.pythonString.lowercased()) },
-        "capitalize": { v, a, _ in _ = try a.bind("capitalize", []); return .string(PythonText.capitalize(v.pythonString)) },
-        "title": { v, a, _ in _ = try a.bind("title", []); return .string(jinjaTitle(v.pythonString)) },
+        "string": { v, a, _ in
+            _ = try a.bind("string", [])
+            return .string(v.pythonString)
+        },
+        "upper": { v, a, _ in
+            _ = try a.bind("upper", [])
+            return .string(v.pythonString.uppercased())
+        },
+        "lower": { v, a, _ in
+            _ = try a.bind("lower", [])
+            return .string(v.pythonString.lowercased())
+        },
+        "capitalize": { v, a, _ in
+            _ = try a.bind("capitalize", [])
+            return .string(PythonText.capitalize(v.pythonString))
+        },
+        "title": { v, a, _ in
+            _ = try a.bind("title", [])
+            return .string(jinjaTitle(v.pythonString))
+        },
         "trim": { v, a, _ in
             let chars = try a.bind("trim", ["chars"], defaults: ["chars": .none])[0]
             let set = chars.isNone ? nil : Set(chars.pythonString.unicodeScalars)
-            return .string(PythonText.strip(v.pythonString, leading: true, trailing: true) { scalar in
-                set.map { $0.contains(scalar) } ?? scalar.isPythonWhitespace
-            })
+            return .string(
+                PythonText.strip(v.pythonString, leading: true, trailing: true) { scalar in
+                    set.map { $0.contains(scalar) } ?? scalar.isPythonWhitespace
+                })
         },
         "replace": { v, a, _ in
             let p = try a.bind("replace", ["old", "new", "count"], defaults: ["count": .none])
             let count = p[2].isNone ? -1 : (p[2].intValue ?? -1)
-            return .string(PythonText.replace(v.pythonString, p[0].pythonString, p[1].pythonString, count: count))
+            return .string(
+                PythonText.replace(
+                    v.pythonString, p[0].pythonString, p[1].pythonString, count: count))
         },
         "indent": { v, a, _ in
-            let p = try a.bind("indent", ["width", "first", "blank"],
+            let p = try a.bind(
+                "indent", ["width", "first", "blank"],
                 defaults: ["width": .int(4), "first": .bool(false), "blank": .bool(false)])
             let indentation: String
-            if case .string(let s) = p[0] { indentation = s } else { indentation = String(repeating: " ", count: max(0, p[0].intValue ?? 4)) }
-            return .string(indent(v.pythonString, indentation, first: p[1].isTruthy, blank: p[2].isTruthy))
+            if case .string(let s) = p[0] {
+                indentation = s
+            } else {
+                indentation = String(repeating: " ", count: max(0, p[0].intValue ?? 4))
+            }
+            return .string(
+                indent(v.pythonString, indentation, first: p[1].isTruthy, blank: p[2].isTruthy))
         },
         "center": { v, a, _ in
-            let width = try a.bind("center", ["width"], defaults: ["width": .int(80)])[0].intValue ?? 80
+            let width =
+                try a.bind("center", ["width"], defaults: ["width": .int(80)])[0].intValue ?? 80
             let s = v.pythonString
             let padding = max(0, width - s.unicodeScalars.count)
             // Python's str.center puts the odd space on the right unless the width is odd.
             let left = padding / 2 + (padding & width & 1)
-            return .string(String(repeating: " ", count: left) + s + String(repeating: " ", count: padding - left))
+            return .string(
+                String(repeating: " ", count: left) + s
+                    + String(repeating: " ", count: padding - left))
         },
         "truncate": { v, a, _ in
-            let p = try a.bind("truncate", ["length", "killwords", "end", "leeway"],
-                defaults: ["length": .int(255), "killwords": .bool(false), "end": .string("..."), "leeway": .int(5)])
+            let p = try a.bind(
+                "truncate", ["length", "killwords", "end", "leeway"],
+                defaults: [
+                    "length": .int(255), "killwords": .bool(false), "end": .string("..."),
+                    "leeway": .int(5),
+                ])
             return .string(try truncate(v.pythonString, p))
         },
         "wordcount": { v, a, _ in
             _ = try a.bind("wordcount", [])
-            let words = v.pythonString.unicodeScalars.split { !($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_") }
+            let words = v.pythonString.unicodeScalars.split {
+                !($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_")
+            }
             return .int(words.count)
         },
-        "escape": { v, a, _ in _ = try a.bind("escape", []); return .string(htmlEscape(v.pythonString)) },
-        "e": { v, a, _ in _ = try a.bind("e", []); return .string(htmlEscape(v.pythonString)) },
-        "safe": { v, a, _ in _ = try a.bind("safe", []); return v.isUndefined ? .string("") : .string(v.pythonString) },
+        "escape": { v, a, _ in
+            _ = try a.bind("escape", [])
+            return .string(htmlEscape(v.pythonString))
+        },
+        "e": { v, a, _ in
+            _ = try a.bind("e", [])
+            return .string(htmlEscape(v.pythonString))
+        },
+        "safe": { v, a, _ in
+            _ = try a.bind("safe", [])
+            return v.isUndefined ? .string("") : .string(v.pythonString)
+        },
         "format": { v, a, _ in
             guard a.positional.isEmpty || a.keywords.isEmpty else {
-                throw JinjaError.render("can't handle positional and keyword arguments at the same time")
+                throw JinjaError.render(
+                    "can't handle positional and keyword arguments at the same time")
             }
             var mapping = JinjaDict()
             for (name, value) in a.keywords { mapping.set(name, value) }
@@ -73,7 +116,8 @@ enum JinjaFilters {
         },
         "tojson": { v, a, _ in try toJSON(v, a) },
         "int": { v, a, _ in
-            let p = try a.bind("int", ["default", "base"], defaults: ["default": .int(0), "base": .int(10)])
+            let p = try a.bind(
+                "int", ["default", "base"], defaults: ["default": .int(0), "base": .int(10)])
             return toInt(v, base: p[1].intValue ?? 10) ?? p[0]
         },
         "float": { v, a, _ in
@@ -90,20 +134,25 @@ enum JinjaFilters {
             }
         },
         "round": { v, a, _ in
-            let p = try a.bind("round", ["precision", "method"], defaults: ["precision": .int(0), "method": .string("common")])
+            let p = try a.bind(
+                "round", ["precision", "method"],
+                defaults: ["precision": .int(0), "method": .string("common")])
             return try round(v, precision: p[0].intValue ?? 0, method: p[1].pythonString)
         },
         "default": { v, a, _ in try defaultFilter(v, a, "default") },
         "d": { v, a, _ in try defaultFilter(v, a, "d") },
         "attr": { v, a, _ in
             let name = try a.bind("attr", ["name"])[0].pythonString
-            if case .dict = v { return JinjaMembers.attribute(of: .none, name) }  // no item fallback
-            return JinjaMembers.attribute(of: v, name)
+            return JinjaMembers.attribute(of: v, name, fallBackToItem: false)
         },
     ]
 
-    private static func defaultFilter(_ v: JinjaValue, _ a: JinjaArguments, _ name: String) throws -> JinjaValue {
-        let p = try a.bind(name, ["default_value", "boolean"], defaults: ["default_value": .string(""), "boolean": .bool(false)])
+    private static func defaultFilter(
+        _ v: JinjaValue, _ a: JinjaArguments, _ name: String
+    ) throws -> JinjaValue {
+        let p = try a.bind(
+            name, ["default_value", "boolean"],
+            defaults: ["default_value": .string(""), "boolean": .bool(false)])
         return v.isUndefined || (p[1].isTruthy && !v.isTruthy) ? p[0] : v
     }
 
@@ -118,14 +167,18 @@ enum JinjaFilters {
                 out.unicodeScalars.append(scalar)
                 atWordStart = true
             } else {
-                out += atWordStart ? scalar.properties.uppercaseMapping : scalar.properties.lowercaseMapping
+                out +=
+                    atWordStart
+                    ? scalar.properties.uppercaseMapping : scalar.properties.lowercaseMapping
                 atWordStart = false
             }
         }
         return out
     }
 
-    private static func indent(_ s: String, _ indentation: String, first: Bool, blank: Bool) -> String {
+    private static func indent(
+        _ s: String, _ indentation: String, first: Bool, blank: Bool
+    ) -> String {
         let lines = PythonText.splitLines(s + "\n", keepEnds: false)
         var result: String
         if blank {
@@ -134,7 +187,8 @@ enum JinjaFilters {
             result = lines.first ?? ""
             let rest = lines.dropFirst()
             if !rest.isEmpty {
-                result += "\n" + rest.map { $0.isEmpty ? $0 : indentation + $0 }.joined(separator: "\n")
+                result +=
+                    "\n" + rest.map { $0.isEmpty ? $0 : indentation + $0 }.joined(separator: "\n")
             }
         }
         return first ? indentation + result : result
@@ -173,25 +227,34 @@ enum JinjaFilters {
     /// transformers' `tojson(x, ensure_ascii=False, indent=None, separators=None,
     /// sort_keys=False)`.
     private static func toJSON(_ v: JinjaValue, _ a: JinjaArguments) throws -> JinjaValue {
-        let p = try a.bind("tojson", ["ensure_ascii", "indent", "separators", "sort_keys"],
-            defaults: ["ensure_ascii": .bool(false), "indent": .none, "separators": .none, "sort_keys": .bool(false)])
+        let p = try a.bind(
+            "tojson", ["ensure_ascii", "indent", "separators", "sort_keys"],
+            defaults: [
+                "ensure_ascii": .bool(false), "indent": .none, "separators": .none,
+                "sort_keys": .bool(false),
+            ])
         var indent: String?
         switch p[1] {
         case .none: indent = nil
         case .string(let s): indent = s
         default:
-            guard let n = p[1].intValue else { throw JinjaError.render("tojson: indent must be an int or a string") }
+            guard let n = p[1].intValue else {
+                throw JinjaError.render("tojson: indent must be an int or a string")
+            }
             indent = String(repeating: " ", count: max(0, n))
         }
         var separators: (String, String)?
         if !p[2].isNone {
             let parts = try p[2].iterate()
-            guard parts.count == 2, case .string(let item) = parts[0], case .string(let key) = parts[1] else {
+            guard parts.count == 2, case .string(let item) = parts[0],
+                case .string(let key) = parts[1]
+            else {
                 throw JinjaError.render("tojson: separators must be a pair of strings")
             }
             separators = (item, key)
         }
-        let encoder = PythonJSONEncoder(indent: indent, separators: separators, sortKeys: p[3].isTruthy)
+        let encoder = PythonJSONEncoder(
+            indent: indent, separators: separators, sortKeys: p[3].isTruthy)
         let json = try encoder.encode(v)
         return .string(p[0].isTruthy ? asciiEscaped(json) : json)
     }
@@ -204,8 +267,12 @@ enum JinjaFilters {
                 out.unicodeScalars.append(scalar)
                 continue
             }
-            let units = scalar.value > 0xFFFF
-                ? [0xD800 + ((scalar.value - 0x10000) >> 10), 0xDC00 + ((scalar.value - 0x10000) & 0x3FF)]
+            let units =
+                scalar.value > 0xFFFF
+                ? [
+                    0xD800 + ((scalar.value - 0x10000) >> 10),
+                    0xDC00 + ((scalar.value - 0x10000) & 0x3FF),
+                ]
                 : [scalar.value]
             for unit in units {
                 let hex = String(unit, radix: 16)
@@ -224,14 +291,17 @@ enum JinjaFilters {
             guard d.isFinite, abs(d) < 9.2e18 else { return nil }
             return .int(Int(d.rounded(.towardZero)))
         case .string(let s):
-            var text = s.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "_", with: "")
+            var text = s.trimmingCharacters(in: .whitespaces).replacingOccurrences(
+                of: "_", with: "")
             var sign = 1
             if text.hasPrefix("-") || text.hasPrefix("+") {
                 sign = text.hasPrefix("-") ? -1 : 1
                 text.removeFirst()
             }
             let prefixes = [16: "0x", 8: "0o", 2: "0b"]
-            if let prefix = prefixes[base], text.lowercased().hasPrefix(prefix) { text.removeFirst(2) }
+            if let prefix = prefixes[base], text.lowercased().hasPrefix(prefix) {
+                text.removeFirst(2)
+            }
             if let i = Int(text, radix: base) { return .int(sign * i) }
             return toFloat(v).flatMap { toInt(.double($0), base: 10) }
         default: return nil
@@ -255,7 +325,8 @@ enum JinjaFilters {
 
     /// Python's `round(x, n)` (half to even on the exact binary value) for "common";
     /// `math.floor`/`ceil(x * 10**n) / 10**n` for "floor"/"ceil". Always a float, as Jinja's.
-    private static func round(_ v: JinjaValue, precision: Int, method: String) throws -> JinjaValue {
+    private static func round(_ v: JinjaValue, precision: Int, method: String) throws -> JinjaValue
+    {
         guard let x = v.numericValue else {
             throw JinjaError.render("type \(v.typeName) doesn't define __round__ method")
         }

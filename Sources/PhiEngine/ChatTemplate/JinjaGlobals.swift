@@ -12,7 +12,9 @@ enum JinjaGlobals {
         }
         define("range", range)
         define("dict") { args in .dict(try makeDict(args, checkNames: false)) }
-        define("namespace") { args in .namespace(JinjaNamespace(try makeDict(args, checkNames: true))) }
+        define("namespace") { args in
+            .namespace(JinjaNamespace(try makeDict(args, checkNames: true)))
+        }
         define("raise_exception") { args in
             let message = try args.bind("raise_exception", ["message"])[0]
             throw JinjaError(kind: .raised, message: message.pythonString)
@@ -20,17 +22,21 @@ enum JinjaGlobals {
         define("strftime_now") { args in
             let format = try args.bind("strftime_now", ["format"])[0]
             guard case .string(let f) = format else {
-                throw JinjaError.render("strftime_now() argument must be str, not \(format.typeName)")
+                throw JinjaError.render(
+                    "strftime_now() argument must be str, not \(format.typeName)")
             }
             return .string(try Strftime.format(f, now()))
         }
     }
 
     private static func range(_ args: JinjaArguments) throws -> JinjaValue {
-        guard args.keywords.isEmpty else { throw JinjaError.render("range() takes no keyword arguments") }
+        guard args.keywords.isEmpty else {
+            throw JinjaError.render("range() takes no keyword arguments")
+        }
         let ints = try args.positional.map { value -> Int in
             guard let i = value.intValue else {
-                throw JinjaError.render("'\(value.typeName)' object cannot be interpreted as an integer")
+                throw JinjaError.render(
+                    "'\(value.typeName)' object cannot be interpreted as an integer")
             }
             return i
         }
@@ -44,7 +50,8 @@ enum JinjaGlobals {
         guard step != 0 else { throw JinjaError.render("range() arg 3 must not be zero") }
         let values = Array(stride(from: start, to: stop, by: step).prefix(maxRange + 1))
         guard values.count <= maxRange else {
-            throw JinjaError.render("Range too big. The sandbox blocks ranges larger than MAX_RANGE (\(maxRange)).")
+            throw JinjaError.render(
+                "Range too big. The sandbox blocks ranges larger than MAX_RANGE (\(maxRange)).")
         }
         return .list(values.map(JinjaValue.int))
     }
@@ -53,7 +60,8 @@ enum JinjaGlobals {
     /// transformers' TemplateNamespace does.
     private static func makeDict(_ args: JinjaArguments, checkNames: Bool) throws -> JinjaDict {
         guard args.positional.count <= 1 else {
-            throw JinjaError.render("dict expected at most 1 argument, got \(args.positional.count)")
+            throw JinjaError.render(
+                "dict expected at most 1 argument, got \(args.positional.count)")
         }
         var dict = JinjaDict()
         if let source = args.positional.first {
@@ -63,7 +71,10 @@ enum JinjaGlobals {
                 for pair in try source.iterate() {
                     let kv = try pair.iterate()
                     guard kv.count == 2 else {
-                        throw JinjaError.render("dictionary update sequence element has length \(kv.count); 2 is required")
+                        throw JinjaError.render(
+                            "dictionary update sequence element has length \(kv.count); "
+                                + "2 is required"
+                        )
                     }
                     try dict.set(kv[0], kv[1])
                 }
@@ -72,7 +83,9 @@ enum JinjaGlobals {
         for (name, value) in args.keywords { dict.set(name, value) }
         if checkNames, let bad = dict.keys.first(where: { $0.pythonString.hasPrefix("_") }) {
             throw JinjaError.render(
-                "Chat templates cannot store underscore-prefixed attributes on a namespace, but got \(bad.pythonRepr)")
+                "Chat templates cannot store underscore-prefixed attributes on a namespace, "
+                    + "but got \(bad.pythonRepr)"
+            )
         }
         return dict
     }

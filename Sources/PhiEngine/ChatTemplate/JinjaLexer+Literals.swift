@@ -145,11 +145,13 @@ extension JinjaLexer {
             case "x", "u", "U":
                 let value = try hexValue(count: e == "x" ? 2 : e == "u" ? 4 : 8)
                 guard let scalar = Unicode.Scalar(value) else {
-                    throw syntaxError("invalid \\\(Character(e)) escape in string literal", at: start)
+                    throw syntaxError(
+                        "invalid \\\(Character(e)) escape in string literal", at: start)
                 }
                 out.append(scalar)
             case "N":
-                throw syntaxError("\\N{…} escapes are not supported in string literals", at: start)
+                throw syntaxError(
+                    "\\N{…} escapes are not supported in string literals", at: start)
             default:
                 out.append("\\")
                 out.append(e)

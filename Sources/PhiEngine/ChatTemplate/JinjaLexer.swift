@@ -76,14 +76,18 @@ struct JinjaLexer {
 
     /// The next `{{`, `{%` or `{#` at or after `from`, with its whitespace-control sign and the
     /// offset just past the opener (for `{% raw %}`, past the whole tag).
-    private func findOpener(from start: Int) -> (start: Int, end: Int, kind: Opener, sign: Unicode.Scalar?)? {
+    private func findOpener(
+        from start: Int
+    ) -> (start: Int, end: Int, kind: Opener, sign: Unicode.Scalar?)? {
         var i = start
         while i + 1 < src.count {
             if src[i] == "{", let kind = Self.openerKind(src[i + 1]) {
                 let sign: Unicode.Scalar? =
                     i + 2 < src.count && (src[i + 2] == "-" || src[i + 2] == "+") ? src[i + 2] : nil
                 let end = i + 2 + (sign == nil ? 0 : 1)
-                if kind == .block, let rawEnd = matchRawTag(named: "raw", from: end, trimNewline: false) {
+                if kind == .block,
+                    let rawEnd = matchRawTag(named: "raw", from: end, trimNewline: false)
+                {
                     return (i, rawEnd, .raw, sign)
                 }
                 return (i, end, kind, sign)
@@ -127,7 +131,9 @@ struct JinjaLexer {
     private mutating func skipComment(openedAt start: Int) throws {
         var i = pos
         while i + 1 < src.count {
-            if src[i] == "+" || src[i] == "-", i + 2 < src.count, src[i + 1] == "#", src[i + 2] == "}" {
+            if src[i] == "+" || src[i] == "-", i + 2 < src.count, src[i + 1] == "#",
+                src[i + 2] == "}"
+            {
                 pos = i + 3
                 if src[i] == "-" { skipWhitespace() }
                 lineStarting = src[pos - 1] == "\n"
@@ -209,7 +215,9 @@ struct JinjaLexer {
                 emit(number.kind, at: number.start)
             } else if s == "_" || s.properties.isXIDStart {
                 let begin = pos
-                while pos < src.count, src[pos] == "_" || src[pos].properties.isXIDContinue { pos += 1 }
+                while pos < src.count, src[pos] == "_" || src[pos].properties.isXIDContinue {
+                    pos += 1
+                }
                 emit(.name(String(scalars: src[begin..<pos])), at: begin)
             } else if s == "'" || s == "\"" {
                 let begin = pos
@@ -224,7 +232,9 @@ struct JinjaLexer {
     /// after them, `%}` also eats one newline (trim_blocks), `+%}` eats nothing.
     private mutating func matchTagEnd(isBlock: Bool) -> Bool {
         let closer: Unicode.Scalar = isBlock ? "%" : "}"
-        func at(_ offset: Int, _ s: Unicode.Scalar) -> Bool { offset < src.count && src[offset] == s }
+        func at(_ offset: Int, _ s: Unicode.Scalar) -> Bool {
+            offset < src.count && src[offset] == s
+        }
         let begin = pos
         if isBlock, at(pos, "+"), at(pos + 1, closer), at(pos + 2, "}") {
             pos += 3

@@ -5,12 +5,16 @@
 /// - names starting with `_` and methods that mutate (`list.append`, `dict.update`, …) are
 ///   unsafe in transformers' ImmutableSandboxedEnvironment: calling them fails.
 enum JinjaMembers {
-    static func attribute(of value: JinjaValue, _ name: String) -> JinjaValue {
+    /// `value.name`; `fallBackToItem: false` is the `attr` filter, which never reads items.
+    static func attribute(
+        of value: JinjaValue, _ name: String, fallBackToItem: Bool = true
+    ) -> JinjaValue {
         if name.hasPrefix("_") {
-            return .undefined("access to attribute '\(name)' of '\(value.typeName)' object is unsafe")
+            return .undefined(
+                "access to attribute '\(name)' of '\(value.typeName)' object is unsafe")
         }
         if let member = member(of: value, name) { return member }
-        if case .dict(let dict) = value, let item = dict[name] { return item }
+        if fallBackToItem, case .dict(let dict) = value, let item = dict[name] { return item }
         return missing(value, attribute: name)
     }
 
@@ -28,7 +32,8 @@ enum JinjaMembers {
         default:
             break
         }
-        if case .string(let name) = key, !name.hasPrefix("_"), let member = member(of: value, name) {
+        if case .string(let name) = key, !name.hasPrefix("_"), let member = member(of: value, name)
+        {
             return member
         }
         if case .string(let name) = key { return missing(value, attribute: name) }
@@ -60,7 +65,9 @@ enum JinjaMembers {
         }
     }
 
-    private static let unsafeDictMethods: Set<String> = ["clear", "pop", "popitem", "setdefault", "update"]
+    private static let unsafeDictMethods: Set<String> = [
+        "clear", "pop", "popitem", "setdefault", "update",
+    ]
     private static let unsafeListMethods: Set<String> = [
         "append", "clear", "extend", "insert", "pop", "remove", "reverse", "sort",
     ]
@@ -76,9 +83,21 @@ enum JinjaMembers {
                 _ = try args.bind("items", [])
                 return .list(dict.items.map { .tuple([$0.key, $0.value]) })
             }
-        case "keys": method = { args in _ = try args.bind("keys", []); return .list(dict.keys) }
-        case "values": method = { args in _ = try args.bind("values", []); return .list(dict.values) }
-        case "copy": method = { args in _ = try args.bind("copy", []); return .dict(dict) }
+        case "keys":
+            method = { args in
+                _ = try args.bind("keys", [])
+                return .list(dict.keys)
+            }
+        case "values":
+            method = { args in
+                _ = try args.bind("values", [])
+                return .list(dict.values)
+            }
+        case "copy":
+            method = { args in
+                _ = try args.bind("copy", [])
+                return .dict(dict)
+            }
         case "get":
             method = { args in
                 let a = try args.bind("get", ["key", "default"], defaults: ["default": .none])
@@ -89,24 +108,28 @@ enum JinjaMembers {
         return .function(JinjaFunction(name: "dict.\(name)", call: method))
     }
 
-    private static func listMethod(_ items: [JinjaValue], _ value: JinjaValue, _ name: String) -> JinjaValue? {
+    private static func listMethod(
+        _ items: [JinjaValue], _ value: JinjaValue, _ name: String
+    ) -> JinjaValue? {
         if case .list = value, unsafeListMethods.contains(name) {
             return .undefined("access to attribute '\(name)' of 'list' object is unsafe")
         }
         switch name {
         case "count":
-            return .function(JinjaFunction(name: "count") { args in
-                let x = try args.bind("count", ["value"])[0]
-                return .int(items.filter { $0.pythonEquals(x) }.count)
-            })
+            return .function(
+                JinjaFunction(name: "count") { args in
+                    let x = try args.bind("count", ["value"])[0]
+                    return .int(items.filter { $0.pythonEquals(x) }.count)
+                })
         case "index":
-            return .function(JinjaFunction(name: "index") { args in
-                let x = try args.bind("index", ["value"])[0]
-                guard let i = items.firstIndex(where: { $0.pythonEquals(x) }) else {
-                    throw JinjaError.render("\(x.pythonRepr) is not in list")
-                }
-                return .int(i)
-            })
+            return .function(
+                JinjaFunction(name: "index") { args in
+                    let x = try args.bind("index", ["value"])[0]
+                    guard let i = items.firstIndex(where: { $0.pythonEquals(x) }) else {
+                        throw JinjaError.render("\(x.pythonRepr) is not in list")
+                    }
+                    return .int(i)
+                })
         default: return nil
         }
     }
@@ -127,16 +150,20 @@ enum JinjaMembers {
         case "previtem": return i > 0 ? loop.items[i - 1] : .undefined("there is no previous item")
         case "nextitem": return i + 1 < n ? loop.items[i + 1] : .undefined("there is no next item")
         case "cycle":
-            return .function(JinjaFunction(name: "loop.cycle") { args in
-                guard !args.positional.isEmpty else { throw JinjaError.render("no items for cycling given") }
-                return args.positional[i % args.positional.count]
-            })
+            return .function(
+                JinjaFunction(name: "loop.cycle") { args in
+                    guard !args.positional.isEmpty else {
+                        throw JinjaError.render("no items for cycling given")
+                    }
+                    return args.positional[i % args.positional.count]
+                })
         case "changed":
-            return .function(JinjaFunction(name: "loop.changed") { args in
-                let current = JinjaValue.tuple(args.positional)
-                defer { loop.lastChanged = current }
-                return .bool(loop.lastChanged.map { !$0.pythonEquals(current) } ?? true)
-            })
+            return .function(
+                JinjaFunction(name: "loop.changed") { args in
+                    let current = JinjaValue.tuple(args.positional)
+                    defer { loop.lastChanged = current }
+                    return .bool(loop.lastChanged.map { !$0.pythonEquals(current) } ?? true)
+                })
         default: return nil
         }
     }

@@ -130,7 +130,8 @@ extension JinjaParser {
         if current.isOp("-") || current.isOp("+") {
             let token = advance()
             let operand = try parseUnary(withFilter: false)
-            node = JinjaExpr(kind: .unary(token.isOp("-") ? .negate : .plus, operand), line: token.line)
+            node = JinjaExpr(
+                kind: .unary(token.isOp("-") ? .negate : .plus, operand), line: token.line)
         } else {
             node = try parsePrimary()
         }
@@ -338,7 +339,9 @@ extension JinjaParser {
         if current.isOp("(") {
             args = try parseCallArguments()
         } else if startsTestArgument {
-            if current.isName("is") { throw fail("you cannot chain multiple tests with is", at: current) }
+            if current.isName("is") {
+                throw fail("you cannot chain multiple tests with is", at: current)
+            }
             args.positional = [try parsePostfix(try parsePrimary())]
         }
         let test = JinjaExpr(kind: .test(value, name: name, args), line: isToken.line)

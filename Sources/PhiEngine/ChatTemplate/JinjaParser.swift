@@ -197,7 +197,8 @@ struct JinjaParser {
         var otherwise: [JinjaNode] = []
         while true {
             let test = try parseTuple(withCondexpr: false)
-            let body = try parseBody(until: ["elif", "else", "endif"], dropEnd: false, opener: opener)
+            let body = try parseBody(
+                until: ["elif", "else", "endif"], dropEnd: false, opener: opener)
             branches.append(JinjaBranch(test: test, body: body))
             let end = advance()
             if end.isName("elif") { continue }
@@ -206,14 +207,16 @@ struct JinjaParser {
             }
             break
         }
-        return JinjaNode(kind: .ifChain(branches: branches, otherwise: otherwise), line: opener.line)
+        return JinjaNode(
+            kind: .ifChain(branches: branches, otherwise: otherwise), line: opener.line)
     }
 
     private mutating func parseSet() throws -> JinjaNode {
         let opener = advance()
         let target = try parseAssignTarget(endNames: [], withNamespace: true)
         if skipIf(op: "=") {
-            return JinjaNode(kind: .set(target, try parseTuple(withCondexpr: true)), line: opener.line)
+            return JinjaNode(
+                kind: .set(target, try parseTuple(withCondexpr: true)), line: opener.line)
         }
         let filter = try parseFilter(nil, startInline: false)
         let body = try parseBody(until: ["endset"], dropEnd: true, opener: opener)

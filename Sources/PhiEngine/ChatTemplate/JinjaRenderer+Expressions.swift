@@ -5,20 +5,10 @@ extension JinjaRenderer {
 
     private func evaluateKind(_ kind: JinjaExpr.Kind, in scope: JinjaScope) throws -> JinjaValue {
         switch kind {
-        case .constant(let constant):
-            switch constant {
-            case .none: return .none
-            case .bool(let b): return .bool(b)
-            case .int(let i): return .int(i)
-            case .double(let d): return .double(d)
-            case .string(let s): return .string(s)
-            }
-        case .name(let name):
-            return scope.lookup(name) ?? .undefined("'\(name)' is undefined")
-        case .list(let items):
-            return .list(try items.map { try evaluate($0, in: scope) })
-        case .tuple(let items):
-            return .tuple(try items.map { try evaluate($0, in: scope) })
+        case .constant(let constant): return JinjaValue(constant)
+        case .name(let name): return scope.lookup(name) ?? .undefined("'\(name)' is undefined")
+        case .list(let items): return .list(try items.map { try evaluate($0, in: scope) })
+        case .tuple(let items): return .tuple(try items.map { try evaluate($0, in: scope) })
         case .dict(let pairs):
             var dict = JinjaDict()
             for pair in pairs {
@@ -26,19 +16,9 @@ extension JinjaRenderer {
             }
             return .dict(dict)
         case .getattr(let base, let name):
-            let value = try evaluate(base, in: scope)
-            if value.isUndefined { throw value.undefinedError() }
-            return JinjaMembers.attribute(of: value, name)
+            return JinjaMembers.attribute(of: try evaluateDefined(base, in: scope), name)
         case .getitem(let base, let index):
-            let value = try evaluate(base, in: scope)
-            if value.isUndefined { throw value.undefinedError() }
-            if case .slice(let start, let stop, let step) = index.kind {
-                return try value.sliced(
-                    start: try start.map { try evaluate($0, in: scope) },
-                    stop: try stop.map { try evaluate($0, in: scope) },
-                    step: try step.map { try evaluate($0, in: scope) })
-            }
-            return JinjaMembers.item(of: value, try evaluate(index, in: scope))
+            return try evaluateSubscript(try evaluateDefined(base, in: scope), index, in: scope)
         case .slice:
             throw JinjaError.render("a slice is only valid inside [ ]")
         case .unary(let op, let operand):
@@ -59,13 +39,7 @@ extension JinjaRenderer {
         case .concat(let parts):
             return .string(try parts.map { try evaluate($0, in: scope).pythonString }.joined())
         case .compare(let first, let comparisons):
-            var left = try evaluate(first, in: scope)
-            for comparison in comparisons {
-                let right = try evaluate(comparison.operand, in: scope)
-                guard try left.compare(comparison.op, right) else { return .bool(false) }
-                left = right
-            }
-            return .bool(true)
+            return .bool(try evaluateComparisons(first, comparisons, in: scope))
         case .conditional(let test, let then, let otherwise):
             if try evaluate(test, in: scope).isTruthy { return try evaluate(then, in: scope) }
             return try otherwise.map { try evaluate($0, in: scope) }
@@ -75,15 +49,52 @@ extension JinjaRenderer {
         case .filter(let base, let name, let args):
             guard let base else { throw JinjaError.render("filter '\(name)' has no input") }
             let input = try evaluate(base, in: scope)
-            return try JinjaFilters.apply(name, to: input, try evaluateArguments(args, in: scope), self)
+            let arguments = try evaluateArguments(args, in: scope)
+            return try JinjaFilters.apply(name, to: input, arguments, self)
         case .test(let base, let name, let args):
             let value = try evaluate(base, in: scope)
-            return .bool(try JinjaTests.apply(name, to: value, try evaluateArguments(args, in: scope), self))
+            let arguments = try evaluateArguments(args, in: scope)
+            return .bool(try JinjaTests.apply(name, to: value, arguments, self))
         }
     }
 
+    /// The value of the base of `x.attr` / `x[key]`, which must not be undefined: reading
+    /// through an undefined value is Jinja's UndefinedError.
+    private func evaluateDefined(_ expr: JinjaExpr, in scope: JinjaScope) throws -> JinjaValue {
+        let value = try evaluate(expr, in: scope)
+        if value.isUndefined { throw value.undefinedError() }
+        return value
+    }
+
+    private func evaluateSubscript(
+        _ value: JinjaValue, _ index: JinjaExpr, in scope: JinjaScope
+    ) throws -> JinjaValue {
+        guard case .slice(let start, let stop, let step) = index.kind else {
+            return JinjaMembers.item(of: value, try evaluate(index, in: scope))
+        }
+        return try value.sliced(
+            start: try start.map { try evaluate($0, in: scope) },
+            stop: try stop.map { try evaluate($0, in: scope) },
+            step: try step.map { try evaluate($0, in: scope) })
+    }
+
+    /// `a < b <= c`: each operand evaluated once, stopping at the first false comparison.
+    private func evaluateComparisons(
+        _ first: JinjaExpr, _ comparisons: [JinjaComparison], in scope: JinjaScope
+    ) throws -> Bool {
+        var left = try evaluate(first, in: scope)
+        for comparison in comparisons {
+            let right = try evaluate(comparison.operand, in: scope)
+            guard try left.compare(comparison.op, right) else { return false }
+            left = right
+        }
+        return true
+    }
+
     /// A call expression; `caller` is the body of an enclosing `{% call %}` block.
-    func evaluateCall(_ expr: JinjaExpr, in scope: JinjaScope, caller: JinjaFunction?) throws -> JinjaValue {
+    func evaluateCall(
+        _ expr: JinjaExpr, in scope: JinjaScope, caller: JinjaFunction?
+    ) throws -> JinjaValue {
         guard case .call(let calleeExpr, let argumentList) = expr.kind else {
             throw JinjaError.render("expected a call")
         }
@@ -109,11 +120,13 @@ extension JinjaRenderer {
         }
     }
 
-    func evaluateArguments(_ list: JinjaArgumentList, in scope: JinjaScope) throws -> JinjaArguments {
+    func evaluateArguments(_ list: JinjaArgumentList, in scope: JinjaScope) throws -> JinjaArguments
+    {
         var args = JinjaArguments(try list.positional.map { try evaluate($0, in: scope) })
         if let star = list.star { args.positional += try evaluate(star, in: scope).iterate() }
         for keyword in list.keywords {
-            args.keywords.append((name: keyword.name, value: try evaluate(keyword.value, in: scope)))
+            args.keywords.append(
+                (name: keyword.name, value: try evaluate(keyword.value, in: scope)))
         }
         if let doubleStar = list.doubleStar {
             guard case .dict(let dict) = try evaluate(doubleStar, in: scope) else {
@@ -131,7 +144,9 @@ extension JinjaRenderer {
 
     /// Applies a filter chain whose innermost input is a block's output (`{% filter %}`,
     /// `{% set x | f %}`).
-    func applyFilterChain(_ expr: JinjaExpr, to input: JinjaValue, in scope: JinjaScope) throws -> JinjaValue {
+    func applyFilterChain(
+        _ expr: JinjaExpr, to input: JinjaValue, in scope: JinjaScope
+    ) throws -> JinjaValue {
         guard case .filter(let base, let name, let args) = expr.kind else {
             return try evaluate(expr, in: scope)
         }

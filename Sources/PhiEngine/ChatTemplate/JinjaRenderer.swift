@@ -25,7 +25,8 @@ final class JinjaRenderer {
     /// How a statement list ended: normally, or by `break` / `continue` inside a loop body.
     enum Flow { case normal, breakLoop, continueLoop }
 
-    func execute(_ nodes: [JinjaNode], in scope: JinjaScope, into out: inout String) throws -> Flow {
+    func execute(_ nodes: [JinjaNode], in scope: JinjaScope, into out: inout String) throws -> Flow
+    {
         for node in nodes {
             let flow = try atLine(node.line) { try execute(node, in: scope, into: &out) }
             if flow != .normal { return flow }
@@ -33,7 +34,9 @@ final class JinjaRenderer {
         return .normal
     }
 
-    private func execute(_ node: JinjaNode, in scope: JinjaScope, into out: inout String) throws -> Flow {
+    private func execute(
+        _ node: JinjaNode, in scope: JinjaScope, into out: inout String
+    ) throws -> Flow {
         switch node.kind {
         case .text(let text):
             out += text
@@ -45,13 +48,17 @@ final class JinjaRenderer {
             }
             return try execute(otherwise, in: scope, into: &out)
         case .forLoop(let loop):
-            try executeLoop(loop, items: try evaluate(loop.iterable, in: scope), depth0: 0, in: scope, into: &out)
+            try executeLoop(
+                loop, items: try evaluate(loop.iterable, in: scope), depth0: 0, in: scope,
+                into: &out)
         case .set(let target, let expr):
             try scope.assign(target, try evaluate(expr, in: scope))
         case .setBlock(let target, let filter, let body):
             var text = ""
             _ = try execute(body, in: scope, into: &text)
-            let value = try filter.map { try applyFilterChain($0, to: .string(text), in: scope) } ?? .string(text)
+            let value =
+                try filter.map { try applyFilterChain($0, to: .string(text), in: scope) }
+                ?? .string(text)
             try scope.assign(target, value)
         case .macro(let macro):
             scope.set(macro.name, .function(makeMacro(macro, definedIn: scope)))
@@ -59,14 +66,17 @@ final class JinjaRenderer {
             let caller = JinjaMacro(
                 name: "caller", parameters: parameters, body: body, usesVarargs: false,
                 usesKwargs: false)
-            out += try evaluateCall(call, in: scope, caller: makeMacro(caller, definedIn: scope)).pythonString
+            out += try evaluateCall(call, in: scope, caller: makeMacro(caller, definedIn: scope))
+                .pythonString
         case .filterBlock(let filter, let body):
             var text = ""
             _ = try execute(body, in: JinjaScope(parent: scope), into: &text)
             out += try applyFilterChain(filter, to: .string(text), in: scope).pythonString
         case .with(let assignments, let body):
             let inner = JinjaScope(parent: scope)
-            for (target, expr) in assignments { try inner.assign(target, try evaluate(expr, in: scope)) }
+            for (target, expr) in assignments {
+                try inner.assign(target, try evaluate(expr, in: scope))
+            }
             _ = try execute(body, in: inner, into: &out)
         case .generation(let body):
             _ = try execute(body, in: JinjaScope(parent: scope), into: &out)
@@ -100,7 +110,8 @@ final class JinjaRenderer {
         if loop.recursive {
             state.recurse = { [unowned self] children in
                 var text = ""
-                try self.executeLoop(loop, items: children, depth0: depth0 + 1, in: scope, into: &text)
+                try self.executeLoop(
+                    loop, items: children, depth0: depth0 + 1, in: scope, into: &text)
                 return text
             }
         }
@@ -127,7 +138,8 @@ final class JinjaRenderer {
             let names = macro.parameters.map(\.name)
             let extra = Array(args.positional.dropFirst(names.count))
             guard extra.isEmpty || macro.usesVarargs else {
-                throw JinjaError.render("macro '\(macro.name)' takes not more than \(names.count) argument(s)")
+                throw JinjaError.render(
+                    "macro '\(macro.name)' takes not more than \(names.count) argument(s)")
             }
             var kwargs = JinjaDict()
             for (i, parameter) in macro.parameters.enumerated() {
@@ -138,12 +150,15 @@ final class JinjaRenderer {
                 } else if let fallback = parameter.defaultValue {
                     frame.set(parameter.name, try self.evaluate(fallback, in: frame))
                 } else {
-                    frame.set(parameter.name, .undefined("parameter '\(parameter.name)' was not provided"))
+                    frame.set(
+                        parameter.name, .undefined("parameter '\(parameter.name)' was not provided")
+                    )
                 }
             }
             for (name, value) in keywords {
                 guard macro.usesKwargs else {
-                    throw JinjaError.render("macro '\(macro.name)' takes no keyword argument '\(name)'")
+                    throw JinjaError.render(
+                        "macro '\(macro.name)' takes no keyword argument '\(name)'")
                 }
                 kwargs.set(name, value)
             }

@@ -47,7 +47,9 @@ final class JinjaScope {
                 throw JinjaError.render(
                     items.count > targets.count
                         ? "too many values to unpack (expected \(targets.count))"
-                        : "not enough values to unpack (expected \(targets.count), got \(items.count))")
+                        : "not enough values to unpack "
+                            + "(expected \(targets.count), got \(items.count))"
+                )
             }
             for (t, item) in zip(targets, items) { try assign(t, item) }
         }

@@ -16,18 +16,33 @@ enum JinjaStringMethods {
         "split": { s, a in try split(s, a, "split", fromEnd: false) },
         "rsplit": { s, a in try split(s, a, "rsplit", fromEnd: true) },
         "splitlines": { s, a in
-            let keep = try a.bind("splitlines", ["keepends"], defaults: ["keepends": .bool(false)])[0]
+            let keep = try a.bind("splitlines", ["keepends"], defaults: ["keepends": .bool(false)])[
+                0]
             return .list(PythonText.splitLines(s, keepEnds: keep.isTruthy).map(JinjaValue.string))
         },
-        "upper": { s, a in _ = try a.bind("upper", []); return .string(s.uppercased()) },
-        "lower": { s, a in _ = try a.bind("lower", []); return .string(s.lowercased()) },
-        "title": { s, a in _ = try a.bind("title", []); return .string(PythonText.title(s)) },
-        "capitalize": { s, a in _ = try a.bind("capitalize", []); return .string(PythonText.capitalize(s)) },
+        "upper": { s, a in
+            _ = try a.bind("upper", [])
+            return .string(s.uppercased())
+        },
+        "lower": { s, a in
+            _ = try a.bind("lower", [])
+            return .string(s.lowercased())
+        },
+        "title": { s, a in
+            _ = try a.bind("title", [])
+            return .string(PythonText.title(s))
+        },
+        "capitalize": { s, a in
+            _ = try a.bind("capitalize", [])
+            return .string(PythonText.capitalize(s))
+        },
         "startswith": { s, a in try affix(s, a, "startswith", suffix: false) },
         "endswith": { s, a in try affix(s, a, "endswith", suffix: true) },
         "replace": { s, a in
             let p = try a.bind("replace", ["old", "new", "count"], defaults: ["count": .int(-1)])
-            guard case .string(let old) = p[0], case .string(let new) = p[1], let count = p[2].intValue else {
+            guard case .string(let old) = p[0], case .string(let new) = p[1],
+                let count = p[2].intValue
+            else {
                 throw JinjaError.render("replace() arguments must be str, str, int")
             }
             return .string(PythonText.replace(s, old, new, count: count))
@@ -50,10 +65,25 @@ enum JinjaStringMethods {
             return .string(parts.joined(separator: s))
         },
         "format": { s, a in .string(try PythonBraceFormat.format(s, a)) },
-        "isdigit": { s, _ in .bool(!s.isEmpty && s.unicodeScalars.allSatisfy { $0.properties.numericType == .decimal || $0.properties.numericType == .digit }) },
-        "isalpha": { s, _ in .bool(!s.isEmpty && s.unicodeScalars.allSatisfy(\.properties.isAlphabetic)) },
-        "isalnum": { s, _ in .bool(!s.isEmpty && s.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil }) },
-        "isspace": { s, _ in .bool(!s.isEmpty && s.unicodeScalars.allSatisfy(\.isPythonWhitespace)) },
+        "isdigit": { s, _ in
+            .bool(
+                !s.isEmpty
+                    && s.unicodeScalars.allSatisfy {
+                        $0.properties.numericType == .decimal || $0.properties.numericType == .digit
+                    })
+        },
+        "isalpha": { s, _ in
+            .bool(!s.isEmpty && s.unicodeScalars.allSatisfy(\.properties.isAlphabetic))
+        },
+        "isalnum": { s, _ in
+            .bool(
+                !s.isEmpty
+                    && s.unicodeScalars.allSatisfy {
+                        $0.properties.isAlphabetic || $0.properties.numericType != nil
+                    })
+        },
+        "isspace": { s, _ in .bool(!s.isEmpty && s.unicodeScalars.allSatisfy(\.isPythonWhitespace))
+        },
         "islower": { s, _ in .bool(PythonText.hasCased(s) && s == s.lowercased()) },
         "isupper": { s, _ in .bool(PythonText.hasCased(s) && s == s.uppercased()) },
     ]
@@ -65,7 +95,9 @@ enum JinjaStringMethods {
         return s
     }
 
-    private static func strip(_ s: String, _ a: JinjaArguments, _ name: String, leading: Bool, trailing: Bool) throws -> String {
+    private static func strip(
+        _ s: String, _ a: JinjaArguments, _ name: String, leading: Bool, trailing: Bool
+    ) throws -> String {
         let chars = try a.bind(name, ["chars"], defaults: ["chars": .none])[0]
         let set: Set<Unicode.Scalar>?
         switch chars {
@@ -78,9 +110,14 @@ enum JinjaStringMethods {
         }
     }
 
-    private static func split(_ s: String, _ a: JinjaArguments, _ name: String, fromEnd: Bool) throws -> JinjaValue {
-        let p = try a.bind(name, ["sep", "maxsplit"], defaults: ["sep": .none, "maxsplit": .int(-1)])
-        guard let maxSplit = p[1].intValue else { throw JinjaError.render("maxsplit must be an integer") }
+    private static func split(
+        _ s: String, _ a: JinjaArguments, _ name: String, fromEnd: Bool
+    ) throws -> JinjaValue {
+        let p = try a.bind(
+            name, ["sep", "maxsplit"], defaults: ["sep": .none, "maxsplit": .int(-1)])
+        guard let maxSplit = p[1].intValue else {
+            throw JinjaError.render("maxsplit must be an integer")
+        }
         let parts: [String]
         switch p[0] {
         case .none: parts = PythonText.splitWhitespace(s, maxSplit: maxSplit, fromEnd: fromEnd)
@@ -92,7 +129,9 @@ enum JinjaStringMethods {
         return .list(parts.map(JinjaValue.string))
     }
 
-    private static func affix(_ s: String, _ a: JinjaArguments, _ name: String, suffix: Bool) throws -> JinjaValue {
+    private static func affix(
+        _ s: String, _ a: JinjaArguments, _ name: String, suffix: Bool
+    ) throws -> JinjaValue {
         let p = try a.bind(name, ["prefix"])[0]
         let candidates: [JinjaValue]
         if case .tuple(let items) = p { candidates = items } else { candidates = [p] }
@@ -105,7 +144,9 @@ enum JinjaStringMethods {
         return .bool(false)
     }
 
-    private static func find(_ s: String, _ a: JinjaArguments, _ name: String, fromEnd: Bool) throws -> Int {
+    private static func find(
+        _ s: String, _ a: JinjaArguments, _ name: String, fromEnd: Bool
+    ) throws -> Int {
         let sub = try stringArgument(try a.bind(name, ["sub"])[0], name)
         return PythonText.offset(of: sub, in: s, fromEnd: fromEnd) ?? -1
     }

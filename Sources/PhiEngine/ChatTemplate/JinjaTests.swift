@@ -13,7 +13,9 @@ enum JinjaTests {
         return try test(value, args, renderer)
     }
 
-    private static func unary(_ name: String, _ predicate: @escaping @Sendable (JinjaValue) -> Bool) -> Test {
+    private static func unary(
+        _ name: String, _ predicate: @escaping @Sendable (JinjaValue) -> Bool
+    ) -> Test {
         { v, a, _ in
             _ = try a.bind(name, [])
             return predicate(v)
@@ -87,8 +89,14 @@ enum JinjaTests {
             }
         },
         "in": { v, a, _ in try a.bind("in", ["seq"])[0].pythonContains(v) },
-        "filter": { v, a, _ in _ = try a.bind("filter", []); return JinjaFilters.names.contains(v.pythonString) },
-        "test": { v, a, _ in _ = try a.bind("test", []); return table[v.pythonString] != nil || v.pythonString == "test" },
+        "filter": { v, a, _ in
+            _ = try a.bind("filter", [])
+            return JinjaFilters.names.contains(v.pythonString)
+        },
+        "test": { v, a, _ in
+            _ = try a.bind("test", [])
+            return table[v.pythonString] != nil || v.pythonString == "test"
+        },
         "eq": comparison("eq", .equal), "equalto": comparison("equalto", .equal),
         "==": comparison("==", .equal),
         "ne": comparison("ne", .notEqual), "!=": comparison("!=", .notEqual),

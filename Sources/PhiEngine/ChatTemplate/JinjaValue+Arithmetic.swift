@@ -70,13 +70,17 @@ extension JinjaValue {
         let n = max(0, count)
         switch self {
         case .string(let s): return .string(String(repeating: s, count: n))
-        case .list(let items): return .list(Array([[JinjaValue]](repeating: items, count: n).joined()))
-        case .tuple(let items): return .tuple(Array([[JinjaValue]](repeating: items, count: n).joined()))
+        case .list(let items):
+            return .list(Array([[JinjaValue]](repeating: items, count: n).joined()))
+        case .tuple(let items):
+            return .tuple(Array([[JinjaValue]](repeating: items, count: n).joined()))
         default: return self
         }
     }
 
-    private static func integerMath(_ op: JinjaBinaryOperator, _ a: Int, _ b: Int) throws -> JinjaValue {
+    private static func integerMath(
+        _ op: JinjaBinaryOperator, _ a: Int, _ b: Int
+    ) throws -> JinjaValue {
         func checked(_ result: (Int, Bool)) throws -> JinjaValue {
             guard !result.1 else { throw JinjaError.render("integer overflow") }
             return .int(result.0)
@@ -106,7 +110,9 @@ extension JinjaValue {
         }
     }
 
-    private static func floatMath(_ op: JinjaBinaryOperator, _ a: Double, _ b: Double) throws -> JinjaValue {
+    private static func floatMath(
+        _ op: JinjaBinaryOperator, _ a: Double, _ b: Double
+    ) throws -> JinjaValue {
         switch op {
         case .add: return .double(a + b)
         case .subtract: return .double(a - b)

@@ -44,7 +44,9 @@ struct PythonJSONEncoder {
         case .dict(let dict):
             var members = try dict.items.map { (key: try Self.keyString($0.key), value: $0.value) }
             if sortKeys {
-                members.sort { $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars) }
+                members.sort {
+                    $0.key.unicodeScalars.lexicographicallyPrecedes($1.key.unicodeScalars)
+                }
             }
             try writeContainer("{", "}", members.count, level: level, into: &out) { i, out in
                 Self.writeString(members[i].key, into: &out)

@@ -31,7 +31,8 @@ extension JinjaValue {
                 ? "(" + items[0].pythonRepr + ",)"
                 : "(" + items.map(\.pythonRepr).joined(separator: ", ") + ")"
         case .dict(let d):
-            "{" + d.items.map { $0.key.pythonRepr + ": " + $0.value.pythonRepr }
+            "{"
+                + d.items.map { $0.key.pythonRepr + ": " + $0.value.pythonRepr }
                 .joined(separator: ", ") + "}"
         case .namespace, .loop, .function: pythonString
         }
@@ -65,9 +66,11 @@ extension JinjaValue {
                     out.append(scalar)
                 } else {
                     let v = scalar.value
-                    let (prefix, width) = v < 0x100 ? ("\\x", 2) : v < 0x10000 ? ("\\u", 4) : ("\\U", 8)
+                    let (prefix, width) =
+                        v < 0x100 ? ("\\x", 2) : v < 0x10000 ? ("\\u", 4) : ("\\U", 8)
                     let hex = String(v, radix: 16)
-                    out.append(contentsOf: (prefix + String(repeating: "0", count: width - hex.count) + hex).unicodeScalars)
+                    let padded = String(repeating: "0", count: width - hex.count) + hex
+                    out.append(contentsOf: (prefix + padded).unicodeScalars)
                 }
             }
         }
@@ -108,7 +111,8 @@ extension JinjaValue {
     func pythonEquals(_ other: JinjaValue) -> Bool {
         switch (self, other) {
         case (.undefined, .undefined), (.none, .none): return true
-        case (.string(let a), .string(let b)): return a.unicodeScalars.elementsEqual(b.unicodeScalars)
+        case (.string(let a), .string(let b)):
+            return a.unicodeScalars.elementsEqual(b.unicodeScalars)
         case (.int(let a), .int(let b)): return a == b
         case (.list(let a), .list(let b)), (.tuple(let a), .tuple(let b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.pythonEquals($1) }

@@ -69,9 +69,19 @@ indirect enum JinjaValue {
     }
 }
 
-// MARK: - Conversion from the caller's JSON data
+// MARK: - Conversion from literals and the caller's JSON data
 
 extension JinjaValue {
+    init(_ constant: JinjaConstant) {
+        switch constant {
+        case .none: self = .none
+        case .bool(let b): self = .bool(b)
+        case .int(let i): self = .int(i)
+        case .double(let d): self = .double(d)
+        case .string(let s): self = .string(s)
+        }
+    }
+
     /// JSON from the caller (messages, tools, extra context), as Python's `json.loads` would
     /// give it to the template: integer literals become ints, other numbers floats.
     init(_ json: JSONValue) {
@@ -150,10 +160,13 @@ struct JinjaArguments {
                 "\(function)() takes at most \(parameters.count) arguments "
                     + "(\(positional.count) given)")
         }
-        var bound: [JinjaValue?] = positional.map { $0 } + Array(repeating: nil, count: parameters.count - positional.count)
+        var bound: [JinjaValue?] =
+            positional.map { $0 }
+            + Array(repeating: nil, count: parameters.count - positional.count)
         for (name, value) in keywords {
             guard let index = parameters.firstIndex(of: name) else {
-                throw JinjaError.render("\(function)() got an unexpected keyword argument '\(name)'")
+                throw JinjaError.render(
+                    "\(function)() got an unexpected keyword argument '\(name)'")
             }
             guard bound[index] == nil else {
                 throw JinjaError.render("\(function)() got multiple values for argument '\(name)'")

@@ -10,7 +10,9 @@ enum PythonBraceFormat {
         var autoIndex = 0
         while let s = scalars.popFirst() {
             if s == "}" {
-                guard scalars.popFirst() == "}" else { throw JinjaError.render("Single '}' encountered in format string") }
+                guard scalars.popFirst() == "}" else {
+                    throw JinjaError.render("Single '}' encountered in format string")
+                }
                 out += "}"
                 continue
             }
@@ -33,7 +35,9 @@ enum PythonBraceFormat {
         return out
     }
 
-    private static func render(_ field: String, _ args: JinjaArguments, _ autoIndex: inout Int) throws -> String {
+    private static func render(
+        _ field: String, _ args: JinjaArguments, _ autoIndex: inout Int
+    ) throws -> String {
         var rest = Substring(field)
         var spec = ""
         if let colon = rest.firstIndex(of: ":") {
@@ -78,12 +82,14 @@ enum PythonBraceFormat {
 
     private static func positional(_ args: JinjaArguments, _ index: Int) throws -> JinjaValue {
         guard args.positional.indices.contains(index) else {
-            throw JinjaError.render("Replacement index \(index) out of range for positional args tuple")
+            throw JinjaError.render(
+                "Replacement index \(index) out of range for positional args tuple")
         }
         return args.positional[index]
     }
 
-    private static func apply(_ spec: String, to value: JinjaValue, text: String?) throws -> String {
+    private static func apply(_ spec: String, to value: JinjaValue, text: String?) throws -> String
+    {
         guard !spec.isEmpty else { return text ?? value.pythonString }
         var chars = Array(spec)[...]
         var fill: Character = " "
@@ -115,12 +121,18 @@ enum PythonBraceFormat {
         switch type {
         case nil, "s":
             body = text ?? value.pythonString
-            if let precision, case .string = value { body = String(body.unicodeScalars.prefix(precision).map(Character.init)) }
+            if let precision, case .string = value {
+                body = String(body.unicodeScalars.prefix(precision).map(Character.init))
+            }
         case "d":
-            guard let i = value.intValue else { throw JinjaError.render("format 'd' needs an integer") }
+            guard let i = value.intValue else {
+                throw JinjaError.render("format 'd' needs an integer")
+            }
             body = String(i)
         case "f":
-            guard let d = value.numericValue else { throw JinjaError.render("format 'f' needs a number") }
+            guard let d = value.numericValue else {
+                throw JinjaError.render("format 'f' needs a number")
+            }
             body = String(format: "%.\(precision ?? 6)f", d)
         default:
             throw JinjaError.render("unsupported format spec '\(spec)'")

@@ -61,18 +61,23 @@ enum PythonPercentFormat {
         return out
     }
 
-    private static func convert(_ value: JinjaValue, _ conversion: Unicode.Scalar, precision: Int?) throws -> String {
+    private static func convert(
+        _ value: JinjaValue, _ conversion: Unicode.Scalar, precision: Int?
+    ) throws -> String {
         switch conversion {
         case "s": return value.pythonString
         case "r": return value.pythonRepr
         case "d", "i":
             if let i = value.intValue { return String(i) }
-            if case .double(let d) = value, d.isFinite { return String(Int(d.rounded(.towardZero))) }
+            if case .double(let d) = value, d.isFinite {
+                return String(Int(d.rounded(.towardZero)))
+            }
         case "f", "F":
             if let d = value.numericValue { return String(format: "%.\(precision ?? 6)f", d) }
         default:
             throw JinjaError.render("unsupported format character '\(Character(conversion))'")
         }
-        throw JinjaError.render("%\(Character(conversion)) format: a number is required, not \(value.typeName)")
+        throw JinjaError.render(
+            "%\(Character(conversion)) format: a number is required, not \(value.typeName)")
     }
 }

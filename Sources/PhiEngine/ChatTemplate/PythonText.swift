@@ -29,7 +29,8 @@ enum PythonText {
             while i < scalars.count, !scalars[i].isPythonWhitespace { i += 1 }
             parts.append(String(scalars: scalars[start..<i]))
         }
-        return fromEnd ? parts.reversed().map { String(scalars: $0.unicodeScalars.reversed()) } : parts
+        return fromEnd
+            ? parts.reversed().map { String(scalars: $0.unicodeScalars.reversed()) } : parts
     }
 
     /// `s.split(sep, maxsplit)` / `s.rsplit(sep, maxsplit)` with a non-empty separator.
@@ -77,7 +78,8 @@ enum PythonText {
         var i = 0
         while i < scalars.count {
             let v = scalars[i].value
-            let isBreak = [0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029].contains(v)
+            let isBreak = [0x0A, 0x0B, 0x0C, 0x0D, 0x1C, 0x1D, 0x1E, 0x85, 0x2028, 0x2029].contains(
+                v)
             guard isBreak else {
                 i += 1
                 continue

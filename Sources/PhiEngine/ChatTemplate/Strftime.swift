@@ -12,7 +12,9 @@ enum Strftime {
         "Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday",
     ]
 
-    static func format(_ format: String, _ date: Date, timeZone: TimeZone = .current) throws -> String {
+    static func format(
+        _ format: String, _ date: Date, timeZone: TimeZone = .current
+    ) throws -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
         let c = calendar.dateComponents(

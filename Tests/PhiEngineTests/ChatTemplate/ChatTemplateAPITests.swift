@@ -12,7 +12,8 @@ struct ChatTemplateAPITests {
     func chatMessagesRenderLikeGolden() throws {
         let template = try ChatTemplateFixtures.template("phi-3.5-mini")
         let golden = ChatTemplateFixtures.cases(for: "phi-3.5-mini").first {
-            $0["conversation"]?.stringValue == "multi-turn" && $0["add_generation_prompt"]?.boolValue == true
+            $0["conversation"]?.stringValue == "multi-turn"
+                && $0["add_generation_prompt"]?.boolValue == true
         }!
         let messages = [
             ChatMessage(role: "system", content: "You are terse."),
@@ -22,36 +23,61 @@ struct ChatTemplateAPITests {
         ]
         let text = try template.render(messages: messages, addGenerationPrompt: true)
         #expect(text == golden["expected"]!.stringValue!)
-        #expect(text == "<|system|>\nYou are terse.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nHello! How can I help?<|end|>\n<|user|>\nTell me a joke.<|end|>\n<|assistant|>\n")
+        #expect(
+            text
+                == "<|system|>\nYou are terse.<|end|>\n<|user|>\nHi<|end|>\n<|assistant|>\nHello! How can I help?<|end|>\n<|user|>\nTell me a joke.<|end|>\n<|assistant|>\n"
+        )
     }
 
     @Test("Mistral's raise_exception on a wrong role order becomes the error, with its message")
     func raiseExceptionCarriesTheTemplatesMessage() throws {
         let template = try ChatTemplateFixtures.template("mistral-7b-instruct-v0.1")
-        let messages = [ChatMessage(role: "user", content: "a"), ChatMessage(role: "user", content: "b")]
+        let messages = [
+            ChatMessage(role: "user", content: "a"), ChatMessage(role: "user", content: "b"),
+        ]
         do {
             _ = try template.render(messages: messages, addGenerationPrompt: true)
             Issue.record("rendered a conversation the template rejects")
         } catch {
-            #expect(error == .raised(
-                template: "'mistral-7b-instruct-v0.1'",
-                message: "Conversation roles must alternate user/assistant/user/assistant/...", line: 1))
+            #expect(
+                error
+                    == .raised(
+                        template: "'mistral-7b-instruct-v0.1'",
+                        message:
+                            "Conversation roles must alternate user/assistant/user/assistant/...",
+                        line: 1))
             #expect(error.exitCode == .dataError)
-            #expect(error.message.hasSuffix("rejected the conversation: Conversation roles must alternate user/assistant/user/assistant/..."))
+            #expect(
+                error.message.hasSuffix(
+                    "rejected the conversation: Conversation roles must alternate user/assistant/user/assistant/..."
+                ))
         }
     }
 
     @Test("unsupported syntax is an error naming line and column, never a different prompt")
     func unsupportedSyntaxNamesTheLine() {
         let cases: [(String, String, Int, Int)] = [
-            ("{{ bos_token }}\n{% include 'header.jinja' %}", "the 'include' tag is not supported in chat templates", 2, 4),
-            ("{% for m in messages %}\n  {{ m.content | frobnicate }}\n{% endfor %}", "no filter named 'frobnicate'", 2, 18),
-            ("{% if messages %}\nno endif", "unexpected end of template: looking for 'elif' or 'else' or 'endif' to close 'if' from line 1", 2, 9),
+            (
+                "{{ bos_token }}\n{% include 'header.jinja' %}",
+                "the 'include' tag is not supported in chat templates", 2, 4
+            ),
+            (
+                "{% for m in messages %}\n  {{ m.content | frobnicate }}\n{% endfor %}",
+                "no filter named 'frobnicate'", 2, 18
+            ),
+            (
+                "{% if messages %}\nno endif",
+                "unexpected end of template: looking for 'elif' or 'else' or 'endif' to close 'if' from line 1",
+                2, 9
+            ),
             ("{{ messages[0]['content'] is shiny }}", "no test named 'shiny'", 1, 30),
             ("ok\n\n   {{ 'unterminated }}", "unterminated string literal", 3, 7),
         ]
         for (source, message, line, column) in cases {
-            #expect(throws: ChatTemplateError.syntax(template: "'t'", message: message, line: line, column: column)) {
+            #expect(
+                throws: ChatTemplateError.syntax(
+                    template: "'t'", message: message, line: line, column: column)
+            ) {
                 try ChatTemplate(source: source, name: "t")
             }
         }
@@ -64,17 +90,24 @@ struct ChatTemplateAPITests {
     @Test("a runtime error names the line of the failing expression")
     func runtimeErrorNamesTheLine() throws {
         let template = try ChatTemplate(
-            source: "{% for m in messages %}\n{{ m.content }}\n{{ m.content + loop.index }}\n{% endfor %}", name: "t")
-        #expect(throws: ChatTemplateError.render(
-            template: "'t'", message: "can only concatenate str (not \"int\") to str", line: 3)) {
-            try template.render(messages: [ChatMessage(role: "user", content: "hi")], addGenerationPrompt: false)
+            source:
+                "{% for m in messages %}\n{{ m.content }}\n{{ m.content + loop.index }}\n{% endfor %}",
+            name: "t")
+        #expect(
+            throws: ChatTemplateError.render(
+                template: "'t'", message: "can only concatenate str (not \"int\") to str", line: 3)
+        ) {
+            try template.render(
+                messages: [ChatMessage(role: "user", content: "hi")], addGenerationPrompt: false)
         }
     }
 
     @Test("an empty conversation is refused, as apply_chat_template refuses it")
     func emptyConversation() throws {
         let template = try ChatTemplate(source: "{{ messages }}")
-        #expect(throws: ChatTemplateError.self) { try template.render(messages: [], addGenerationPrompt: true) }
+        #expect(throws: ChatTemplateError.self) {
+            try template.render(messages: [], addGenerationPrompt: true)
+        }
         #expect(throws: ChatTemplateError.self) {
             try template.render(conversation: [.string("not an object")], addGenerationPrompt: true)
         }
@@ -83,13 +116,17 @@ struct ChatTemplateAPITests {
     @Test("extra context overrides special tokens; tools and documents default to none")
     func contextVariables() throws {
         let template = try ChatTemplate(
-            source: "{{ bos_token }}|{{ tools is none }}|{{ documents is none }}|{{ date_string }}|{{ add_generation_prompt }}",
+            source:
+                "{{ bos_token }}|{{ tools is none }}|{{ documents is none }}|{{ date_string }}|{{ add_generation_prompt }}",
             specialTokens: ["bos_token": "<s>"])
         let user = [ChatMessage(role: "user", content: "x")]
-        #expect(try template.render(messages: user, addGenerationPrompt: true) == "<s>|True|True||True")
+        #expect(
+            try template.render(messages: user, addGenerationPrompt: true) == "<s>|True|True||True")
         let text = try template.render(
             messages: user, addGenerationPrompt: false,
-            extraContext: ["bos_token": .string("<B>"), "tools": .array([]), "date_string": .string("1 Jan")])
+            extraContext: [
+                "bos_token": .string("<B>"), "tools": .array([]), "date_string": .string("1 Jan"),
+            ])
         #expect(text == "<B>|False|True|1 Jan|False")
     }
 

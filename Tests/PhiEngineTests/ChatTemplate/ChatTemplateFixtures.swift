@@ -6,7 +6,8 @@ import PhiFormats
 /// The chat-template golden file (scripts/chat_template/make_golden.py) and the real tokenizer
 /// directories in ../shared/fixtures, which tests read in place.
 enum ChatTemplateFixtures {
-    static let directory: URL = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/chat_template")
+    static let directory: URL = Bundle.module.resourceURL!.appendingPathComponent(
+        "Fixtures/chat_template")
 
     /// `<repo>/../shared/fixtures`.
     static let shared: String = {

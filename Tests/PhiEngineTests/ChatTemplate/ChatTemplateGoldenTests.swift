@@ -22,7 +22,9 @@ struct ChatTemplateGoldenTests {
     @Test("the loader reads the special tokens transformers passes to the template")
     func loadedSpecialTokens() throws {
         for id in ChatTemplateFixtures.templateIDs {
-            guard ChatTemplateFixtures.golden["templates"]![id]!["model_dir"] != nil else { continue }
+            guard ChatTemplateFixtures.golden["templates"]![id]!["model_dir"] != nil else {
+                continue
+            }
             let template = try ChatTemplateFixtures.template(id)
             #expect(template.specialTokens == ChatTemplateFixtures.specialTokens(id), "\(id)")
         }
@@ -30,24 +32,31 @@ struct ChatTemplateGoldenTests {
 
     private func check(_ template: ChatTemplate, _ golden: JSONValue) {
         let conversationName = golden["conversation"]!.stringValue!
-        let conversation = ChatTemplateFixtures.golden["conversations"]![conversationName]!.arrayValue!
+        let conversation = ChatTemplateFixtures.golden["conversations"]![conversationName]!
+            .arrayValue!
         let agp = golden["add_generation_prompt"]!.boolValue!
-        let extra = Dictionary(uniqueKeysWithValues: (golden["extra"]?.objectValue ?? []).map { ($0.key, $0.value) })
-        let label = "\(template.name) · \(conversationName) · agp=\(agp) · extra=\(extra.keys.sorted())"
+        let extra = Dictionary(
+            uniqueKeysWithValues: (golden["extra"]?.objectValue ?? []).map { ($0.key, $0.value) })
+        let label =
+            "\(template.name) · \(conversationName) · agp=\(agp) · extra=\(extra.keys.sorted())"
         let result = Result { () throws(ChatTemplateError) -> String in
-            try template.render(conversation: conversation, addGenerationPrompt: agp, extraContext: extra)
+            try template.render(
+                conversation: conversation, addGenerationPrompt: agp, extraContext: extra)
         }
         switch result {
         case .success(let text):
             if let expected = golden["expected"]?.stringValue {
                 #expect(text == expected, "\(label)\n\(firstDifference(text, expected))")
             } else {
-                Issue.record("\(label): rendered, but transformers failed with \(golden["raised"] ?? golden["error"]!)")
+                Issue.record(
+                    "\(label): rendered, but transformers failed with \(golden["raised"] ?? golden["error"]!)"
+                )
             }
         case .failure(let error):
             if let raised = golden["raised"]?.stringValue {
                 guard case .raised(_, let message, _) = error else {
-                    Issue.record("\(label): expected raise_exception(\(raised)), got \(error.message)")
+                    Issue.record(
+                        "\(label): expected raise_exception(\(raised)), got \(error.message)")
                     return
                 }
                 #expect(message == raised, "\(label)")
@@ -65,7 +74,8 @@ struct ChatTemplateGoldenTests {
         let y = Array(b.unicodeScalars)
         let i = zip(x, y).prefix { $0 == $1 }.count
         func around(_ s: [Unicode.Scalar]) -> String {
-            String(String.UnicodeScalarView(s[max(0, i - 30)..<min(s.count, i + 30)])).debugDescription
+            String(String.UnicodeScalarView(s[max(0, i - 30)..<min(s.count, i + 30)]))
+                .debugDescription
         }
         return "first difference at scalar \(i): got \(around(x)), want \(around(y))"
     }

@@ -22,12 +22,16 @@ struct ChatTemplateLoaderTests {
             #expect(template.source == source)
             #expect(template.name == "default")
             let tokens = Dictionary(
-                uniqueKeysWithValues: want["special_tokens"]!.objectValue!.map { ($0.key, $0.value.stringValue!) })
+                uniqueKeysWithValues: want["special_tokens"]!.objectValue!.map {
+                    ($0.key, $0.value.stringValue!)
+                })
             #expect(template.specialTokens == tokens)
         } else if name == "no-template" {
             #expect(try ChatTemplate.load(modelDirectory: directory) == nil)
         } else {
-            #expect(throws: ChatTemplateError.self) { try ChatTemplate.load(modelDirectory: directory) }
+            #expect(throws: ChatTemplateError.self) {
+                try ChatTemplate.load(modelDirectory: directory)
+            }
         }
     }
 
@@ -53,14 +57,20 @@ struct ChatTemplateLoaderTests {
             #expect(error.message.hasPrefix(config + ": not valid JSON"))
         }
         try Data("{\"chat_template\": 42}".utf8).write(to: URL(fileURLWithPath: config))
-        #expect(throws: ChatTemplateError.invalidConfig(
-            path: config, message: "chat_template must be a string or a list of {name, template}")) {
+        #expect(
+            throws: ChatTemplateError.invalidConfig(
+                path: config,
+                message: "chat_template must be a string or a list of {name, template}")
+        ) {
             try ChatTemplate.load(modelDirectory: directory)
         }
         try Data([0x7B, 0x7D]).write(to: URL(fileURLWithPath: config))
-        try Data([0x7B, 0x7B, 0xFF, 0x7D, 0x7D]).write(to: URL(fileURLWithPath: directory + "/chat_template.jinja"))
-        #expect(throws: ChatTemplateError.invalidConfig(
-            path: directory + "/chat_template.jinja", message: "not valid UTF-8")) {
+        try Data([0x7B, 0x7B, 0xFF, 0x7D, 0x7D]).write(
+            to: URL(fileURLWithPath: directory + "/chat_template.jinja"))
+        #expect(
+            throws: ChatTemplateError.invalidConfig(
+                path: directory + "/chat_template.jinja", message: "not valid UTF-8")
+        ) {
             try ChatTemplate.load(modelDirectory: directory)
         }
     }
@@ -72,8 +82,10 @@ struct ChatTemplateLoaderTests {
         let path = directory + "/chat_template.jinja"
         try Data("{% for m in messages %}\n{{ m.content | shout }}\n{% endfor %}".utf8)
             .write(to: URL(fileURLWithPath: path))
-        #expect(throws: ChatTemplateError.syntax(
-            template: path, message: "no filter named 'shout'", line: 2, column: 16)) {
+        #expect(
+            throws: ChatTemplateError.syntax(
+                template: path, message: "no filter named 'shout'", line: 2, column: 16)
+        ) {
             try ChatTemplate.load(modelDirectory: directory)
         }
     }

@@ -22,13 +22,16 @@ struct JinjaSnippetTests {
 
     @Test(arguments: snippets)
     func snippet(_ source: String) throws {
-        let golden = Self.golden["snippets"]!.arrayValue!.first { $0["template"]?.stringValue == source }!
+        let golden = Self.golden["snippets"]!.arrayValue!.first {
+            $0["template"]?.stringValue == source
+        }!
         let context = Self.golden["context"]!.objectValue!
         let fixed = ChatTemplateFixtures.now
         let result = Result { () throws -> String in
             let nodes = try JinjaParser.parse(source)
             let renderer = JinjaRenderer(
-                context: Dictionary(uniqueKeysWithValues: context.map { ($0.key, JinjaValue($0.value)) }),
+                context: Dictionary(
+                    uniqueKeysWithValues: context.map { ($0.key, JinjaValue($0.value)) }),
                 now: { fixed })
             return try renderer.render(nodes)
         }
@@ -58,7 +61,9 @@ struct JinjaSnippetTests {
             #expect(error.kind != .raised, "\(error)")
             // Jinja fails some things at render time that phikit refuses while parsing
             // (include/extends); lines are compared for render-time errors.
-            if error.kind == .render, let pythonLine { #expect(error.line == pythonLine, "\(error)") }
+            if error.kind == .render, let pythonLine {
+                #expect(error.line == pythonLine, "\(error)")
+            }
         } else {
             Issue.record("phikit failed (\(error)), Jinja rendered \(golden["expected"]!)")
         }
