@@ -4,7 +4,7 @@
 
 extension JinjaParser {
     mutating func parseExpression(withCondexpr: Bool = true) throws -> JinjaExpr {
-        withCondexpr ? try parseConditional() : try parseOr()
+        try nested { withCondexpr ? try $0.parseConditional() : try $0.parseOr() }
     }
 
     /// A comma-separated list becomes a tuple; a single expression stays itself.
@@ -63,7 +63,7 @@ extension JinjaParser {
     private mutating func parseNot() throws -> JinjaExpr {
         guard current.isName("not") else { return try parseCompare() }
         let line = advance().line
-        return JinjaExpr(kind: .unary(.not, try parseNot()), line: line)
+        return JinjaExpr(kind: .unary(.not, try nested { try $0.parseNot() }), line: line)
     }
 
     private mutating func parseCompare() throws -> JinjaExpr {
@@ -129,7 +129,7 @@ extension JinjaParser {
         var node: JinjaExpr
         if current.isOp("-") || current.isOp("+") {
             let token = advance()
-            let operand = try parseUnary(withFilter: false)
+            let operand = try nested { try $0.parseUnary(withFilter: false) }
             node = JinjaExpr(
                 kind: .unary(token.isOp("-") ? .negate : .plus, operand), line: token.line)
         } else {

@@ -10,6 +10,10 @@ struct JinjaParser {
     /// Variable names read anywhere in the current macro body, to tell whether the macro
     /// takes `varargs` / `kwargs`.
     private var namesRead: Set<String> = []
+    /// How deeply expressions and blocks nest here. Real templates stay in single digits; a
+    /// bound keeps a hostile template from exhausting the stack of the recursive descent.
+    private var depth = 0
+    static let maxDepth = 100
 
     static func parse(_ source: String) throws -> [JinjaNode] {
         var parser = JinjaParser(tokens: try JinjaLexer.tokenize(source))
@@ -90,6 +94,16 @@ struct JinjaParser {
 
     mutating func noteNameRead(_ name: String) { namesRead.insert(name) }
 
+    /// Runs one level of recursive parsing, refusing nesting deeper than `maxDepth`.
+    mutating func nested<T>(_ body: (inout JinjaParser) throws -> T) throws -> T {
+        guard depth < Self.maxDepth else {
+            throw fail("the template nests deeper than \(Self.maxDepth) levels", at: current)
+        }
+        depth += 1
+        defer { depth -= 1 }
+        return try body(&self)
+    }
+
     // MARK: - Bodies
 
     /// Template data, `{{ … }}` and statements until a block tag named in `endTags` (which is
@@ -139,6 +153,10 @@ struct JinjaParser {
     // MARK: - Statements
 
     private mutating func parseStatement() throws -> JinjaNode {
+        try nested { try $0.parseTag() }
+    }
+
+    private mutating func parseTag() throws -> JinjaNode {
         let token = current
         guard let tag = token.nameValue else { throw fail("tag name expected", at: token) }
         switch tag {

@@ -87,6 +87,41 @@ struct ChatTemplateAPITests {
         #expect(error.hint != nil)
     }
 
+    @Test("nesting is bounded: 99 levels render, 100 are refused instead of overflowing the stack")
+    func nestingIsBounded() throws {
+        let user = [ChatMessage(role: "user", content: "x")]
+        func parens(_ n: Int) -> String {
+            "{{ " + String(repeating: "(", count: n) + "1" + String(repeating: ")", count: n)
+                + " }}"
+        }
+        #expect(
+            try ChatTemplate(source: parens(99)).render(messages: user, addGenerationPrompt: false)
+                == "1")
+        let blocks =
+            String(repeating: "{% if true %}", count: 5_000)
+            + String(repeating: "{% endif %}", count: 5_000)
+        for source in [
+            parens(100), parens(100_000), blocks,
+            "{{ " + String(repeating: "not ", count: 5_000) + "1 }}",
+        ] {
+            do {
+                _ = try ChatTemplate(source: source)
+                Issue.record("parsed a template nested \(source.count) characters deep")
+            } catch {
+                guard case .syntax(_, let message, _, _) = error else {
+                    Issue.record("\(error)")
+                    continue
+                }
+                #expect(message == "the template nests deeper than 100 levels")
+            }
+        }
+        // A macro that recurses without end stops with an error too.
+        let runaway = try ChatTemplate(source: "{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}")
+        #expect(throws: ChatTemplateError.self) {
+            try runaway.render(messages: user, addGenerationPrompt: false)
+        }
+    }
+
     @Test("a runtime error names the line of the failing expression")
     func runtimeErrorNamesTheLine() throws {
         let template = try ChatTemplate(
