@@ -17,7 +17,6 @@ The template texts themselves are in Fixtures/chat_template/templates/ (see temp
 where each came from; a few were transcribed by hand from public copies of the model files).
 """
 
-import datetime as real_datetime
 import json
 import os
 import sys
@@ -26,23 +25,10 @@ import jinja2
 import transformers
 from tokenizers import Tokenizer, models
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
-from transformers.utils import chat_template_utils
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.path.join(ROOT, "Tests", "PhiEngineTests", "Fixtures", "chat_template")
-SHARED = os.path.join(os.path.dirname(ROOT), "shared", "fixtures")
-NOW = real_datetime.datetime(2025, 3, 9, 14, 5, 6)
+from reference_env import FIXTURES, NOW, ROOT, SHARED, pin_clock
 
-
-class FixedDatetime(real_datetime.datetime):
-    """What strftime_now sees: a fixed local time, so goldens don't depend on the day."""
-
-    @classmethod
-    def now(cls, tz=None):
-        return NOW
-
-
-chat_template_utils.datetime = FixedDatetime
+pin_clock()
 
 
 def msg(role, content):

@@ -18,8 +18,9 @@ import sys
 from tokenizers import Tokenizer, models
 from transformers import AutoTokenizer
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "Tests", "PhiEngineTests", "Fixtures", "chat_template", "loader")
+from reference_env import FIXTURES
+
+OUT = os.path.join(FIXTURES, "loader")
 
 A = "{% for m in messages %}[A:{{ m.content }}]{% endfor %}{{ eos_token }}"
 B = "{% for m in messages %}[B:{{ m.content }}]{% endfor %}{{ bos_token }}"

@@ -14,7 +14,6 @@ line the traceback points at, when there is one).
     /work/venv/bin/python scripts/chat_template/make_snippet_golden.py
 """
 
-import datetime as real_datetime
 import json
 import os
 import sys
@@ -23,18 +22,10 @@ import traceback
 import jinja2
 from transformers.utils import chat_template_utils
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "Tests", "PhiEngineTests", "Fixtures", "chat_template", "snippets.json")
-NOW = real_datetime.datetime(2025, 3, 9, 14, 5, 6)
+from reference_env import FIXTURES, NOW, pin_clock
 
-
-class FixedDatetime(real_datetime.datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return NOW
-
-
-chat_template_utils.datetime = FixedDatetime
+OUT = os.path.join(FIXTURES, "snippets.json")
+pin_clock()
 
 CONTEXT = {
     "d": {"a": 1, "b": [2, 3], "c": {"x": "y"}, "items": "shadowed"},

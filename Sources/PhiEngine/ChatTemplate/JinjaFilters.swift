@@ -254,32 +254,9 @@ enum JinjaFilters {
             separators = (item, key)
         }
         let encoder = PythonJSONEncoder(
-            indent: indent, separators: separators, sortKeys: p[3].isTruthy)
-        let json = try encoder.encode(v)
-        return .string(p[0].isTruthy ? asciiEscaped(json) : json)
-    }
-
-    /// `ensure_ascii=True`: non-ASCII as `\uXXXX` (surrogate pairs above U+FFFF).
-    private static func asciiEscaped(_ json: String) -> String {
-        var out = ""
-        for scalar in json.unicodeScalars {
-            guard scalar.value >= 0x7F else {
-                out.unicodeScalars.append(scalar)
-                continue
-            }
-            let units =
-                scalar.value > 0xFFFF
-                ? [
-                    0xD800 + ((scalar.value - 0x10000) >> 10),
-                    0xDC00 + ((scalar.value - 0x10000) & 0x3FF),
-                ]
-                : [scalar.value]
-            for unit in units {
-                let hex = String(unit, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            }
-        }
-        return out
+            indent: indent, separators: separators, sortKeys: p[3].isTruthy,
+            ensureASCII: p[0].isTruthy)
+        return .string(try encoder.encode(v))
     }
 
     /// `int(value)` as the filter does it: strings in `base` (with 0x/0o/0b prefixes for

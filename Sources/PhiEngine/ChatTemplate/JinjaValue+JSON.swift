@@ -1,20 +1,30 @@
+import PhiFormats
+
 /// The `tojson` filter transformers installs: `json.dumps(x, ensure_ascii=False, indent=indent,
 /// separators=separators, sort_keys=sort_keys)`. Unlike Jinja's own `tojson` it does not
-/// HTML-escape `<`, `>`, `&` and `'`, and it keeps non-ASCII text as it is.
+/// HTML-escape `<`, `>`, `&` and `'`, and it keeps non-ASCII text as it is (unless asked for
+/// `ensure_ascii=True`). Strings are quoted by PhiFormats' JSON writer, which escapes exactly
+/// as Python's json does.
 struct PythonJSONEncoder {
     /// `None` (compact, one line) or the text repeated per nesting level.
     var indent: String?
     var itemSeparator: String
     var keySeparator: String
     var sortKeys = false
+    /// Non-ASCII text as `\uXXXX` escapes.
+    var ensureASCII = false
 
     /// Python's defaults: `", "` between items on one line, `","` before a newline when
     /// indenting, `": "` after keys.
-    init(indent: String?, separators: (String, String)? = nil, sortKeys: Bool = false) {
+    init(
+        indent: String?, separators: (String, String)? = nil, sortKeys: Bool = false,
+        ensureASCII: Bool = false
+    ) {
         self.indent = indent
         self.itemSeparator = separators?.0 ?? (indent == nil ? ", " : ",")
         self.keySeparator = separators?.1 ?? ": "
         self.sortKeys = sortKeys
+        self.ensureASCII = ensureASCII
     }
 
     func encode(_ value: JinjaValue) throws -> String {
@@ -36,7 +46,7 @@ struct PythonJSONEncoder {
             } else {
                 out += JinjaValue.pythonFloat(d)
             }
-        case .string(let s): Self.writeString(s, into: &out)
+        case .string(let s): writeString(s, into: &out)
         case .list(let items), .tuple(let items):
             try writeContainer("[", "]", items.count, level: level, into: &out) { i, out in
                 try write(items[i], level: level + 1, into: &out)
@@ -49,7 +59,7 @@ struct PythonJSONEncoder {
                 }
             }
             try writeContainer("{", "}", members.count, level: level, into: &out) { i, out in
-                Self.writeString(members[i].key, into: &out)
+                writeString(members[i].key, into: &out)
                 out += keySeparator
                 try write(members[i].value, level: level + 1, into: &out)
             }
@@ -92,27 +102,10 @@ struct PythonJSONEncoder {
         }
     }
 
-    /// `ensure_ascii=False`: only `"`, `\` and control characters are escaped.
-    static func writeString(_ s: String, into out: inout String) {
-        out += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        out += "\""
+    /// A quoted JSON string: `ensure_ascii=False` escapes only quotes, backslashes and control
+    /// characters; `ensure_ascii=True` also everything outside printable ASCII.
+    private func writeString(_ s: String, into out: inout String) {
+        let json = JSONValue.string(s)
+        out += ensureASCII ? json.pythonJSONDump() : json.serialized()
     }
 }
