@@ -171,6 +171,7 @@ SNIPPETS = [
     "{{ ', '.join(nums) }}",
     # --- globals ---------------------------------------------------------------------------------------
     "{{ range(3) | list }}|{{ range(1, 10, 3) | list }}|{{ range(5, 0, -2) | list }}|{{ range(0) | list }}|{% for i in range(2) %}{{ i }}{% endfor %}|{{ dict(a=1, b='x') }}|{{ dict([('k', 'v')]) }}|{{ dict({'a': 1}, c=3) }}",
+    "{% set pipe = joiner(' | ') %}{% for x in nums %}{{ pipe() }}{{ x }}{% endfor %}|{% set comma = joiner() %}{{ comma() }}{{ comma() }}{{ comma() }}",
     "{{ strftime_now('%Y-%m-%d %H:%M:%S') }}|{{ strftime_now('%d %b %Y') }}|{{ strftime_now('%B %d, %Y') }}|{{ strftime_now('%a %A %j %p %I %y %m %%') }}",
     "{{ raise_exception('boom: ' ~ 1) }}",
     "ok\n{% if true %}\n{{ raise_exception('on line three') }}\n{% endif %}",

@@ -1,7 +1,9 @@
 import Foundation
 
 /// The globals transformers' environment gives templates: Jinja's `range`, `dict`,
-/// `namespace`, plus transformers' `raise_exception(message)` and `strftime_now(format)`.
+/// `namespace`, `joiner`, plus transformers' `raise_exception(message)` and
+/// `strftime_now(format)`. (Jinja's `cycler` and `lipsum` are not provided: calling them is
+/// an error naming the line.)
 enum JinjaGlobals {
     /// Jinja's sandbox refuses ranges longer than this.
     static let maxRange = 100_000
@@ -15,6 +17,7 @@ enum JinjaGlobals {
         define("namespace") { args in
             .namespace(JinjaNamespace(try makeDict(args, checkNames: true)))
         }
+        define("joiner", joiner)
         define("raise_exception") { args in
             let message = try args.bind("raise_exception", ["message"])[0]
             throw JinjaError(kind: .raised, message: message.pythonString)
@@ -27,6 +30,18 @@ enum JinjaGlobals {
             }
             return .string(try Strftime.format(f, now()))
         }
+    }
+
+    /// `joiner(sep=", ")`: a function that returns "" the first time and `sep` after that.
+    private static func joiner(_ args: JinjaArguments) throws -> JinjaValue {
+        let separator = try args.bind("joiner", ["sep"], defaults: ["sep": .string(", ")])[0]
+        final class Used { var value = false }
+        let used = Used()
+        return .function(
+            JinjaFunction(name: "joiner") { _ in
+                defer { used.value = true }
+                return used.value ? separator : .string("")
+            })
     }
 
     private static func range(_ args: JinjaArguments) throws -> JinjaValue {
