@@ -26,7 +26,7 @@ extension JinjaFilters {
         "reverse": { v, a, _ in
             _ = try a.bind("reverse", [])
             if case .string(let s) = v {
-                return .string(String(scalars: s.unicodeScalars.reversed()))
+                return .string(String(pythonScalars: s.unicodeScalars.reversed()))
             }
             return .list(try v.iterate().reversed())
         },

@@ -204,7 +204,7 @@ enum JinjaFilters {
             throw JinjaError.render("truncate: expected length >= \(endCount) and leeway >= 0")
         }
         if scalars.count <= length + leeway { return s }
-        let head = String(scalars: scalars.prefix(length - endCount))
+        let head = String(pythonScalars: scalars.prefix(length - endCount))
         if p[1].isTruthy { return head + end }
         return PythonText.split(head, separator: " ", maxSplit: 1, fromEnd: true)[0] + end
     }

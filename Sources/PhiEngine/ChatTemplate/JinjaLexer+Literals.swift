@@ -9,7 +9,7 @@ extension JinjaLexer {
         let start = position
         guard start < src.count, src[start].isASCIIDigit else { return nil }
         if let end = floatEnd(from: start) {
-            let text = String(scalars: src[start..<end].filter { $0 != "_" })
+            let text = String(pythonScalars: src[start..<end].filter { $0 != "_" })
             position = end
             guard let value = Double(text) else {
                 throw syntaxError("invalid float literal '\(text)'", at: start)
@@ -86,7 +86,7 @@ extension JinjaLexer {
         } else {
             end = digitRunEnd(from: start, \.isASCIIDigit) ?? start + 1
         }
-        return (end, String(scalars: src[start..<end].filter { $0 != "_" }), 10)
+        return (end, String(pythonScalars: src[start..<end].filter { $0 != "_" }), 10)
     }
 
     /// A quoted string (either quote; a backslash escapes any character, newlines included),
@@ -109,7 +109,7 @@ extension JinjaLexer {
         var i = body.startIndex
         func hexValue(count: Int) throws -> UInt32 {
             guard i + count <= body.endIndex,
-                let v = UInt32(String(scalars: body[i..<(i + count)]), radix: 16)
+                let v = UInt32(String(pythonScalars: body[i..<(i + count)]), radix: 16)
             else { throw syntaxError("truncated escape sequence in string literal", at: start) }
             i += count
             return v
@@ -162,8 +162,10 @@ extension JinjaLexer {
 }
 
 extension Unicode.Scalar {
-    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
-    var isASCIIHexDigit: Bool {
+    /// 0-9 only (Python's `\d` would take any Unicode digit; Jinja's number literals are ASCII).
+    fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+
+    fileprivate var isASCIIHexDigit: Bool {
         isASCIIDigit || ("a"..."f").contains(self) || ("A"..."F").contains(self)
     }
 }

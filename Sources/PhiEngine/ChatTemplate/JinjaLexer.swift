@@ -51,11 +51,11 @@ struct JinjaLexer {
     private mutating func run() throws {
         while pos < src.count {
             guard let tag = findOpener(from: pos) else {
-                emit(.data(String(scalars: src[pos...])), at: pos)
+                emit(.data(String(pythonScalars: src[pos...])), at: pos)
                 break
             }
             let text = strippedData(src[pos..<tag.start], opener: tag.kind, sign: tag.sign)
-            if !text.isEmpty { emit(.data(String(scalars: text)), at: pos) }
+            if !text.isEmpty { emit(.data(String(pythonScalars: text)), at: pos) }
             lineStarting = false
             switch tag.kind {
             case .comment:
@@ -187,7 +187,7 @@ struct JinjaLexer {
                 let after = i + 2 + (sign == nil ? 0 : 1)
                 if let end = matchRawTag(named: "endraw", from: after, trimNewline: true) {
                     let text = strippedData(src[pos..<i], opener: .block, sign: sign)
-                    if !text.isEmpty { emit(.data(String(scalars: text)), at: pos) }
+                    if !text.isEmpty { emit(.data(String(pythonScalars: text)), at: pos) }
                     pos = end
                     lineStarting = src[pos - 1] == "\n"
                     return
@@ -218,7 +218,7 @@ struct JinjaLexer {
                 while pos < src.count, src[pos] == "_" || src[pos].properties.isXIDContinue {
                     pos += 1
                 }
-                emit(.name(String(scalars: src[begin..<pos])), at: begin)
+                emit(.name(String(pythonScalars: src[begin..<pos])), at: begin)
             } else if s == "'" || s == "\"" {
                 let begin = pos
                 emit(.string(try lexString()), at: begin)
@@ -317,7 +317,7 @@ struct JinjaLexer {
 }
 
 extension String {
-    init(scalars: some Sequence<Unicode.Scalar>) {
+    init(pythonScalars scalars: some Sequence<Unicode.Scalar>) {
         var view = String.UnicodeScalarView()
         view.append(contentsOf: scalars)
         self = String(view)

@@ -153,7 +153,7 @@ enum JinjaStringMethods {
 }
 
 extension Array where Element: Equatable {
-    func ends(with suffix: [Element]) -> Bool {
+    fileprivate func ends(with suffix: [Element]) -> Bool {
         suffix.count <= count && self[(count - suffix.count)...].elementsEqual(suffix)
     }
 }

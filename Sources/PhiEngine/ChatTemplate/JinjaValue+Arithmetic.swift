@@ -165,7 +165,7 @@ extension JinjaValue {
         case .tuple(let items): return .tuple(try indices(items.count).map { items[$0] })
         case .string(let s):
             let scalars = Array(s.unicodeScalars)
-            return .string(String(scalars: try indices(scalars.count).map { scalars[$0] }))
+            return .string(String(pythonScalars: try indices(scalars.count).map { scalars[$0] }))
         default:
             return .undefined("'\(typeName)' object is not subscriptable")
         }

@@ -180,7 +180,7 @@ extension JinjaValue {
 
 extension String.UnicodeScalarView {
     /// Whether `needle` occurs in this text (code point comparison, like Python's `in`).
-    func containsSubsequence(_ needle: String.UnicodeScalarView) -> Bool {
+    fileprivate func containsSubsequence(_ needle: String.UnicodeScalarView) -> Bool {
         firstRange(of: needle) != nil
     }
 }

@@ -28,7 +28,7 @@ enum PythonBraceFormat {
             guard let close = scalars.firstIndex(of: "}") else {
                 throw JinjaError.render("Single '{' encountered in format string")
             }
-            let field = String(scalars: scalars[scalars.startIndex..<close])
+            let field = String(pythonScalars: scalars[scalars.startIndex..<close])
             scalars = scalars[scalars.index(after: close)...]
             out += try render(field, args, &autoIndex)
         }

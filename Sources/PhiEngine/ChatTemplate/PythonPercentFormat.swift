@@ -26,7 +26,8 @@ enum PythonPercentFormat {
                 guard let close = scalars.firstIndex(of: ")"), let mapping else {
                     throw JinjaError.render("format requires a mapping")
                 }
-                let key = String(scalars: scalars[scalars.index(after: scalars.startIndex)..<close])
+                let key = String(
+                    pythonScalars: scalars[scalars.index(after: scalars.startIndex)..<close])
                 value = mapping[key] ?? .undefined("KeyError: '\(key)'")
                 scalars = scalars[scalars.index(after: close)...]
             }
@@ -34,7 +35,7 @@ enum PythonPercentFormat {
             if scalars.first == "." {
                 scalars.removeFirst()
                 var digits = ""
-                while let d = scalars.first, d.isASCIIDigit {
+                while let d = scalars.first, ("0"..."9").contains(d) {
                     digits.unicodeScalars.append(d)
                     scalars.removeFirst()
                 }

@@ -9,7 +9,7 @@ enum PythonText {
         var end = scalars.count
         if leading { while start < end, isStripped(scalars[start]) { start += 1 } }
         if trailing { while end > start, isStripped(scalars[end - 1]) { end -= 1 } }
-        return String(scalars: scalars[start..<end])
+        return String(pythonScalars: scalars[start..<end])
     }
 
     /// `s.split()` / `s.rsplit()`: runs of whitespace separate, empty parts are dropped.
@@ -22,15 +22,15 @@ enum PythonText {
             while i < scalars.count, scalars[i].isPythonWhitespace { i += 1 }
             guard i < scalars.count else { break }
             if maxSplit >= 0, parts.count == maxSplit {
-                parts.append(String(scalars: scalars[i...]))  // the rest keeps its far end
+                parts.append(String(pythonScalars: scalars[i...]))  // the rest keeps its far end
                 break
             }
             let start = i
             while i < scalars.count, !scalars[i].isPythonWhitespace { i += 1 }
-            parts.append(String(scalars: scalars[start..<i]))
+            parts.append(String(pythonScalars: scalars[start..<i]))
         }
         return fromEnd
-            ? parts.reversed().map { String(scalars: $0.unicodeScalars.reversed()) } : parts
+            ? parts.reversed().map { String(pythonScalars: $0.unicodeScalars.reversed()) } : parts
     }
 
     /// `s.split(sep, maxsplit)` / `s.rsplit(sep, maxsplit)` with a non-empty separator.
@@ -62,10 +62,10 @@ enum PythonText {
         var parts: [String] = []
         var start = 0
         for cut in cuts {
-            parts.append(String(scalars: scalars[start..<cut]))
+            parts.append(String(pythonScalars: scalars[start..<cut]))
             start = cut + sep.count
         }
-        parts.append(String(scalars: scalars[start...]))
+        parts.append(String(pythonScalars: scalars[start...]))
         return parts
     }
 
@@ -86,11 +86,11 @@ enum PythonText {
             }
             var end = i + 1
             if v == 0x0D, end < scalars.count, scalars[end] == "\n" { end += 1 }
-            lines.append(String(scalars: scalars[start..<(keepEnds ? end : i)]))
+            lines.append(String(pythonScalars: scalars[start..<(keepEnds ? end : i)]))
             start = end
             i = end
         }
-        if start < scalars.count { lines.append(String(scalars: scalars[start...])) }
+        if start < scalars.count { lines.append(String(pythonScalars: scalars[start...])) }
         return lines
     }
 
