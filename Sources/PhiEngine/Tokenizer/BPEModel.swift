@@ -1,0 +1,189 @@
+/// Token strings as the JSON reader collects them: all bytes in one buffer, each string a
+/// (start, length) into it.
+struct StringList: Sendable {
+    var bytes: [UInt8] = []
+    var starts: [Int32] = []
+    var lengths: [Int32] = []
+
+    var count: Int { starts.count }
+
+    mutating func append(_ string: UnsafeBufferPointer<UInt8>) {
+        starts.append(Int32(bytes.count))
+        lengths.append(Int32(string.count))
+        bytes.append(contentsOf: string)
+    }
+
+    func withString<R>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        bytes.withUnsafeBufferPointer { all in
+            let start = Int(starts[index])
+            return body(UnsafeBufferPointer(rebasing: all[start..<(start + Int(lengths[index]))]))
+        }
+    }
+
+    func string(_ index: Int) -> String {
+        withString(index) { String(decoding: $0, as: UTF8.self) }
+    }
+}
+
+/// The `model` object of tokenizer.json when its type is BPE: options only; vocab and merges
+/// are read separately by the fast path.
+struct BPEOptions: Sendable {
+    var unkToken: String?
+    var continuingSubwordPrefix: String?
+    var endOfWordSuffix: String?
+    var fuseUnk = false
+    var byteFallback = false
+    var ignoreMerges = false
+    var dropout: Double?
+}
+
+/// A byte-pair-encoding model (tokenizers' `models::bpe::BPE`): vocabulary, merge ranks and
+/// the options that decide what happens to characters outside the vocabulary.
+///
+/// In byte-level mode (the pre-tokenizer ends with ByteLevel) the vocabulary is keyed by the
+/// raw bytes each token stands for, so words are merged straight from the input's UTF-8
+/// instead of first being rewritten into GPT-2's alphabet.
+final class BPEModel: Sendable {
+    let options: BPEOptions
+    let byteLevel: Bool
+    /// Token bytes (raw bytes in byte-level mode) → id.
+    let table: ByteStringTable
+    /// Tokens that have no raw-byte form in byte-level mode, by their string bytes.
+    let otherTokens: ByteStringTable
+    let merges: MergeTable
+    /// (merge count) the id each merge rank produces, to recognise stale queue entries.
+    let rankNewIDs: [Int32]
+    /// (256) the id of each single byte in byte-level mode, or -1.
+    let byteIDs: [Int32]
+    /// (256) the id of `<0xNN>` for byte fallback, or -1.
+    let fallbackIDs: [Int32]
+    let unkID: Int32?
+    let prefix: [UInt8]
+    let suffix: [UInt8]
+    /// Strings of the vocabulary; `stringIndexForID[id]` indexes them (-1: no such id).
+    let strings: StringList
+    let stringIndexForID: [Int32]
+    let cache = WordCache()
+
+    /// Number of vocabulary entries (tokenizers' `get_vocab_size` of the model).
+    var size: Int { strings.count }
+
+    init(
+        options: BPEOptions, vocab: StringList, ids: [Int32], merges mergeList: StringList,
+        byteLevel: Bool
+    ) throws(TokenizerBuildError) {
+        guard options.dropout == nil || options.dropout == 0 else {
+            throw .unsupported("model.dropout", "BPE dropout \(options.dropout!) (random tokenization)")
+        }
+        self.options = options
+        self.byteLevel = byteLevel
+        strings = vocab
+        var table = ByteStringTable(capacity: vocab.count)
+        var others = ByteStringTable(capacity: 16)
+        var maxID: Int32 = -1
+        var raw: [UInt8] = []
+        for index in 0..<vocab.count {
+            let id = ids[index]
+            guard id >= 0 else { throw .invalid("model.vocab", "negative id \(id)") }
+            maxID = max(maxID, id)
+            vocab.withString(index) { token in
+                if !byteLevel {
+                    table.insert(token, value: id)
+                } else if ByteLevelAlphabet.rawBytes(of: token, into: &raw) {
+                    raw.withUnsafeBufferPointer { table.insert($0, value: id) }
+                } else {
+                    others.insert(token, value: id)
+                }
+            }
+        }
+        var indexForID = [Int32](repeating: -1, count: Int(maxID) + 1)
+        for index in 0..<vocab.count { indexForID[Int(ids[index])] = Int32(index) }
+        self.table = table
+        self.otherTokens = others
+        self.stringIndexForID = indexForID
+
+        func key(_ text: String) -> [UInt8] {
+            var out: [UInt8] = []
+            let bytes = Array(text.utf8)
+            if byteLevel, bytes.withUnsafeBufferPointer({ ByteLevelAlphabet.rawBytes(of: $0, into: &out) }) {
+                return out
+            }
+            return bytes
+        }
+        prefix = options.continuingSubwordPrefix.map(key) ?? []
+        suffix = options.endOfWordSuffix.map(key) ?? []
+        byteIDs = (0..<256).map { b in table.lookup([UInt8(b)]) ?? -1 }
+        fallbackIDs = (0..<256).map { b in
+            let name = "<0x" + (b < 16 ? "0" : "") + String(b, radix: 16, uppercase: true) + ">"
+            return table.lookup(Array(name.utf8)) ?? -1
+        }
+        if let unk = options.unkToken {
+            guard let id = table.lookup(key(unk)) ?? otherTokens.lookup(Array(unk.utf8)) else {
+                throw .invalid("model.unk_token", "'\(unk)' is not in the vocabulary")
+            }
+            unkID = id
+        } else {
+            unkID = nil
+        }
+        (merges, rankNewIDs) = try Self.buildMerges(
+            mergeList, table: table, prefixLength: prefix.count, byteLevel: byteLevel)
+    }
+
+    /// Resolves each merge `a b` to (id a, id b) → (rank, id of a+b), as `BpeBuilder::build`.
+    private static func buildMerges(
+        _ list: StringList, table: ByteStringTable, prefixLength: Int, byteLevel: Bool
+    ) throws(TokenizerBuildError) -> (MergeTable, [Int32]) {
+        var merges = MergeTable(capacity: list.count / 2)
+        var newIDs = [Int32](repeating: -1, count: list.count / 2)
+        var left: [UInt8] = []
+        var right: [UInt8] = []
+        var joined: [UInt8] = []
+        for rank in 0..<(list.count / 2) {
+            func resolve(_ index: Int, into out: inout [UInt8]) throws(TokenizerBuildError) -> Int32 {
+                let ok = list.withString(index) { s in
+                    byteLevel ? ByteLevelAlphabet.rawBytes(of: s, into: &out) : { out = Array(s); return true }()
+                }
+                guard ok, let id = table.lookup(out) else {
+                    throw .invalid(
+                        "model.merges", "merge \(rank + 1): '\(list.string(index))' is not in the vocabulary")
+                }
+                return id
+            }
+            let a = try resolve(2 * rank, into: &left)
+            let b = try resolve(2 * rank + 1, into: &right)
+            joined.removeAll(keepingCapacity: true)
+            joined.append(contentsOf: left)
+            if prefixLength <= right.count { joined.append(contentsOf: right[prefixLength...]) }
+            guard let newID = table.lookup(joined) else {
+                throw .invalid(
+                    "model.merges",
+                    "merge \(rank + 1): '\(list.string(2 * rank))\(list.string(2 * rank + 1))' is not in the vocabulary")
+            }
+            merges.insert(left: a, right: b, rank: Int32(rank), newID: newID)
+            newIDs[rank] = newID
+        }
+        return (merges, newIDs)
+    }
+
+    /// The id of a token given as its vocabulary string.
+    func id(forToken token: String) -> Int? {
+        var bytes = Array(token.utf8)
+        if byteLevel {
+            var raw: [UInt8] = []
+            if bytes.withUnsafeBufferPointer({ ByteLevelAlphabet.rawBytes(of: $0, into: &raw) }) {
+                bytes = raw
+            } else {
+                return otherTokens.lookup(bytes).map(Int.init)
+            }
+        }
+        return table.lookup(bytes).map(Int.init)
+    }
+
+    /// The vocabulary string of `id`, if the vocabulary has that id.
+    func token(forID id: Int) -> String? {
+        guard id >= 0, id < stringIndexForID.count, stringIndexForID[id] >= 0 else { return nil }
+        return strings.string(Int(stringIndexForID[id]))
+    }
+
+    var highestID: Int { stringIndexForID.count - 1 }
+}
