@@ -33,7 +33,8 @@ let package = Package(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"]),
-        .testTarget(name: "PhiEngineTests", dependencies: ["PhiEngine"]),
+        .testTarget(
+            name: "PhiEngineTests", dependencies: ["PhiEngine"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CLITests", dependencies: ["PhiFormats"]),
     ],
