@@ -81,7 +81,8 @@ final class BPEModel: Sendable {
         var table = ByteStringTable(capacity: vocab.count)
         var others = ByteStringTable(capacity: 16)
         var maxID: Int32 = -1
-        var raw: [UInt8] = []
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: max(1, vocab.bytes.count))
+        defer { scratch.deallocate() }
         for index in 0..<vocab.count {
             let id = ids[index]
             guard id >= 0 else { throw .invalid("model.vocab", "negative id \(id)") }
@@ -89,8 +90,8 @@ final class BPEModel: Sendable {
             vocab.withString(index) { token in
                 if !byteLevel {
                     table.insert(token, value: id)
-                } else if ByteLevelAlphabet.rawBytes(of: token, into: &raw) {
-                    raw.withUnsafeBufferPointer { table.insert($0, value: id) }
+                } else if let n = ByteLevelAlphabet.rawBytes(of: token, into: scratch) {
+                    table.insert(UnsafeBufferPointer(start: scratch, count: n), value: id)
                 } else {
                     others.insert(token, value: id)
                 }
@@ -103,12 +104,9 @@ final class BPEModel: Sendable {
         self.stringIndexForID = indexForID
 
         func key(_ text: String) -> [UInt8] {
-            var out: [UInt8] = []
             let bytes = Array(text.utf8)
-            if byteLevel, bytes.withUnsafeBufferPointer({ ByteLevelAlphabet.rawBytes(of: $0, into: &out) }) {
-                return out
-            }
-            return bytes
+            guard byteLevel else { return bytes }
+            return bytes.withUnsafeBufferPointer { ByteLevelAlphabet.rawBytes(of: $0) } ?? bytes
         }
         prefix = options.continuingSubwordPrefix.map(key) ?? []
         suffix = options.endOfWordSuffix.map(key) ?? []
@@ -126,57 +124,99 @@ final class BPEModel: Sendable {
             unkID = nil
         }
         (merges, rankNewIDs) = try Self.buildMerges(
-            mergeList, table: table, prefixLength: prefix.count, byteLevel: byteLevel)
+            mergeList, vocab: vocab, indexForID: indexForID, table: table, prefix: prefix,
+            byteLevel: byteLevel)
     }
 
     /// Resolves each merge `a b` to (id a, id b) → (rank, id of a+b), as `BpeBuilder::build`.
+    ///
+    /// Most vocabularies give merge results consecutive ids in rank order (o200k: id = 256 +
+    /// rank), so the id after the previous merge's is tried first, with one comparison of
+    /// strings that sit next to each other in memory, before the hash table.
     private static func buildMerges(
-        _ list: StringList, table: ByteStringTable, prefixLength: Int, byteLevel: Bool
+        _ list: StringList, vocab: StringList, indexForID: [Int32], table: ByteStringTable,
+        prefix: [UInt8], byteLevel: Bool
     ) throws(TokenizerBuildError) -> (MergeTable, [Int32]) {
-        var merges = MergeTable(capacity: list.count / 2)
-        var newIDs = [Int32](repeating: -1, count: list.count / 2)
-        var left: [UInt8] = []
-        var right: [UInt8] = []
-        var joined: [UInt8] = []
-        for rank in 0..<(list.count / 2) {
-            func resolve(_ index: Int, into out: inout [UInt8]) throws(TokenizerBuildError) -> Int32 {
-                let ok = list.withString(index) { s in
-                    byteLevel ? ByteLevelAlphabet.rawBytes(of: s, into: &out) : { out = Array(s); return true }()
-                }
-                guard ok, let id = table.lookup(out) else {
-                    throw .invalid(
-                        "model.merges", "merge \(rank + 1): '\(list.string(index))' is not in the vocabulary")
-                }
-                return id
-            }
-            let a = try resolve(2 * rank, into: &left)
-            let b = try resolve(2 * rank + 1, into: &right)
-            joined.removeAll(keepingCapacity: true)
-            joined.append(contentsOf: left)
-            if prefixLength <= right.count { joined.append(contentsOf: right[prefixLength...]) }
-            guard let newID = table.lookup(joined) else {
+        let count = list.count / 2
+        var merges = MergeTable(capacity: count)
+        var newIDs = [Int32](repeating: -1, count: count)
+        let longest = Int(list.lengths.max() ?? 0)
+        // left, right (each at most `longest` bytes), then their join (at most twice that).
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 4 * longest + 1)
+        defer { buffer.deallocate() }
+        let (left, right, joined) = (buffer, buffer + longest, buffer + 2 * longest)
+        var offset: Int32 = 0  // new id - rank of the previous merge
+        for rank in 0..<count {
+            let (a, aLength) = try resolve(list, 2 * rank, rank, left, table, byteLevel)
+            let (b, bLength) = try resolve(list, 2 * rank + 1, rank, right, table, byteLevel)
+            let drop = min(prefix.count, bLength)
+            joined.update(from: left, count: aLength)
+            (joined + aLength).update(from: right + drop, count: bLength - drop)
+            let merged = UnsafeBufferPointer(start: joined, count: aLength + bLength - drop)
+            let guess = Int(Int32(rank) + offset)
+            let guessed =
+                guess >= 0 && guess < indexForID.count && indexForID[guess] >= 0
+                && vocabString(vocab, Int(indexForID[guess]), equals: merged, byteLevel: byteLevel)
+            guard let newID = guessed ? Int32(guess) : table.lookup(merged) else {
                 throw .invalid(
                     "model.merges",
-                    "merge \(rank + 1): '\(list.string(2 * rank))\(list.string(2 * rank + 1))' is not in the vocabulary")
+                    "merge \(rank + 1): '\(list.string(2 * rank))\(list.string(2 * rank + 1))' "
+                        + "is not in the vocabulary")
             }
+            offset = newID - Int32(rank)
             merges.insert(left: a, right: b, rank: Int32(rank), newID: newID)
             newIDs[rank] = newID
         }
         return (merges, newIDs)
     }
 
+    /// The id of merge string `index`, written in key form (raw bytes when byte-level) to
+    /// `out`, and the key's length.
+    private static func resolve(
+        _ list: StringList, _ index: Int, _ rank: Int, _ out: UnsafeMutablePointer<UInt8>,
+        _ table: ByteStringTable, _ byteLevel: Bool
+    ) throws(TokenizerBuildError) -> (Int32, Int) {
+        let n = list.withString(index) { s -> Int? in
+            if byteLevel { return ByteLevelAlphabet.rawBytes(of: s, into: out) }
+            if let base = s.baseAddress { out.update(from: base, count: s.count) }
+            return s.count
+        }
+        guard let n, let id = table.lookup(UnsafeBufferPointer(start: out, count: n)) else {
+            throw .invalid(
+                "model.merges", "merge \(rank + 1): '\(list.string(index))' is not in the vocabulary")
+        }
+        return (id, n)
+    }
+
+    /// Whether vocabulary string `index`, in key form, is `key`.
+    private static func vocabString(
+        _ vocab: StringList, _ index: Int, equals key: UnsafeBufferPointer<UInt8>, byteLevel: Bool
+    ) -> Bool {
+        vocab.withString(index) { s in
+            if !byteLevel { return s.elementsEqual(key) }
+            // Compare by decoding the alphabet characters one by one.
+            var i = 0
+            var k = 0
+            while i < s.count {
+                let (scalar, length) = decodeUTF8(s, at: i)
+                guard k < key.count, scalar < 0x144,
+                    ByteLevelAlphabet.byteForScalar[Int(scalar)] == Int16(key[k])
+                else { return false }
+                i += length
+                k += 1
+            }
+            return k == key.count
+        }
+    }
+
     /// The id of a token given as its vocabulary string.
     func id(forToken token: String) -> Int? {
-        var bytes = Array(token.utf8)
-        if byteLevel {
-            var raw: [UInt8] = []
-            if bytes.withUnsafeBufferPointer({ ByteLevelAlphabet.rawBytes(of: $0, into: &raw) }) {
-                bytes = raw
-            } else {
-                return otherTokens.lookup(bytes).map(Int.init)
-            }
+        let bytes = Array(token.utf8)
+        guard byteLevel else { return table.lookup(bytes).map(Int.init) }
+        guard let raw = bytes.withUnsafeBufferPointer({ ByteLevelAlphabet.rawBytes(of: $0) }) else {
+            return otherTokens.lookup(bytes).map(Int.init)
         }
-        return table.lookup(bytes).map(Int.init)
+        return table.lookup(raw).map(Int.init)
     }
 
     /// The vocabulary string of `id`, if the vocabulary has that id.

@@ -28,18 +28,33 @@ enum ByteLevelAlphabet {
 
     /// The raw bytes a byte-level token string stands for; nil when it has a character
     /// outside the alphabet (added tokens such as `<|end|>` are all inside it).
-    static func rawBytes(of token: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
-        out.removeAll(keepingCapacity: true)
+    static func rawBytes(of token: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        if token.isEmpty { return [] }
+        var out = [UInt8](repeating: 0, count: token.count)
+        guard let n = out.withUnsafeMutableBufferPointer({ rawBytes(of: token, into: $0.baseAddress!) })
+        else { return nil }
+        out.removeLast(token.count - n)
+        return out
+    }
+
+    /// Writes the raw bytes of `token` to `out` (room for `token.count` bytes) and returns
+    /// how many; nil when a character is outside the alphabet.
+    @inline(__always)
+    static func rawBytes(of token: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>)
+        -> Int?
+    {
         var i = 0
+        var n = 0
         while i < token.count {
             let (scalar, length) = decodeUTF8(token, at: i)
-            guard scalar < 0x144, case let b = byteForScalar[Int(scalar)], b >= 0 else {
-                return false
-            }
-            out.append(UInt8(b))
+            guard scalar < 0x144 else { return nil }
+            let b = byteForScalar[Int(scalar)]
+            guard b >= 0 else { return nil }
+            out[n] = UInt8(b)
+            n += 1
             i += length
         }
-        return true
+        return n
     }
 
     /// The alphabet string for raw bytes (what a byte-level tokenizer shows as a token).

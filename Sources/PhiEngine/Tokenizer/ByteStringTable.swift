@@ -1,62 +1,75 @@
-import Foundation
-
 /// An open-addressing hash table from byte strings to token ids, built once at load.
 ///
-/// All keys live in one contiguous buffer (`keyBytes`), so building the 200k-entry vocabulary
-/// allocates a handful of arrays instead of 200k `String`s, and a lookup hashes the caller's
-/// bytes in place without creating a key object.
+/// Loading the 200k-token vocabulary means ~800k lookups (each merge resolves three strings),
+/// and each is a cache miss into a multi-megabyte table, so the layout is built for one miss
+/// per lookup: a slot holds the id, the key's length, 16 bits of its hash and — for keys of up
+/// to 8 bytes, most tokens — the key itself. Longer keys live in one contiguous buffer
+/// (`keyBytes`), so the whole vocabulary is a few arrays rather than 200k `String`s.
 struct ByteStringTable: Sendable {
-    /// (slots) index into `entries`, or -1 for an empty slot; a power of two.
-    private var slots: [Int32]
-    /// (entries) where each key is in `keyBytes`, and its id.
-    private var keyStart: [Int32] = []
-    private var keyLength: [Int32] = []
-    private var values: [Int32] = []
+    /// (2 × slots, a power of two) per slot: word 0 = tag << 48 | (length + 1) << 32 | id
+    /// (0: empty); word 1 = the key's bytes (little-endian) when length ≤ 8, else its offset
+    /// in `keyBytes`.
+    private var slots: [UInt64]
     private var keyBytes: [UInt8] = []
     private var mask: Int
+    private(set) var count = 0
 
     init(capacity: Int) {
         var size = 16
-        while size < capacity * 2 { size <<= 1 }
-        slots = [Int32](repeating: -1, count: size)
+        while size * 4 < capacity * 5 { size <<= 1 }  // load factor at most 0.8
+        slots = [UInt64](repeating: 0, count: 2 * size)
         mask = size - 1
-        keyStart.reserveCapacity(capacity)
-        keyLength.reserveCapacity(capacity)
-        values.reserveCapacity(capacity)
     }
 
-    var count: Int { values.count }
+    /// A fast 64-bit hash of short byte strings (8 bytes per step, then a final mix), and the
+    /// first up-to-8 bytes packed little-endian (the inline key of short strings).
+    @inline(__always)
+    static func hashAndPrefix(_ key: UnsafeBufferPointer<UInt8>) -> (UInt64, UInt64) {
+        let m: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var h = UInt64(truncatingIfNeeded: key.count) &* m
+        guard var p = key.baseAddress else { return (h, 0) }
+        var n = key.count
+        var first: UInt64 = 0
+        var isFirst = true
+        while n >= 8 {
+            let v = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
+            if isFirst { first = v; isFirst = false }
+            h = (h ^ v) &* m
+            h ^= h >> 29
+            p += 8
+            n -= 8
+        }
+        if n > 0 {
+            var v: UInt64 = 0
+            for i in 0..<n { v |= UInt64(p[i]) << UInt64(8 * i) }
+            if isFirst { first = v }
+            h = (h ^ v) &* m
+        }
+        h ^= h >> 32
+        h = h &* 0xD6E8_FEB8_6659_FD93
+        return (h ^ (h >> 32), first)
+    }
 
     @inline(__always)
-    static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 {
-        // FNV-1a over bytes, then a final mix so that low bits are usable as the slot index.
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for b in key { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
-        h ^= h >> 29
-        h = h &* 0xbf58_476d_1ce4_e5b9
-        return h ^ (h >> 32)
-    }
+    static func hash(_ key: UnsafeBufferPointer<UInt8>) -> UInt64 { hashAndPrefix(key).0 }
 
     /// The id stored for `key`, if any.
     @inline(__always)
     func lookup(_ key: UnsafeBufferPointer<UInt8>) -> Int32? {
-        var slot = Int(truncatingIfNeeded: Self.hash(key)) & mask
+        let (h, prefix) = Self.hashAndPrefix(key)
+        let expected = (h >> 48) << 48 | UInt64(key.count + 1) << 32
+        var slot = Int(truncatingIfNeeded: h) & mask
         return slots.withUnsafeBufferPointer { slots in
-            keyBytes.withUnsafeBufferPointer { bytes in
-                while true {
-                    let entry = Int(slots[slot])
-                    if entry < 0 { return nil }
-                    let length = Int(keyLength[entry])
-                    if length == key.count {
-                        let start = Int(keyStart[entry])
-                        if length == 0
-                            || memcmp(bytes.baseAddress! + start, key.baseAddress!, length) == 0
-                        {
-                            return values[entry]
-                        }
+            while true {
+                let w0 = slots[2 * slot]
+                if w0 == 0 { return nil }
+                if w0 & 0xFFFF_FFFF_0000_0000 == expected {
+                    let w1 = slots[2 * slot + 1]
+                    if key.count <= 8 ? w1 == prefix : longKeyEqual(Int(w1), key) {
+                        return Int32(truncatingIfNeeded: w0)
                     }
-                    slot = (slot + 1) & mask
                 }
+                slot = (slot + 1) & mask
             }
         }
     }
@@ -65,66 +78,81 @@ struct ByteStringTable: Sendable {
         key.withUnsafeBufferPointer { lookup($0) }
     }
 
+    private func longKeyEqual(_ start: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        keyBytes.withUnsafeBufferPointer { bytes in
+            for i in 0..<key.count where bytes[start + i] != key[i] { return false }
+            return true
+        }
+    }
+
     /// Adds `key` → `value`, or replaces the value when the key is present (a later duplicate
     /// in the vocabulary wins, as it does in a Rust `HashMap` built from the JSON object).
     mutating func insert(_ key: UnsafeBufferPointer<UInt8>, value: Int32) {
-        if count * 2 >= slots.count { grow() }
-        var slot = Int(truncatingIfNeeded: Self.hash(key)) & mask
-        while true {
-            let entry = Int(slots[slot])
-            if entry < 0 { break }
-            if Int(keyLength[entry]) == key.count, equalKey(entry, key) {
-                values[entry] = value
-                return
+        precondition(key.count < 0xFFFF, "token longer than 64 KiB")
+        if count * 5 >= (mask + 1) * 4 { grow() }
+        let (h, prefix) = Self.hashAndPrefix(key)
+        let meta = (h >> 48) << 48 | UInt64(key.count + 1) << 32
+        var slot = Int(truncatingIfNeeded: h) & mask
+        while slots[2 * slot] != 0 {
+            if slots[2 * slot] & 0xFFFF_FFFF_0000_0000 == meta {
+                let w1 = slots[2 * slot + 1]
+                if key.count <= 8 ? w1 == prefix : longKeyEqual(Int(w1), key) {
+                    slots[2 * slot] = meta | UInt64(UInt32(bitPattern: value))
+                    return
+                }
             }
             slot = (slot + 1) & mask
         }
-        slots[slot] = Int32(values.count)
-        keyStart.append(Int32(keyBytes.count))
-        keyLength.append(Int32(key.count))
-        keyBytes.append(contentsOf: key)
-        values.append(value)
-    }
-
-    private func equalKey(_ entry: Int, _ key: UnsafeBufferPointer<UInt8>) -> Bool {
-        let start = Int(keyStart[entry])
-        return keyBytes.withUnsafeBufferPointer { bytes in
-            key.count == 0 || memcmp(bytes.baseAddress! + start, key.baseAddress!, key.count) == 0
+        slots[2 * slot] = meta | UInt64(UInt32(bitPattern: value))
+        if key.count <= 8 {
+            slots[2 * slot + 1] = prefix
+        } else {
+            slots[2 * slot + 1] = UInt64(keyBytes.count)
+            keyBytes.append(contentsOf: key)
         }
+        count += 1
     }
 
+    /// Doubles the slots; keys are rehashed from the stored bytes.
     private mutating func grow() {
-        let size = slots.count * 2
-        var newSlots = [Int32](repeating: -1, count: size)
-        let newMask = size - 1
-        keyBytes.withUnsafeBufferPointer { bytes in
-            for entry in 0..<values.count {
-                let key = UnsafeBufferPointer(
-                    rebasing: bytes[Int(keyStart[entry])..<Int(keyStart[entry] + keyLength[entry])])
-                var slot = Int(truncatingIfNeeded: Self.hash(key)) & newMask
-                while newSlots[slot] >= 0 { slot = (slot + 1) & newMask }
-                newSlots[slot] = Int32(entry)
+        let old = slots
+        slots = [UInt64](repeating: 0, count: 2 * old.count)
+        mask = old.count - 1
+        count = 0
+        let longKeys = keyBytes
+        keyBytes = []
+        for slot in 0..<(old.count / 2) where old[2 * slot] != 0 {
+            let w0 = old[2 * slot]
+            let length = Int(w0 >> 32 & 0xFFFF) - 1
+            let value = Int32(truncatingIfNeeded: w0)
+            if length <= 8 {
+                var packed = old[2 * slot + 1]
+                let bytes = (0..<length).map { _ -> UInt8 in
+                    defer { packed >>= 8 }
+                    return UInt8(packed & 0xFF)
+                }
+                bytes.withUnsafeBufferPointer { insert($0, value: value) }
+            } else {
+                let start = Int(old[2 * slot + 1])
+                longKeys.withUnsafeBufferPointer {
+                    insert(UnsafeBufferPointer(rebasing: $0[start..<(start + length)]), value: value)
+                }
             }
         }
-        slots = newSlots
-        mask = newMask
     }
 }
 
 /// An open-addressing table from a pair of token ids to a merge (rank, resulting id).
 struct MergeTable: Sendable {
-    /// (slots) key = left << 32 | right, or `UInt64.max` when empty.
-    private var keys: [UInt64]
-    /// (slots) rank << 32 | new id.
-    private var values: [UInt64]
+    /// (2 × slots) key = left << 32 | right (`UInt64.max`: empty), then rank << 32 | new id.
+    private var pairs: [UInt64]
     private let mask: Int
     private(set) var count = 0
 
     init(capacity: Int) {
         var size = 16
-        while size < capacity * 2 { size <<= 1 }
-        keys = [UInt64](repeating: .max, count: size)
-        values = [UInt64](repeating: 0, count: size)
+        while size * 4 < capacity * 5 { size <<= 1 }  // load factor at most 0.8
+        pairs = [UInt64](repeating: .max, count: 2 * size)
         mask = size - 1
     }
 
@@ -137,25 +165,26 @@ struct MergeTable: Sendable {
 
     /// Later merges of the same pair replace earlier ones (Rust's `HashMap::collect`).
     mutating func insert(left: Int32, right: Int32, rank: Int32, newID: Int32) {
-        precondition(count * 2 < keys.count, "MergeTable sized too small")
+        precondition(count * 5 < (mask + 1) * 4, "MergeTable sized too small")
         let key = UInt64(UInt32(bitPattern: left)) << 32 | UInt64(UInt32(bitPattern: right))
         var slot = Self.slot(key, mask)
-        while keys[slot] != .max && keys[slot] != key { slot = (slot + 1) & mask }
-        if keys[slot] == .max { count += 1 }
-        keys[slot] = key
-        values[slot] = UInt64(UInt32(bitPattern: rank)) << 32 | UInt64(UInt32(bitPattern: newID))
+        while pairs[2 * slot] != .max && pairs[2 * slot] != key { slot = (slot + 1) & mask }
+        if pairs[2 * slot] == .max { count += 1 }
+        pairs[2 * slot] = key
+        pairs[2 * slot + 1] =
+            UInt64(UInt32(bitPattern: rank)) << 32 | UInt64(UInt32(bitPattern: newID))
     }
 
     /// (rank, new id) of merging `left` then `right`.
     @inline(__always)
     func lookup(_ left: Int32, _ right: Int32) -> (rank: Int32, newID: Int32)? {
         let key = UInt64(UInt32(bitPattern: left)) << 32 | UInt64(UInt32(bitPattern: right))
-        return keys.withUnsafeBufferPointer { keys in
+        return pairs.withUnsafeBufferPointer { pairs in
             var slot = Self.slot(key, mask)
             while true {
-                let k = keys[slot]
+                let k = pairs[2 * slot]
                 if k == key {
-                    let v = values[slot]
+                    let v = pairs[2 * slot + 1]
                     return (Int32(truncatingIfNeeded: v >> 32), Int32(truncatingIfNeeded: v))
                 }
                 if k == .max { return nil }

@@ -83,12 +83,8 @@ indirect enum TokenDecoder: Sendable {
         case .byteLevel:
             var bytes: [UInt8] = []
             for token in tokens {
-                var raw: [UInt8] = []
                 let utf8 = Array(token.utf8)
-                let mapped = utf8.withUnsafeBufferPointer {
-                    ByteLevelAlphabet.rawBytes(of: $0, into: &raw)
-                }
-                bytes.append(contentsOf: mapped ? raw : utf8)
+                bytes += utf8.withUnsafeBufferPointer { ByteLevelAlphabet.rawBytes(of: $0) } ?? utf8
             }
             if !final, UTF8Completion.hasIncompleteTail(bytes) { incomplete = true }
             return [String(decoding: bytes, as: UTF8.self)]

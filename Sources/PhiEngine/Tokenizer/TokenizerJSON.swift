@@ -62,54 +62,71 @@ struct TokenizerJSON {
         }
     }
 
-    /// `{"token": id, …}`
+    /// `{"token": id, …}`, read straight into the string list.
     private mutating func readVocab(
         _ s: inout TokenizerJSONScanner
     ) throws(TokenizerJSONScanner.Failure) {
         hasVocab = true
         var strings = StringList()
         var ids: [Int32] = []
-        try s.object { (s, key) throws(TokenizerJSONScanner.Failure) in
-            key.withUnsafeBufferPointer { strings.append($0) }
-            ids.append(try s.int32())
+        try s.expect(0x7B)
+        if try !s.eat(0x7D) {
+            repeat {
+                let start = strings.bytes.count
+                try s.string(into: &strings.bytes)
+                strings.starts.append(Int32(start))
+                strings.lengths.append(Int32(strings.bytes.count - start))
+                try s.expect(0x3A)
+                ids.append(try s.int32())
+            } while try s.eat(0x2C)
+            try s.expect(0x7D)
         }
         vocab = strings
         vocabIDs = ids
     }
 
-    /// `["a b", …]` (legacy, one space) or `[["a", "b"], …]`.
+    /// `["a b", …]` (legacy, one space) or `[["a", "b"], …]`; lines starting `#version` are
+    /// skipped, as tokenizers does.
     private mutating func readMerges(
         _ s: inout TokenizerJSONScanner
     ) throws(TokenizerJSONScanner.Failure) {
         hasMerges = true
         var list = StringList()
-        var text: [UInt8] = []
         var index = 0
         try s.array { (s) throws(TokenizerJSONScanner.Failure) in
             index += 1
-            text.removeAll(keepingCapacity: true)
+            let start = list.bytes.count
             if try s.peek() == 0x5B {
                 var count = 0
                 try s.array { (s) throws(TokenizerJSONScanner.Failure) in
-                    text.removeAll(keepingCapacity: true)
-                    try s.string(into: &text)
-                    text.withUnsafeBufferPointer { list.append($0) }
+                    let itemStart = list.bytes.count
+                    try s.string(into: &list.bytes)
+                    list.starts.append(Int32(itemStart))
+                    list.lengths.append(Int32(list.bytes.count - itemStart))
                     count += 1
                 }
                 guard count == 2 else { throw s.fail("merge \(index) is not a pair") }
                 return
             }
-            try s.string(into: &text)
-            if text.starts(with: Array("#version".utf8)) { return }
-            let spaces = text.indices.filter { text[$0] == 0x20 }
-            guard spaces.count == 1 else {
-                throw s.fail("merge \(index) is not two tokens separated by one space")
+            try s.string(into: &list.bytes)
+            let end = list.bytes.count
+            if list.bytes[start..<end].starts(with: Self.versionLine) {
+                list.bytes.removeSubrange(start..<end)
+                return
             }
-            text.withUnsafeBufferPointer { t in
-                list.append(UnsafeBufferPointer(rebasing: t[..<spaces[0]]))
-                list.append(UnsafeBufferPointer(rebasing: t[(spaces[0] + 1)...]))
+            var space = -1
+            for i in start..<end where list.bytes[i] == 0x20 {
+                guard space < 0 else { throw s.fail("merge \(index) has more than one space") }
+                space = i
             }
+            guard space >= 0 else { throw s.fail("merge \(index) is not two tokens separated by a space") }
+            list.starts.append(Int32(start))
+            list.lengths.append(Int32(space - start))
+            list.starts.append(Int32(space + 1))
+            list.lengths.append(Int32(end - space - 1))
         }
         merges = list
     }
+
+    private static let versionLine = Array("#version".utf8)
 }

@@ -52,9 +52,8 @@ struct TokenizerJSONScanner {
     mutating func object(_ body: (inout Self, [UInt8]) throws(Failure) -> Void) throws(Failure) {
         try expect(0x7B)
         if try eat(0x7D) { return }
-        var key: [UInt8] = []
         repeat {
-            key.removeAll(keepingCapacity: true)
+            var key: [UInt8] = []
             try string(into: &key)
             try expect(0x3A)
             try body(&self, key)
@@ -70,30 +69,36 @@ struct TokenizerJSONScanner {
         try expect(0x5D)
     }
 
-    /// Reads a string's decoded UTF-8 bytes (escapes resolved, UTF-8 validated) into `out`.
+    /// Reads a string's decoded UTF-8 bytes (escapes resolved, UTF-8 validated), appending
+    /// them to `out`. Runs of plain bytes are copied at once.
     mutating func string(into out: inout [UInt8]) throws(Failure) {
         try expect(0x22)
+        var runStart = position
         while true {
             guard position < bytes.count else { throw fail("unterminated string") }
             let b = bytes[position]
             if b == 0x22 {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
                 position += 1
                 return
             }
             if b == 0x5C {
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
                 try escape(into: &out)
+                runStart = position
             } else if b < 0x20 {
                 throw fail("unescaped control character in string")
             } else if b < 0x80 {
-                out.append(b)
                 position += 1
             } else {
-                try utf8Sequence(into: &out)
+                try skipUTF8Sequence()
             }
         }
     }
 
-    private mutating func utf8Sequence(into out: inout [UInt8]) throws(Failure) {
+    /// Checks the multi-byte UTF-8 sequence at `position` (no overlong forms, surrogates or
+    /// values past U+10FFFF) and steps over it.
+    private mutating func skipUTF8Sequence() throws(Failure) {
         let lead = bytes[position]
         let length: Int
         switch lead {
@@ -116,7 +121,6 @@ struct TokenizerJSONScanner {
         for k in 2..<max(2, length) where bytes[position + k] & 0xC0 != 0x80 {
             throw fail("invalid UTF-8")
         }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[position..<(position + length)]))
         position += length
     }
 
@@ -195,7 +199,6 @@ struct TokenizerJSONScanner {
     mutating func skipValue() throws(Failure) -> Range<Int> {
         let start = try { () throws(Failure) -> Int in _ = try peek(); return position }()
         var depth = 0
-        var scratch: [UInt8] = []
         repeat {
             switch try peek() {
             case 0x7B, 0x5B:
@@ -206,8 +209,8 @@ struct TokenizerJSONScanner {
                 depth -= 1
                 position += 1
             case 0x22:
-                scratch.removeAll(keepingCapacity: true)
-                try string(into: &scratch)
+                var ignored: [UInt8] = []
+                try string(into: &ignored)
             case 0x2C, 0x3A:
                 guard depth > 0 else { throw fail("unexpected separator") }
                 position += 1
