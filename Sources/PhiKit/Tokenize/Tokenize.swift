@@ -56,6 +56,23 @@ public func tokenize(model: String, text: String, addSpecialTokens: Bool = true)
         loadSeconds: loadSeconds, encodeSeconds: encodeSeconds)
 }
 
+/// Each line of `text` encoded on its own (no line ends), as `tokenizers`' `encode_batch`
+/// would: for files with one text per line.
+public func tokenizeLines(model: String, text: String, addSpecialTokens: Bool = true) throws
+    -> (ids: [[Int]], loadSeconds: Double, encodeSeconds: Double)
+{
+    let (tokenizer, loadSeconds) = try loadTokenizer(model: model)
+    let start = DispatchTime.now().uptimeNanoseconds
+    // Split on LF bytes: a Swift Character would keep "\r\n" together.
+    var lines = text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false)
+    if text.utf8.last == 0x0A { lines.removeLast() }
+    let ids = lines.map {
+        tokenizer.encode(String(decoding: $0, as: UTF8.self), addSpecialTokens: addSpecialTokens)
+    }
+    let encodeSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    return (ids, loadSeconds, encodeSeconds)
+}
+
 /// Parses ids written as `1 2 3`, `1,2,3` or `[1, 2, 3]` and checks each against the
 /// tokenizer's vocabulary.
 public func parseTokenIDs(_ text: String, vocabularySize: Int) throws(TokenIDError) -> [Int] {

@@ -7,8 +7,8 @@ struct TokenizeCommand: Command {
     static let name = "tokenize"
     static let summary = "Show the token ids of a text, or decode ids back to text"
     static let usage = """
-        phikit tokenize <model> [<text> | --file <path>] [--json] [--no-special-tokens]
-                        [--count] [--timings]
+        phikit tokenize <model> [<text> | --file <path>] [--lines] [--json]
+                        [--no-special-tokens] [--count] [--timings]
         phikit tokenize <model> --decode [<ids>] [--skip-special-tokens] [--json]
         """
     static let help = """
@@ -24,6 +24,8 @@ struct TokenizeCommand: Command {
 
         options:
           --file <path>            encode the contents of a file
+          --lines                  encode each line on its own; print one line of ids per
+                                   line (--json: {"ids": [[...], ...]})
           --json                   print {"ids": [...], "tokens": [...]} (with --decode:
                                    {"text": ...})
           --no-special-tokens      do not add what the tokenizer adds around a text (BOS)
@@ -42,6 +44,7 @@ struct TokenizeCommand: Command {
     var json: Bool
     var addSpecialTokens: Bool
     var countOnly: Bool
+    var lines: Bool
     var timings: Bool
     var decode: Bool
     var skipSpecialTokens: Bool
@@ -51,6 +54,7 @@ struct TokenizeCommand: Command {
         json = args.flag("--json")
         addSpecialTokens = !args.flag("--no-special-tokens")
         countOnly = args.flag("--count")
+        lines = args.flag("--lines")
         timings = args.flag("--timings")
         decode = args.flag("--decode")
         skipSpecialTokens = args.flag("--skip-special-tokens")
@@ -58,8 +62,9 @@ struct TokenizeCommand: Command {
         input = args.optionalPositional()
         try args.finish()
         if input != nil, file != nil { throw UsageError("give either <text> or --file, not both") }
-        if decode, file != nil || countOnly || !addSpecialTokens {
-            throw UsageError("--decode takes ids; --file, --count and --no-special-tokens encode")
+        if decode, file != nil || countOnly || !addSpecialTokens || lines {
+            throw UsageError(
+                "--decode takes ids; --file, --lines, --count and --no-special-tokens encode")
         }
         if !decode, skipSpecialTokens { throw UsageError("--skip-special-tokens needs --decode") }
     }
@@ -72,12 +77,10 @@ struct TokenizeCommand: Command {
             print(json ? try Format.json(["text": decoded]) : decoded)
             return
         }
+        if lines { return try runLines(text) }
         let result = try PhiKit.tokenize(model: model, text: text, addSpecialTokens: addSpecialTokens)
         if timings {
-            Diagnostics.text(
-                "load \(Format.fixed(result.loadSeconds * 1000, decimals: 1)) ms, encode "
-                    + "\(Format.fixed(result.encodeSeconds * 1000, decimals: 1)) ms, "
-                    + "\(text.utf8.count) bytes, \(result.ids.count) tokens")
+            report(result.loadSeconds, result.encodeSeconds, text.utf8.count, result.ids.count)
         }
         if countOnly {
             print(result.ids.count)
@@ -86,6 +89,27 @@ struct TokenizeCommand: Command {
         } else {
             print(result.ids.map(String.init).joined(separator: " "))
         }
+    }
+
+    private func runLines(_ text: String) throws {
+        let result = try PhiKit.tokenizeLines(
+            model: model, text: text, addSpecialTokens: addSpecialTokens)
+        let total = result.ids.reduce(0) { $0 + $1.count }
+        if timings { report(result.loadSeconds, result.encodeSeconds, text.utf8.count, total) }
+        if countOnly {
+            print(total)
+        } else if json {
+            print(try Format.json(["ids": result.ids]))
+        } else {
+            print(result.ids.map { $0.map(String.init).joined(separator: " ") }.joined(separator: "\n"))
+        }
+    }
+
+    /// `--timings`, on stderr: `load 61.2 ms, encode 312.5 ms, 3500000 bytes, 812345 tokens`.
+    private func report(_ load: Double, _ encode: Double, _ bytes: Int, _ tokens: Int) {
+        Diagnostics.text(
+            "load \(Format.fixed(load * 1000, decimals: 1)) ms, encode "
+                + "\(Format.fixed(encode * 1000, decimals: 1)) ms, \(bytes) bytes, \(tokens) tokens")
     }
 
     private struct Output: Encodable {
