@@ -114,8 +114,9 @@ struct AddedTokenMatcher: Sendable {
         return (decodeUTF8(text, at: lead).0, lead)
     }
 
+    /// Rust regex's `\w`: Oniguruma's plus Join_Control (ZWNJ, ZWJ).
     private static func isWordScalar(_ v: UInt32) -> Bool {
-        scalarIs(ScalarCategory.of(v), ScalarCategory.word) || v == 0x200C || v == 0x200D
+        scalarIsWord(ScalarCategory.of(v)) || v == 0x200C || v == 0x200D
     }
 
     /// `\w$` on text[..<end]

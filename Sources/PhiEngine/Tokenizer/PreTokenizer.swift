@@ -15,7 +15,9 @@ indirect enum PreTokenizer: Sendable {
     case punctuation(SplitBehavior)
 
     static let gpt2Split = SplitPattern.known(.gpt2)
-    static let wordsOrSymbols = try! SplitPattern.regex(#"\w+|[^\w\s]+"#)
+    /// The Whitespace pre-tokenizer's pattern (compiled by tokenizers with Rust's regex).
+    static let wordsOrSymbols = SplitPattern.regex(
+        BacktrackingMatcher(root: try! RegexParser.parse(#"\w+|[^\w\s]+"#, rustWord: true)))
 
     init(_ r: ComponentReader) throws(TokenizerBuildError) {
         switch try r.type() {

@@ -22,8 +22,11 @@ public final class Tokenizer: Sendable {
     /// Contents of the special added tokens (decode skips tokens whose string is one).
     let specialContents: Set<String>
 
-    /// All added tokens, in tokenizer.json order.
+    /// All added tokens, by id (with the ids tokenizers gives them).
     public let addedTokens: [AddedToken]
+    /// Token strings of normalized added tokens whose normalized form differs from their
+    /// content: tokenizers shows and decodes that form.
+    let addedTokenStrings: [Int: String]
     /// Where the tokenizer was read from, for messages.
     public let source: String
 
@@ -64,38 +67,49 @@ public final class Tokenizer: Sendable {
 
     private init(parts: TokenizerJSON, source: String) throws(TokenizerError) {
         self.source = source
-        do {
-            let c = try TokenizerComponents(parts)
-            normalizer = c.normalizer
-            preTokenizer = c.preTokenizer
-            model = c.model
-            postProcessor = c.postProcessor
-            decoder = c.decoder
-            addedTokens = c.addedTokens
-        } catch {
-            throw error.error(path: source)
-        }
+        let c: TokenizerComponents
+        do { c = try TokenizerComponents(parts) } catch { throw error.error(path: source) }
+        normalizer = c.normalizer
+        preTokenizer = c.preTokenizer
+        model = c.model
+        postProcessor = c.postProcessor
+        decoder = c.decoder
+        let fileTokens = c.addedTokens
+        // Ids as tokenizers assigns them when it reads added_tokens: the id of the same
+        // content in the vocabulary (or earlier in the list), else the next free id after the
+        // model's vocabulary. A file saved by tokenizers already agrees; an edited one may not.
         var byID: [Int: AddedToken] = [:]
         var byContent: [String: Int] = [:]
-        for token in addedTokens {
-            byID[token.id] = token
+        var nextID = model.size
+        for var token in fileTokens where !token.content.isEmpty {
+            if let id = byContent[token.content] ?? model.id(forToken: token.content) {
+                token.id = id
+            } else {
+                token.id = nextID
+                nextID += 1
+            }
             byContent[token.content] = token.id
+            byID[token.id] = token
         }
+        let unique = byID.values.sorted { $0.id < $1.id }
+        self.addedTokens = unique
         addedByID = byID
         addedIDByContent = byContent
-        specialContents = Set(addedTokens.filter(\.special).map(\.content))
-        // Later duplicates of an id replace earlier ones, as in tokenizers' map by id.
-        let unique = addedTokens.filter { byID[$0.id] == $0 }
+        specialContents = Set(unique.filter(\.special).map(\.content))
         var scratch = ScalarText()
-        let normalizer = self.normalizer
+        // Normalized tokens are matched, shown and decoded in their normalized form.
+        var normalizedForms: [Int: String] = [:]
+        var normalizedPatterns: [AddedTokenMatcher.Pattern] = []
+        for token in unique where token.normalized {
+            let bytes = Array(token.content.utf8)
+            let normalized = normalizer?.apply(bytes, scratch: &scratch) ?? bytes
+            if normalized != bytes { normalizedForms[token.id] = String(decoding: normalized, as: UTF8.self) }
+            normalizedPatterns.append(.init(bytes: normalized, token: token))
+        }
+        addedTokenStrings = normalizedForms
         rawMatcher = AddedTokenMatcher(
             unique.filter { !$0.normalized }.map { .init(bytes: Array($0.content.utf8), token: $0) })
-        normalizedMatcher = AddedTokenMatcher(
-            unique.filter(\.normalized).map { token in
-                let bytes = Array(token.content.utf8)
-                return .init(
-                    bytes: normalizer?.apply(bytes, scratch: &scratch) ?? bytes, token: token)
-            })
+        normalizedMatcher = AddedTokenMatcher(normalizedPatterns)
     }
 
     /// The id of a vocabulary or added token.
@@ -105,7 +119,7 @@ public final class Tokenizer: Sendable {
 
     /// The string of a token id (as tokenizer.json spells it: `▁the`, `Ġthe`, `<0x0A>`).
     public func token(for id: Int) -> String? {
-        addedByID[id]?.content ?? model.token(forID: id)
+        addedTokenStrings[id] ?? addedByID[id]?.content ?? model.token(forID: id)
     }
 
     /// Highest id + 1, added tokens included: the size an embedding table needs.

@@ -29,7 +29,8 @@ struct ScalarSet: Sendable {
         /// Mask over `ScalarCategory` indices; `negated` for `\P{…}`.
         case categories(UInt32, negated: Bool)
         case whitespace(negated: Bool)
-        case word(negated: Bool)
+        /// `\w` as Oniguruma defines it, or with `joinControl` also ZWNJ/ZWJ (Rust's regex).
+        case word(negated: Bool, joinControl: Bool)
         case set(ScalarSet)
     }
 
@@ -46,9 +47,8 @@ struct ScalarSet: Sendable {
             case .range(let lo, let hi): found = lo <= value && value <= hi
             case .categories(let mask, let negated): found = scalarIs(packed, mask) != negated
             case .whitespace(let negated): found = scalarIsWhitespace(packed) != negated
-            case .word(let negated):
-                let isWord =
-                    scalarIs(packed, ScalarCategory.word) || value == 0x200C || value == 0x200D
+            case .word(let negated, let joinControl):
+                let isWord = scalarIsWord(packed) || (joinControl && (value == 0x200C || value == 0x200D))
                 found = isWord != negated
             case .set(let inner): found = inner.contains(value, packed)
             }

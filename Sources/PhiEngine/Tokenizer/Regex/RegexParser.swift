@@ -16,13 +16,17 @@ struct RegexParser {
     private let scalars: [UInt32]
     private var position = 0
     private var caseInsensitive = false
+    /// Rust's `regex` crate counts Join_Control in `\w`; Oniguruma does not.
+    private let rustWord: Bool
 
-    init(_ pattern: String) {
+    init(_ pattern: String, rustWord: Bool) {
         scalars = pattern.unicodeScalars.map(\.value)
+        self.rustWord = rustWord
     }
 
-    static func parse(_ pattern: String) throws(Unsupported) -> RegexNode {
-        var parser = RegexParser(pattern)
+    /// Parses an Oniguruma pattern, or (`rustWord`) one tokenizers compiles with Rust's regex.
+    static func parse(_ pattern: String, rustWord: Bool = false) throws(Unsupported) -> RegexNode {
+        var parser = RegexParser(pattern, rustWord: rustWord)
         let node = try parser.parseAlternation()
         guard parser.position == parser.scalars.count else {
             throw Unsupported(reason: "unbalanced ')' at character \(parser.position)")
@@ -190,8 +194,8 @@ struct RegexParser {
         case 0x53: return .whitespace(negated: true)
         case 0x64: return .categories(ScalarCategory.decimal, negated: false)  // d
         case 0x44: return .categories(ScalarCategory.decimal, negated: true)
-        case 0x77: return .word(negated: false)  // w
-        case 0x57: return .word(negated: true)
+        case 0x77: return .word(negated: false, joinControl: rustWord)  // w
+        case 0x57: return .word(negated: true, joinControl: rustWord)
         case 0x68: return .set(ScalarSet(items: [.scalar(0x09), .scalar(0x20)]))  // h
         case 0x48: return .set(ScalarSet(items: [.scalar(0x09), .scalar(0x20)], negated: true))
         case 0x70, 0x50: return try parseProperty(negated: c == 0x50)  // p, P
@@ -301,6 +305,11 @@ struct RegexParser {
     /// Under `(?i)`, a literal matches every scalar with the same case folding (`s` also
     /// matches `S` and `ſ`, as in Oniguruma).
     private static func foldingItem(_ item: ScalarSet.Item) -> ScalarSet.Item {
+        if case .range(let low, let high) = item, high - low < 1024 {
+            // [a-z] under (?i): the range plus every scalar's case variants.
+            let variants = (low...high).map { foldingItem(.scalar($0)) }
+            return .set(ScalarSet(items: [item] + variants))
+        }
         guard case .scalar(let v) = item, let scalar = Unicode.Scalar(v) else { return item }
         var variants: [UInt32] = [v]
         let p = scalar.properties

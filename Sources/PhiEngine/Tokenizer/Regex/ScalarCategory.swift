@@ -2,7 +2,8 @@
 /// patterns' classes (`\p{L}`, `\p{N}`, `\s`, …).
 ///
 /// Low 5 bits: the general category's index in `ScalarCategory.names`; bit 5: White_Space
-/// (what Oniguruma's Unicode `\s` and Rust's `char::is_whitespace` test). The Basic
+/// (what Oniguruma's Unicode `\s` and Rust's `char::is_whitespace` test); bit 6: Alphabetic
+/// (part of `\w`). The Basic
 /// Multilingual Plane is tabulated once (64 KiB, built on first use); other planes ask the
 /// standard library each time.
 enum ScalarCategory {
@@ -12,6 +13,7 @@ enum ScalarCategory {
         "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn",
     ]
     static let whitespaceBit: UInt8 = 0x20
+    static let alphabeticBit: UInt8 = 0x40
 
     /// Bit masks over category indices, for class tests `(mask >> category) & 1`.
     static let letter: UInt32 = 0b11111  // Lu Ll Lt Lm Lo
@@ -22,9 +24,9 @@ enum ScalarCategory {
     static let symbol: UInt32 = 0b1111 << 18
     static let separator: UInt32 = 0b111 << 22
     static let other: UInt32 = 0b11111 << 25
-    /// `\w`: letters, marks, Nd, Nl and Pc (Unicode word characters; Join_Control is added
-    /// by the matcher).
-    static let word: UInt32 = letter | mark | decimal | (1 << 9) | (1 << 11)
+    /// `\w` besides Alphabetic scalars: marks, Nd and Pc (Oniguruma's Word; Rust's regex
+    /// also counts Join_Control, see `isWord`).
+    static let wordCategories: UInt32 = mark | decimal | (1 << 11)
 
     static func mask(ofCategory name: String) -> UInt32? {
         switch name {
@@ -62,6 +64,7 @@ enum ScalarCategory {
     private static func compute(_ scalar: Unicode.Scalar) -> UInt8 {
         let p = scalar.properties
         return index(of: p.generalCategory) | (p.isWhitespace ? whitespaceBit : 0)
+            | (p.isAlphabetic ? alphabeticBit : 0)
     }
 
     private static func index(of category: Unicode.GeneralCategory) -> UInt8 {
@@ -108,3 +111,9 @@ func scalarIs(_ packed: UInt8, _ mask: UInt32) -> Bool {
 
 @inline(__always)
 func scalarIsWhitespace(_ packed: UInt8) -> Bool { packed & ScalarCategory.whitespaceBit != 0 }
+
+/// Oniguruma's `\w`: Alphabetic, marks, decimal digits, connector punctuation.
+@inline(__always)
+func scalarIsWord(_ packed: UInt8) -> Bool {
+    packed & ScalarCategory.alphabeticBit != 0 || scalarIs(packed, ScalarCategory.wordCategories)
+}
