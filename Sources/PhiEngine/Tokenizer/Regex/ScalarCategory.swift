@@ -3,9 +3,10 @@
 ///
 /// Low 5 bits: the general category's index in `ScalarCategory.names`; bit 5: White_Space
 /// (what Oniguruma's Unicode `\s` and Rust's `char::is_whitespace` test); bit 6: Alphabetic
-/// (part of `\w`). The Basic
-/// Multilingual Plane is tabulated once (64 KiB, built on first use); other planes ask the
-/// standard library each time.
+/// (part of `\w`). Basic Multilingual Plane scalars are looked up once each and remembered in
+/// a 64 KiB table; other planes ask the standard library each time.
+import Synchronization
+
 enum ScalarCategory {
     /// Category abbreviations in table order.
     static let names: [String] = [
@@ -42,23 +43,35 @@ enum ScalarCategory {
         }
     }
 
-    private static let bmp: [UInt8] = {
-        var table = [UInt8](repeating: 29, count: 0x10000)
-        for v in 0..<0x10000 {
-            guard let scalar = Unicode.Scalar(UInt32(v)) else {
-                table[v] = 27  // surrogate code points: Cs
-                continue
-            }
-            table[v] = compute(scalar)
-        }
-        return table
-    }()
+    /// Filled in as scalars are met: computing all 65,536 categories up front would add
+    /// ~10 ms to the first encode. Relaxed atomics make concurrent fills of the same cell
+    /// (with the same value) well-defined.
+    private static let bmp = BMPTable()
 
     @inline(__always)
     static func of(_ value: UInt32) -> UInt8 {
-        if value < 0x10000 { return bmp.withUnsafeBufferPointer { $0[Int(value)] } }
+        if value < 0x10000 { return bmp.category(Int(value)) }
         guard let scalar = Unicode.Scalar(value) else { return 29 }
         return compute(scalar)
+    }
+
+    private final class BMPTable: Sendable {
+        private static let unknown: UInt8 = 0xFF  // no packed value has all bits set
+        nonisolated(unsafe) private let cells: UnsafeMutablePointer<Atomic<UInt8>>
+
+        init() {
+            cells = .allocate(capacity: 0x10000)
+            for i in 0..<0x10000 { (cells + i).initialize(to: Atomic(Self.unknown)) }
+        }
+
+        @inline(__always)
+        func category(_ index: Int) -> UInt8 {
+            let cached = cells[index].load(ordering: .relaxed)
+            if cached != Self.unknown { return cached }
+            let value = Unicode.Scalar(UInt32(index)).map(ScalarCategory.compute) ?? 27  // Cs
+            cells[index].store(value, ordering: .relaxed)
+            return value
+        }
     }
 
     private static func compute(_ scalar: Unicode.Scalar) -> UInt8 {
