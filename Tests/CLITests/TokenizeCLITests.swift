@@ -8,7 +8,8 @@ struct TokenizeCLITests {
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
     static let stories = repository.appendingPathComponent("models/stories-260k").path
-    static let shared = repository.deletingLastPathComponent().appendingPathComponent("shared/fixtures")
+    static let shared = repository.deletingLastPathComponent().appendingPathComponent(
+        "shared/fixtures")
     static let phi35 = shared.appendingPathComponent("microsoft--Phi-3.5-mini-instruct").path
     static let phi4 = shared.appendingPathComponent("_derived/microsoft--Phi-4-mini-instruct").path
 
@@ -49,7 +50,8 @@ struct TokenizeCLITests {
         #expect(lines.status == 0, "\(lines.stderr)")
         #expect(
             lines.stdout
-                == "1 274 287 269 317 410 243 162 167 153\n1 403 407 261 378 432 383 286 261 280 294 426\n")
+                == "1 274 287 269 317 410 243 162 167 153\n1 403 407 261 378 432 383 286 261 280 294 426\n"
+        )
         let count = try Phikit.run("tokenize", Self.stories, "--file", file.path, "--count")
         #expect(Int(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == 25)  // the file as one text
         // No <text>: stdin, here empty (the test runner gives /dev/null), so only BOS.
@@ -62,11 +64,13 @@ struct TokenizeCLITests {
     }
 
     @Test func decodes() throws {
-        let spaced = try Phikit.run("tokenize", Self.stories, "--decode", "1 274 287 269 317 410 243 162 167 153")
+        let spaced = try Phikit.run(
+            "tokenize", Self.stories, "--decode", "1 274 287 269 317 410 243 162 167 153")
         #expect(spaced.status == 0, "\(spaced.stderr)")
         #expect(spaced.stdout == "<s> Tom and Lily 🤖\n")
         let array = try Phikit.run(
-            "tokenize", Self.stories, "--decode", "[1, 274, 287, 269, 317]", "--skip-special-tokens")
+            "tokenize", Self.stories, "--decode", "[1, 274, 287, 269, 317]", "--skip-special-tokens"
+        )
         #expect(array.stdout == "Tom and Lily\n")
         let json = try Phikit.run("tokenize", Self.stories, "--decode", "1,274,287", "--json")
         let object = try #require(
@@ -109,7 +113,10 @@ struct TokenizeCLITests {
             #"{"pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(?<=a)b"}, "behavior": "Isolated"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}"#,
             "pre_tokenizer.pattern.Regex: unsupported regular expression"
         ),
-        (#"{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}"#, "'b' is not in the vocabulary"),
+        (
+            #"{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}"#,
+            "'b' is not in the vocabulary"
+        ),
     ])
     func brokenTokenizerIsDataError(_ json: String, _ message: String) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)

@@ -30,9 +30,11 @@ public struct AddedToken: Sendable, Equatable, Codable {
         let id = try r.int("id", default: -1)
         guard id >= 0 else { throw .invalid(r.path + ".id", "missing or negative id") }
         self.init(
-            id: id, content: try r.string("content"), special: try r.bool("special", default: false),
+            id: id, content: try r.string("content"),
+            special: try r.bool("special", default: false),
             singleWord: try r.bool("single_word", default: false),
-            lstrip: try r.bool("lstrip", default: false), rstrip: try r.bool("rstrip", default: false),
+            lstrip: try r.bool("lstrip", default: false),
+            rstrip: try r.bool("rstrip", default: false),
             normalized: try r.bool("normalized", default: true))
     }
 }
@@ -108,7 +110,9 @@ struct AddedTokenMatcher: Sendable {
         return nil
     }
 
-    private static func scalarBefore(_ text: UnsafeBufferPointer<UInt8>, _ end: Int) -> (UInt32, Int) {
+    private static func scalarBefore(
+        _ text: UnsafeBufferPointer<UInt8>, _ end: Int
+    ) -> (UInt32, Int) {
         var lead = end - 1
         while lead > 0 && text[lead] & 0xC0 == 0x80 { lead -= 1 }
         return (decodeUTF8(text, at: lead).0, lead)
@@ -130,7 +134,9 @@ struct AddedTokenMatcher: Sendable {
     }
 
     /// Start of the whitespace run that ends at `end` (`\s*$` on text[..<end]).
-    private static func whitespaceRunStart(_ text: UnsafeBufferPointer<UInt8>, before end: Int) -> Int {
+    private static func whitespaceRunStart(
+        _ text: UnsafeBufferPointer<UInt8>, before end: Int
+    ) -> Int {
         var start = end
         while start > 0 {
             let (v, lead) = scalarBefore(text, start)
@@ -141,7 +147,8 @@ struct AddedTokenMatcher: Sendable {
     }
 
     /// End of the whitespace run that starts at `start` (`^\s*` on text[start...]).
-    private static func whitespaceRunEnd(_ text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    private static func whitespaceRunEnd(_ text: UnsafeBufferPointer<UInt8>, from start: Int) -> Int
+    {
         var end = start
         while end < text.count {
             let (v, length) = decodeUTF8(text, at: end)

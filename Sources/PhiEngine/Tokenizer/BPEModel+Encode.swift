@@ -12,7 +12,9 @@ struct BPEScratch {
 
 extension BPEModel {
     /// Appends the ids of one pre-tokenized word (tokenizers' `BPE::tokenize`).
-    func encode(_ word: UnsafeBufferPointer<UInt8>, into out: inout [Int], scratch s: inout BPEScratch) {
+    func encode(
+        _ word: UnsafeBufferPointer<UInt8>, into out: inout [Int], scratch s: inout BPEScratch
+    ) {
         guard !word.isEmpty else { return }
         if options.ignoreMerges, let id = table.lookup(word) {
             out.append(Int(id))

@@ -73,7 +73,8 @@ final class BPEModel: Sendable {
         byteLevel: Bool
     ) throws(TokenizerBuildError) {
         guard options.dropout == nil || options.dropout == 0 else {
-            throw .unsupported("model.dropout", "BPE dropout \(options.dropout!) (random tokenization)")
+            throw .unsupported(
+                "model.dropout", "BPE dropout \(options.dropout!) (random tokenization)")
         }
         self.options = options
         self.byteLevel = byteLevel
@@ -183,7 +184,8 @@ final class BPEModel: Sendable {
         }
         guard let n, let id = table.lookup(UnsafeBufferPointer(start: out, count: n)) else {
             throw .invalid(
-                "model.merges", "merge \(rank + 1): '\(list.string(index))' is not in the vocabulary")
+                "model.merges",
+                "merge \(rank + 1): '\(list.string(index))' is not in the vocabulary")
         }
         return (id, n)
     }

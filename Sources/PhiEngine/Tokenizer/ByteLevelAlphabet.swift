@@ -7,7 +7,8 @@ enum ByteLevelAlphabet {
         var table = [UInt32](repeating: 0, count: 256)
         var next: UInt32 = 256
         for b in 0..<256 {
-            let printable = (0x21...0x7E).contains(b) || (0xA1...0xAC).contains(b)
+            let printable =
+                (0x21...0x7E).contains(b) || (0xA1...0xAC).contains(b)
                 || (0xAE...0xFF).contains(b)
             if printable {
                 table[b] = UInt32(b)
@@ -31,7 +32,10 @@ enum ByteLevelAlphabet {
     static func rawBytes(of token: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         if token.isEmpty { return [] }
         var out = [UInt8](repeating: 0, count: token.count)
-        guard let n = out.withUnsafeMutableBufferPointer({ rawBytes(of: token, into: $0.baseAddress!) })
+        guard
+            let n = out.withUnsafeMutableBufferPointer({
+                rawBytes(of: token, into: $0.baseAddress!)
+            })
         else { return nil }
         out.removeLast(token.count - n)
         return out
@@ -40,7 +44,9 @@ enum ByteLevelAlphabet {
     /// Writes the raw bytes of `token` to `out` (room for `token.count` bytes) and returns
     /// how many; nil when a character is outside the alphabet.
     @inline(__always)
-    static func rawBytes(of token: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>)
+    static func rawBytes(
+        of token: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>
+    )
         -> Int?
     {
         var i = 0

@@ -33,7 +33,10 @@ struct ByteStringTable: Sendable {
         var isFirst = true
         while n >= 8 {
             let v = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
-            if isFirst { first = v; isFirst = false }
+            if isFirst {
+                first = v
+                isFirst = false
+            }
             h = (h ^ v) &* m
             h ^= h >> 29
             p += 8
@@ -135,7 +138,8 @@ struct ByteStringTable: Sendable {
             } else {
                 let start = Int(old[2 * slot + 1])
                 longKeys.withUnsafeBufferPointer {
-                    insert(UnsafeBufferPointer(rebasing: $0[start..<(start + length)]), value: value)
+                    insert(
+                        UnsafeBufferPointer(rebasing: $0[start..<(start + length)]), value: value)
                 }
             }
         }

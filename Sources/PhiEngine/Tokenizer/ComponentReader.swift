@@ -79,7 +79,8 @@ struct ComponentReader {
         do {
             return try SplitPattern.regex(source)
         } catch {
-            throw .unsupported(field(key) + ".Regex", "regular expression (\(error.reason)): \(source)")
+            throw .unsupported(
+                field(key) + ".Regex", "regular expression (\(error.reason)): \(source)")
         }
     }
 

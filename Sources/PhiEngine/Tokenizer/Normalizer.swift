@@ -40,7 +40,9 @@ indirect enum Normalizer: Sendable {
         case .prepend(let prefix):
             return text.isEmpty ? text : prefix + text
         case .replace(let pattern, let content):
-            let matches = text.withUnsafeBufferPointer { pattern.matches(in: $0, scratch: &scratch) }
+            let matches = text.withUnsafeBufferPointer {
+                pattern.matches(in: $0, scratch: &scratch)
+            }
             guard !matches.isEmpty else { return text }
             var out: [UInt8] = []
             out.reserveCapacity(text.count + matches.count * content.count)

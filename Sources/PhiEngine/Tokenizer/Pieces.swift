@@ -25,7 +25,8 @@ struct Pieces {
             for (range, origin) in zip(ranges, atOrigin) {
                 let piece = UnsafeBufferPointer(rebasing: all[range])
                 for sub in split(piece) where !sub.isEmpty {
-                    newRanges.append((range.lowerBound + sub.lowerBound)..<(range.lowerBound + sub.upperBound))
+                    newRanges.append(
+                        (range.lowerBound + sub.lowerBound)..<(range.lowerBound + sub.upperBound))
                     newOrigin.append(origin && sub.lowerBound == 0)
                 }
             }

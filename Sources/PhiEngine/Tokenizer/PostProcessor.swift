@@ -44,7 +44,8 @@ indirect enum PostProcessor: Sendable {
 
     /// `single: [{"SpecialToken": {"id": "<s>"}}, {"Sequence": {"id": "A"}}]` with the ids of
     /// each special token from `special_tokens`.
-    private static func template(_ r: ComponentReader) throws(TokenizerBuildError) -> PostProcessor {
+    private static func template(_ r: ComponentReader) throws(TokenizerBuildError) -> PostProcessor
+    {
         let special = try r.object("special_tokens")
         var prefix: [Int] = []
         var suffix: [Int] = []

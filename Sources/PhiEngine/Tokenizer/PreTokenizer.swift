@@ -25,7 +25,8 @@ indirect enum PreTokenizer: Sendable {
             let steps = try r.array("pretokenizers").map(PreTokenizer.init)
             if let i = steps.dropLast().firstIndex(where: \.isByteLevel) {
                 throw .unsupported(
-                    r.path + ".pretokenizers[\(i)]", "pre-tokenizer order: ByteLevel must come last")
+                    r.path + ".pretokenizers[\(i)]", "pre-tokenizer order: ByteLevel must come last"
+                )
             }
             self = .sequence(steps)
         case "Split":
@@ -51,7 +52,8 @@ indirect enum PreTokenizer: Sendable {
         case "Digits": self = .digits(individual: try r.bool("individual_digits", default: false))
         case "Whitespace": self = .whitespace
         case "WhitespaceSplit": self = .whitespaceSplit
-        case "Punctuation": self = .punctuation(try Self.behavior(r, "behavior", default: .isolated))
+        case "Punctuation":
+            self = .punctuation(try Self.behavior(r, "behavior", default: .isolated))
         default: try r.unsupported("pre-tokenizer")
         }
     }

@@ -46,12 +46,16 @@ indirect enum TokenDecoder: Sendable {
     func decodeChain(_ tokens: [String], final: Bool, incomplete: inout Bool) -> [String] {
         switch self {
         case .sequence(let steps):
-            return steps.reduce(tokens) { $1.decodeChain($0, final: final, incomplete: &incomplete) }
+            return steps.reduce(tokens) {
+                $1.decodeChain($0, final: final, incomplete: &incomplete)
+            }
         case .replace(let pattern, let content):
             var scratch = ScalarText()
             return tokens.map { token in
                 var utf8 = Array(token.utf8)
-                let matches = utf8.withUnsafeBufferPointer { pattern.matches(in: $0, scratch: &scratch) }
+                let matches = utf8.withUnsafeBufferPointer {
+                    pattern.matches(in: $0, scratch: &scratch)
+                }
                 guard !matches.isEmpty else { return token }
                 var out = ""
                 var previous = 0
@@ -140,7 +144,9 @@ indirect enum TokenDecoder: Sendable {
         }
     }
 
-    private static func strip(_ token: String, _ content: Unicode.Scalar, _ start: Int, _ stop: Int)
+    private static func strip(
+        _ token: String, _ content: Unicode.Scalar, _ start: Int, _ stop: Int
+    )
         -> String
     {
         let scalars = Array(token.unicodeScalars)

@@ -3,7 +3,8 @@ extension Tokenizer {
     /// tokens too when `skipSpecialTokens`, and the decoder joins the rest.
     public func decode(_ ids: [Int], skipSpecialTokens: Bool = false) -> String {
         var incomplete = false
-        return decodeText(ids, skipSpecialTokens: skipSpecialTokens, final: true, incomplete: &incomplete)
+        return decodeText(
+            ids, skipSpecialTokens: skipSpecialTokens, final: true, incomplete: &incomplete)
     }
 
     /// The token strings `decode` feeds to the decoder.

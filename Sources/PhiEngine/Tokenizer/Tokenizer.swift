@@ -46,17 +46,19 @@ public final class Tokenizer: Sendable {
     }
 
     public convenience init(tokenizerJSON data: Data, source: String) throws {
-        try self.init(parts: data.withUnsafeBytes { raw in
-            Result { () throws(TokenizerError) in
-                try Self.parse(raw.bindMemory(to: UInt8.self), source: source)
-            }
-        }.get(), source: source)
+        try self.init(
+            parts: data.withUnsafeBytes { raw in
+                Result { () throws(TokenizerError) in
+                    try Self.parse(raw.bindMemory(to: UInt8.self), source: source)
+                }
+            }.get(), source: source)
     }
 
     public convenience init(tokenizerJSON bytes: [UInt8], source: String) throws {
-        try self.init(parts: bytes.withUnsafeBufferPointer { buffer in
-            Result { () throws(TokenizerError) in try Self.parse(buffer, source: source) }
-        }.get(), source: source)
+        try self.init(
+            parts: bytes.withUnsafeBufferPointer { buffer in
+                Result { () throws(TokenizerError) in try Self.parse(buffer, source: source) }
+            }.get(), source: source)
     }
 
     private static func parse(
@@ -103,12 +105,15 @@ public final class Tokenizer: Sendable {
         for token in unique where token.normalized {
             let bytes = Array(token.content.utf8)
             let normalized = normalizer?.apply(bytes, scratch: &scratch) ?? bytes
-            if normalized != bytes { normalizedForms[token.id] = String(decoding: normalized, as: UTF8.self) }
+            if normalized != bytes {
+                normalizedForms[token.id] = String(decoding: normalized, as: UTF8.self)
+            }
             normalizedPatterns.append(.init(bytes: normalized, token: token))
         }
         addedTokenStrings = normalizedForms
         rawMatcher = AddedTokenMatcher(
-            unique.filter { !$0.normalized }.map { .init(bytes: Array($0.content.utf8), token: $0) })
+            unique.filter { !$0.normalized }.map { .init(bytes: Array($0.content.utf8), token: $0) }
+        )
         normalizedMatcher = AddedTokenMatcher(normalizedPatterns)
     }
 

@@ -37,7 +37,8 @@ struct Encoder {
             let model = tokenizer.model
             pieces.storage.withUnsafeBufferPointer { storage in
                 for range in pieces.ranges {
-                    model.encode(UnsafeBufferPointer(rebasing: storage[range]), into: &ids, scratch: &bpe)
+                    model.encode(
+                        UnsafeBufferPointer(rebasing: storage[range]), into: &ids, scratch: &bpe)
                 }
             }
         }

@@ -119,7 +119,9 @@ struct TokenizerJSON {
                 guard space < 0 else { throw s.fail("merge \(index) has more than one space") }
                 space = i
             }
-            guard space >= 0 else { throw s.fail("merge \(index) is not two tokens separated by a space") }
+            guard space >= 0 else {
+                throw s.fail("merge \(index) is not two tokens separated by a space")
+            }
             list.starts.append(Int32(start))
             list.lengths.append(Int32(space - start))
             list.starts.append(Int32(space + 1))

@@ -138,7 +138,8 @@ struct TokenizerJSONScanner {
         case 0x75:
             var value = UInt32(try hex4())
             if (0xD800...0xDBFF).contains(value) {
-                guard position + 1 < bytes.count, bytes[position] == 0x5C, bytes[position + 1] == 0x75
+                guard position + 1 < bytes.count, bytes[position] == 0x5C,
+                    bytes[position + 1] == 0x75
                 else { throw fail("unpaired UTF-16 surrogate in \\u escape") }
                 position += 2
                 let low = UInt32(try hex4())
@@ -197,7 +198,10 @@ struct TokenizerJSONScanner {
 
     /// Skips one value of any kind and returns its byte range (for `JSONValue(parsing:)`).
     mutating func skipValue() throws(Failure) -> Range<Int> {
-        let start = try { () throws(Failure) -> Int in _ = try peek(); return position }()
+        let start = try { () throws(Failure) -> Int in
+            _ = try peek()
+            return position
+        }()
         var depth = 0
         repeat {
             switch try peek() {

@@ -44,7 +44,9 @@ public func loadTokenizer(model: String) throws -> (Tokenizer, seconds: Double) 
 
 /// The ids of `text` under MODEL's tokenizer. `addSpecialTokens` lets the tokenizer add what
 /// its post-processor adds (BOS for Phi-3.5).
-public func tokenize(model: String, text: String, addSpecialTokens: Bool = true) throws
+public func tokenize(
+    model: String, text: String, addSpecialTokens: Bool = true
+) throws
     -> TokenizeResult
 {
     let (tokenizer, loadSeconds) = try loadTokenizer(model: model)
@@ -58,7 +60,9 @@ public func tokenize(model: String, text: String, addSpecialTokens: Bool = true)
 
 /// Each line of `text` encoded on its own (no line ends), as `tokenizers`' `encode_batch`
 /// would: for files with one text per line.
-public func tokenizeLines(model: String, text: String, addSpecialTokens: Bool = true) throws
+public func tokenizeLines(
+    model: String, text: String, addSpecialTokens: Bool = true
+) throws
     -> (ids: [[Int]], loadSeconds: Double, encodeSeconds: Double)
 {
     let (tokenizer, loadSeconds) = try loadTokenizer(model: model)
@@ -91,7 +95,9 @@ public func parseTokenIDs(_ text: String, vocabularySize: Int) throws(TokenIDErr
 }
 
 /// The text of ids written as `parseTokenIDs` reads them.
-public func detokenize(model: String, ids text: String, skipSpecialTokens: Bool = false) throws
+public func detokenize(
+    model: String, ids text: String, skipSpecialTokens: Bool = false
+) throws
     -> String
 {
     let (tokenizer, _) = try loadTokenizer(model: model)

@@ -78,7 +78,8 @@ struct TokenizeCommand: Command {
             return
         }
         if lines { return try runLines(text) }
-        let result = try PhiKit.tokenize(model: model, text: text, addSpecialTokens: addSpecialTokens)
+        let result = try PhiKit.tokenize(
+            model: model, text: text, addSpecialTokens: addSpecialTokens)
         if timings {
             report(result.loadSeconds, result.encodeSeconds, text.utf8.count, result.ids.count)
         }
@@ -101,7 +102,9 @@ struct TokenizeCommand: Command {
         } else if json {
             print(try Format.json(["ids": result.ids]))
         } else {
-            print(result.ids.map { $0.map(String.init).joined(separator: " ") }.joined(separator: "\n"))
+            print(
+                result.ids.map { $0.map(String.init).joined(separator: " ") }.joined(
+                    separator: "\n"))
         }
     }
 
@@ -109,7 +112,8 @@ struct TokenizeCommand: Command {
     private func report(_ load: Double, _ encode: Double, _ bytes: Int, _ tokens: Int) {
         Diagnostics.text(
             "load \(Format.fixed(load * 1000, decimals: 1)) ms, encode "
-                + "\(Format.fixed(encode * 1000, decimals: 1)) ms, \(bytes) bytes, \(tokens) tokens")
+                + "\(Format.fixed(encode * 1000, decimals: 1)) ms, \(bytes) bytes, \(tokens) tokens"
+        )
     }
 
     private struct Output: Encodable {
@@ -132,6 +136,8 @@ struct TokenizeCommand: Command {
     struct InputError: UserFacingError {
         var path: String
         var message: String { "\(path): cannot read the file" }
-        var exitCode: ExitCode { FileManager.default.fileExists(atPath: path) ? .ioError : .noInput }
+        var exitCode: ExitCode {
+            FileManager.default.fileExists(atPath: path) ? .ioError : .noInput
+        }
     }
 }

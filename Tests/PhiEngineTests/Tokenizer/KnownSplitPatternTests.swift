@@ -29,7 +29,8 @@ struct KnownSplitPatternTests {
                 if fast != slow {
                     failures.append(
                         "\(known) text \(n) at \(start) (\"\(preview(String(decoding: bytes[text.offsets[start]...], as: UTF8.self), limit: 20))\"): "
-                            + "fast \(fast.map(String.init) ?? "nil"), backtracking \(slow.map(String.init) ?? "nil")")
+                            + "fast \(fast.map(String.init) ?? "nil"), backtracking \(slow.map(String.init) ?? "nil")"
+                    )
                     break
                 }
             }
@@ -39,7 +40,9 @@ struct KnownSplitPatternTests {
     }
 
     /// Patterns outside the supported syntax are refused, not approximated.
-    @Test(arguments: [#"(?<=a)b"#, #"(a)\1"#, #"\bword\b"#, #"(?<name>x)"#, #"[[:alpha:]]"#, #"\p{Greek}"#])
+    @Test(arguments: [
+        #"(?<=a)b"#, #"(a)\1"#, #"\bword\b"#, #"(?<name>x)"#, #"[[:alpha:]]"#, #"\p{Greek}"#,
+    ])
     func unsupportedSyntaxThrows(_ pattern: String) {
         #expect(throws: RegexParser.Unsupported.self) { try RegexParser.parse(pattern) }
     }

@@ -66,7 +66,8 @@ struct TokenizerAPITests {
     @Test func streamingHoldsSplitCharacters() throws {
         let t = try TokenizerFixtures.tokenizer("phi35")
         let ids = t.encode("emoji 🤖 and 日本語")
-        #expect(ids == [953, 29877, 2397, 29871, 243, 162, 167, 153, 322, 29871, 30325, 30346, 30968])
+        #expect(
+            ids == [953, 29877, 2397, 29871, 243, 162, 167, 153, 322, 29871, 30325, 30346, 30968])
         var stream = StreamingDecoder(tokenizer: t)
         let pieces = ids.map { stream.append($0) }
         #expect(pieces == ["em", "o", "ji", " ", "", "", "", "🤖", " and", " ", "日", "本", "語"])
@@ -114,15 +115,30 @@ struct TokenizerAPITests {
         let cases: [(String, String)] = [
             ("[1, 2]", "invalid JSON at byte 0: expected '{'"),
             (#"{"model": {"type": "BPE", "vocab": {"a": 0}}}"#, "model.merges: missing"),
-            (#"{"model": {"type": "BPE", "vocab": {"a": 0.5}, "merges": []}}"#, "expected an integer"),
-            (#"{"model": {"type": "BPE", "vocab": {}, "merges": [], "dropout": 0.1}}"#, "BPE dropout"),
-            (#"{"truncation": {"max_length": 5}, "model": {"type": "BPE", "vocab": {}, "merges": []}}"#,
-             "truncation: unsupported truncation"),
-            (#"{"decoder": {"type": "CTC"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}"#,
-             "decoder.type: unsupported decoder 'CTC'"),
-            (#"{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "Digits"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}"#,
-             "ByteLevel must come last"),
-            ("{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\u{1}\": 0}, \"merges\": []}}", "control character"),
+            (
+                #"{"model": {"type": "BPE", "vocab": {"a": 0.5}, "merges": []}}"#,
+                "expected an integer"
+            ),
+            (
+                #"{"model": {"type": "BPE", "vocab": {}, "merges": [], "dropout": 0.1}}"#,
+                "BPE dropout"
+            ),
+            (
+                #"{"truncation": {"max_length": 5}, "model": {"type": "BPE", "vocab": {}, "merges": []}}"#,
+                "truncation: unsupported truncation"
+            ),
+            (
+                #"{"decoder": {"type": "CTC"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}"#,
+                "decoder.type: unsupported decoder 'CTC'"
+            ),
+            (
+                #"{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "Digits"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}"#,
+                "ByteLevel must come last"
+            ),
+            (
+                "{\"model\": {\"type\": \"BPE\", \"vocab\": {\"\u{1}\": 0}, \"merges\": []}}",
+                "control character"
+            ),
         ]
         for (json, message) in cases {
             do {
@@ -130,7 +146,9 @@ struct TokenizerAPITests {
                 Issue.record("accepted: \(json)")
             } catch let error as TokenizerError {
                 #expect(error.exitCode == .dataError)
-                #expect(error.message.hasPrefix("t.json: ") && error.message.contains(message), "\(error.message)")
+                #expect(
+                    error.message.hasPrefix("t.json: ") && error.message.contains(message),
+                    "\(error.message)")
             }
         }
     }

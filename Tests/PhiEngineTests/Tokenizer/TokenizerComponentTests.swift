@@ -61,29 +61,37 @@ struct TokenizerComponentTests {
             }
             let wantPlain = plain[i].arrayValue?.compactMap(\.intValue) ?? want
             if tokenizer.encode(text, addSpecialTokens: false) != wantPlain {
-                failures.append("\"\(preview(text))\" without special tokens: got "
-                    + "\(tokenizer.encode(text, addSpecialTokens: false)), expected \(wantPlain)")
+                failures.append(
+                    "\"\(preview(text))\" without special tokens: got "
+                        + "\(tokenizer.encode(text, addSpecialTokens: false)), expected \(wantPlain)"
+                )
             }
             let skip = tokenizer.decode(got, skipSpecialTokens: true)
             let expectedSkip = TokenizerFixtures.ExpectedText(skipped[i])
             if !expectedSkip.matches(skip, input: text) {
-                failures.append("\"\(preview(text))\": skip-special decode \"\(preview(skip))\", "
-                    + "expected \(expectedSkip.describe(input: text))")
+                failures.append(
+                    "\"\(preview(text))\": skip-special decode \"\(preview(skip))\", "
+                        + "expected \(expectedSkip.describe(input: text))")
             }
             let full = tokenizer.decode(got)
             let expectedFull = TokenizerFixtures.ExpectedText(decoded[i])
             if !expectedFull.matches(full, input: skip) {
-                failures.append("\"\(preview(text))\": decode \"\(preview(full))\", "
-                    + "expected \(expectedFull.describe(input: skip))")
+                failures.append(
+                    "\"\(preview(text))\": decode \"\(preview(full))\", "
+                        + "expected \(expectedFull.describe(input: skip))")
             }
             var stream = StreamingDecoder(tokenizer: tokenizer)
             let streamed = got.map { stream.append($0) }.joined() + stream.flush()
             if streamed != full {
-                failures.append("\"\(preview(text))\": streamed \"\(preview(streamed))\", decode \"\(preview(full))\"")
+                failures.append(
+                    "\"\(preview(text))\": streamed \"\(preview(streamed))\", decode \"\(preview(full))\""
+                )
             }
         }
         if !failures.isEmpty {
-            Issue.record("\(variant.name): \(failures.count) differences:\n\(failures.prefix(8).joined(separator: "\n"))")
+            Issue.record(
+                "\(variant.name): \(failures.count) differences:\n\(failures.prefix(8).joined(separator: "\n"))"
+            )
         }
     }
 }

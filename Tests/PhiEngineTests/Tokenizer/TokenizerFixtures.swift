@@ -120,10 +120,13 @@ enum TokenizerFixtures {
 
     /// FNV-1a 64 over the ids as little-endian UInt32, as make_golden.py computes it.
     static func hash(_ ids: [Int]) -> String {
-        hash(bytes: ids.flatMap { id in
-            let v = UInt32(truncatingIfNeeded: id)
-            return [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24)]
-        })
+        hash(
+            bytes: ids.flatMap { id in
+                let v = UInt32(truncatingIfNeeded: id)
+                return [
+                    UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24),
+                ]
+            })
     }
 
     static func hash(bytes: [UInt8]) -> String {
@@ -155,7 +158,8 @@ func preview(_ text: String, limit: Int = 120) -> String {
         case "\n": "\\n"
         case "\t": "\\t"
         case "\r": "\\r"
-        default: s.value < 0x20 || s.value == 0x7F ? "\\u{\(String(s.value, radix: 16))}" : String(s)
+        default:
+            s.value < 0x20 || s.value == 0x7F ? "\\u{\(String(s.value, radix: 16))}" : String(s)
         }
     }.joined()
     return escaped.count > limit ? String(escaped.prefix(limit)) + "…" : escaped

@@ -20,20 +20,28 @@ struct TokenizerGoldenTests {
                 ids.count == expected.count && TokenizerFixtures.hash(ids) == expected.hash
                 && (expected.ids == nil || expected.ids! == ids)
             guard !same else { continue }
-            var report = "text \(index) \"\(preview(text))\": \(ids.count) ids, expected \(expected.count)"
+            var report =
+                "text \(index) \"\(preview(text))\": \(ids.count) ids, expected \(expected.count)"
             if let want = expected.ids {
-                let first = (0..<min(ids.count, want.count)).first { ids[$0] != want[$0] } ?? min(ids.count, want.count)
-                report += "; first difference at \(first): got \(ids[first...].prefix(8)) "
+                let first =
+                    (0..<min(ids.count, want.count)).first { ids[$0] != want[$0] }
+                    ?? min(ids.count, want.count)
+                report +=
+                    "; first difference at \(first): got \(ids[first...].prefix(8)) "
                     + "\(ids[first...].prefix(8).map { tokenizer.token(for: $0) ?? "?" }), "
                     + "expected \(want[first...].prefix(8)) "
                     + "\(want[first...].prefix(8).map { tokenizer.token(for: $0) ?? "?" })"
             } else {
-                report += "; got \(ids.prefix(40)) (expected ids: scripts/tokenizer/show_golden.py "
+                report +=
+                    "; got \(ids.prefix(40)) (expected ids: scripts/tokenizer/show_golden.py "
                     + "\(name) \(index))"
             }
             failures.append(report)
         }
-        if !failures.isEmpty { Issue.record("\(failures.count) of \(corpus.count) texts differ:\n\(failures.prefix(15).joined(separator: "\n"))")
+        if !failures.isEmpty {
+            Issue.record(
+                "\(failures.count) of \(corpus.count) texts differ:\n\(failures.prefix(15).joined(separator: "\n"))"
+            )
         }
     }
 
@@ -42,7 +50,8 @@ struct TokenizerGoldenTests {
         let tokenizer = try TokenizerFixtures.tokenizer(name)
         let golden = try TokenizerFixtures.golden(name)
         var failures: [String] = []
-        for (index, (text, expected)) in zip(TokenizerFixtures.corpus, golden.entries).enumerated() {
+        for (index, (text, expected)) in zip(TokenizerFixtures.corpus, golden.entries).enumerated()
+        {
             let ids = tokenizer.encode(text)
             let decoded = tokenizer.decode(ids)
             if !expected.decoded.matches(decoded, input: text) {
@@ -60,13 +69,16 @@ struct TokenizerGoldenTests {
         for (index, c) in golden.decodeCases.enumerated() {
             if tokenizer.decode(c.ids) != c.text {
                 failures.append(
-                    "decode case \(index) \(c.ids): \"\(preview(tokenizer.decode(c.ids)))\", expected \"\(preview(c.text))\"")
+                    "decode case \(index) \(c.ids): \"\(preview(tokenizer.decode(c.ids)))\", expected \"\(preview(c.text))\""
+                )
             }
             if tokenizer.decode(c.ids, skipSpecialTokens: true) != c.skipped {
                 failures.append("decode case \(index) \(c.ids) (skip special): differs")
             }
         }
-        if !failures.isEmpty { Issue.record("\(failures.count) decodes differ:\n\(failures.prefix(15).joined(separator: "\n"))")
+        if !failures.isEmpty {
+            Issue.record(
+                "\(failures.count) decodes differ:\n\(failures.prefix(15).joined(separator: "\n"))")
         }
     }
 
@@ -88,7 +100,8 @@ struct TokenizerGoldenTests {
                 let joined = pieces.joined()
                 if joined != full {
                     failures.append(
-                        "text \(index) (skip \(skip)): streamed \"\(preview(joined))\", decode \"\(preview(full))\"")
+                        "text \(index) (skip \(skip)): streamed \"\(preview(joined))\", decode \"\(preview(full))\""
+                    )
                 }
                 let replacements = full.unicodeScalars.filter { $0 == "\u{FFFD}" }.count
                 if joined.unicodeScalars.filter({ $0 == "\u{FFFD}" }).count > replacements {
@@ -96,7 +109,9 @@ struct TokenizerGoldenTests {
                 }
             }
         }
-        if !failures.isEmpty { Issue.record("\(failures.count) streams differ:\n\(failures.prefix(10).joined(separator: "\n"))")
+        if !failures.isEmpty {
+            Issue.record(
+                "\(failures.count) streams differ:\n\(failures.prefix(10).joined(separator: "\n"))")
         }
     }
 }

@@ -46,7 +46,9 @@ enum KnownSplitPattern: Sendable {
         @inline(__always) func isLetter(_ i: Int) -> Bool { i < n && cat(i) <= 4 }
         @inline(__always) func isNumber(_ i: Int) -> Bool { i < n && (8...10).contains(cat(i)) }
         @inline(__always) func isSpace(_ i: Int) -> Bool { i < n && scalarIsWhitespace(p[i]) }
-        @inline(__always) func isNewline(_ i: Int) -> Bool { i < n && (s[i] == 0x0A || s[i] == 0x0D) }
+        @inline(__always) func isNewline(_ i: Int) -> Bool {
+            i < n && (s[i] == 0x0A || s[i] == 0x0D)
+        }
         /// `[^\r\n\p{L}\p{N}]`
         @inline(__always) func isPrefix(_ i: Int) -> Bool {
             i < n && !isNewline(i) && !isLetter(i) && !isNumber(i)

@@ -48,7 +48,8 @@ struct ScalarSet: Sendable {
             case .categories(let mask, let negated): found = scalarIs(packed, mask) != negated
             case .whitespace(let negated): found = scalarIsWhitespace(packed) != negated
             case .word(let negated, let joinControl):
-                let isWord = scalarIsWord(packed) || (joinControl && (value == 0x200C || value == 0x200D))
+                let isWord =
+                    scalarIsWord(packed) || (joinControl && (value == 0x200C || value == 0x200D))
                 found = isWord != negated
             case .set(let inner): found = inner.contains(value, packed)
             }

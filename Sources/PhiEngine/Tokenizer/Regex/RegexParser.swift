@@ -177,8 +177,12 @@ struct RegexParser {
     private mutating func parseEscape() throws(Unsupported) -> RegexNode {
         guard !atEnd else { throw Unsupported(reason: "pattern ends with '\\'") }
         switch peek()! {
-        case 0x41: position += 1; return .textStart  // \A
-        case 0x7A, 0x5A: position += 1; return .textEnd  // \z, \Z (close enough: no \n-at-end use)
+        case 0x41:
+            position += 1
+            return .textStart  // \A
+        case 0x7A, 0x5A:
+            position += 1
+            return .textEnd  // \z, \Z (close enough: no \n-at-end use)
         default:
             let item = try parseEscapedItem()
             if case .scalar(let v) = item { return literal(v) }
@@ -209,7 +213,8 @@ struct RegexParser {
         case 0x78: return .scalar(try parseHex(braced: eat("{"), digits: 2))  // x
         case 0x75: return .scalar(try parseHex(braced: false, digits: 4))  // u
         default:
-            let isAlnum = (0x30...0x39).contains(c) || (0x41...0x5A).contains(c)
+            let isAlnum =
+                (0x30...0x39).contains(c) || (0x41...0x5A).contains(c)
                 || (0x61...0x7A).contains(c)
             if isAlnum {
                 throw Unsupported(reason: "escape '\\\(Self.text(c))'")
