@@ -130,18 +130,11 @@ indirect enum TokenDecoder: Sendable {
             return nil
         }
         // from_str_radix accepts a leading '+': "<0x+F>" is 15.
-        if u[3] == 0x2B { return hexDigit(u[4]) }
-        guard let hi = hexDigit(u[3]), let lo = hexDigit(u[4]) else { return nil }
-        return hi << 4 | lo
-    }
-
-    private static func hexDigit(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
+        if u[3] == 0x2B { return asciiHexValue(UInt32(u[4])) }
+        guard let hi = asciiHexValue(UInt32(u[3])), let lo = asciiHexValue(UInt32(u[4])) else {
+            return nil
         }
+        return hi << 4 | lo
     }
 
     private static func strip(

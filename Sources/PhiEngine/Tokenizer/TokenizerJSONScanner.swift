@@ -160,13 +160,8 @@ struct TokenizerJSONScanner {
         guard position + 4 <= bytes.count else { throw fail("invalid \\u escape") }
         var value: UInt16 = 0
         for _ in 0..<4 {
-            let c = bytes[position]
-            let digit: UInt8
-            switch c {
-            case 0x30...0x39: digit = c - 0x30
-            case 0x41...0x46: digit = c - 0x41 + 10
-            case 0x61...0x66: digit = c - 0x61 + 10
-            default: throw fail("invalid \\u escape")
+            guard let digit = asciiHexValue(UInt32(bytes[position])) else {
+                throw fail("invalid \\u escape")
             }
             value = value << 4 | UInt16(digit)
             position += 1

@@ -27,7 +27,10 @@ public enum TokenIDError: UserFacingError, Equatable {
     }
 
     public var hint: String? {
-        "give ids separated by spaces or commas, or as a JSON array: 15043 3186"
+        switch self {
+        case .notAnID: "give ids separated by spaces or commas, or as a JSON array: 15043 3186"
+        case .outOfRange: "were the ids made with another model's tokenizer?"
+        }
     }
 
     /// The ids come from the user, not from the model files: a usage error.

@@ -226,7 +226,7 @@ struct RegexParser {
     private mutating func parseHex(braced: Bool, digits: Int) throws(Unsupported) -> UInt32 {
         var value: UInt32 = 0
         var count = 0
-        while let c = peek(), let d = Self.hexValue(c), braced || count < digits {
+        while let c = peek(), let d = asciiHexValue(c).map(UInt32.init), braced || count < digits {
             value = value &* 16 &+ d
             count += 1
             position += 1
@@ -237,15 +237,6 @@ struct RegexParser {
             throw Unsupported(reason: "bad hexadecimal escape")
         }
         return value
-    }
-
-    private static func hexValue(_ c: UInt32) -> UInt32? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
     }
 
     private mutating func parseProperty(negated: Bool) throws(Unsupported) -> ScalarSet.Item {

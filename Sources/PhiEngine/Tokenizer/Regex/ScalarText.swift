@@ -53,3 +53,15 @@ func decodeUTF8(_ bytes: UnsafeBufferPointer<UInt8>, at i: Int) -> (UInt32, Int)
 func utf8Length(lead: UInt8) -> Int {
     lead < 0xC0 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4
 }
+
+/// The value of an ASCII hexadecimal digit (`0-9`, `A-F`, `a-f`), for `\x` escapes, JSON's
+/// `\uXXXX` and `<0xNN>` byte tokens.
+@inline(__always)
+func asciiHexValue(_ c: UInt32) -> UInt8? {
+    switch c {
+    case 0x30...0x39: UInt8(c - 0x30)
+    case 0x41...0x46: UInt8(c - 0x41 + 10)
+    case 0x61...0x66: UInt8(c - 0x61 + 10)
+    default: nil
+    }
+}
