@@ -28,7 +28,9 @@ public struct AddedToken: Sendable, Equatable, Codable {
 
     init(_ r: ComponentReader) throws(TokenizerBuildError) {
         let id = try r.int("id", default: -1)
-        guard id >= 0 else { throw .invalid(r.path + ".id", "missing or negative id") }
+        guard id >= 0, id < Int(BPEModel.maxID) else {
+            throw .invalid(r.path + ".id", "missing, negative or too large id")
+        }
         self.init(
             id: id, content: try r.string("content"),
             special: try r.bool("special", default: false),

@@ -65,6 +65,10 @@ final class BPEModel: Sendable {
     let stringIndexForID: [Int32]
     let cache = WordCache()
 
+    /// Ids index dense tables; no real vocabulary comes near this, and a hostile file must not
+    /// make us allocate gigabytes.
+    static let maxID: Int32 = 1 << 24
+
     /// Number of vocabulary entries (tokenizers' `get_vocab_size` of the model).
     var size: Int { strings.count }
 
@@ -86,7 +90,9 @@ final class BPEModel: Sendable {
         defer { scratch.deallocate() }
         for index in 0..<vocab.count {
             let id = ids[index]
-            guard id >= 0 else { throw .invalid("model.vocab", "negative id \(id)") }
+            guard id >= 0, id < Self.maxID else {
+                throw .invalid("model.vocab", "id \(id) is outside 0…\(Self.maxID - 1)")
+            }
             maxID = max(maxID, id)
             vocab.withString(index) { token in
                 if !byteLevel {

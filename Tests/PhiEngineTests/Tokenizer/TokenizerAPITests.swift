@@ -152,4 +152,34 @@ struct TokenizerAPITests {
             }
         }
     }
+
+    /// Every truncation and many single-byte corruptions of a real tokenizer.json either load
+    /// or throw a `TokenizerError`; none crashes.
+    @Test func truncatedAndCorruptedFilesThrow() throws {
+        let path = TokenizerFixtures.paths["stories260k"]!
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var rejected = 0
+        for cut in stride(from: 0, to: bytes.count, by: 211) {
+            do {
+                _ = try Tokenizer(tokenizerJSON: Array(bytes[..<cut]), source: "cut")
+            } catch is TokenizerError { rejected += 1 }
+        }
+        #expect(rejected == (bytes.count + 210) / 211)
+        var x: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for _ in 0..<300 {
+            x ^= x << 13
+            x ^= x >> 7
+            x ^= x << 17
+            var copy = bytes
+            copy[Int(x % UInt64(copy.count))] = UInt8(truncatingIfNeeded: x >> 32)
+            do {
+                let t = try Tokenizer(tokenizerJSON: copy, source: "flip")
+                _ = t.decode(t.encode("Once upon a time, 🤖 <s>"))
+            } catch is TokenizerError {}
+        }
+        let huge = #"{"model": {"type": "BPE", "vocab": {"a": 2000000000}, "merges": []}}"#
+        #expect(throws: TokenizerError.self) {
+            try Tokenizer(tokenizerJSON: Array(huge.utf8), source: "huge")
+        }
+    }
 }
