@@ -1,3 +1,5 @@
+import Dispatch
+
 /// Token strings as the JSON reader collects them: all bytes in one buffer, each string a
 /// (start, length) into it.
 struct StringList: Sendable {
@@ -145,15 +147,49 @@ final class BPEModel: Sendable {
         prefix: [UInt8], byteLevel: Bool
     ) throws(TokenizerBuildError) -> (MergeTable, [Int32]) {
         let count = list.count / 2
+        // Resolving strings to ids only reads the tables, and is most of the work: split it
+        // over two threads, then fill the merge table in rank order.
+        let resolved = UnsafeMutablePointer<(Int32, Int32, Int32)>.allocate(capacity: max(1, count))
+        defer { resolved.deallocate() }
+        let parts = count >= 4096 ? 2 : 1
+        // Each part writes only its own ranks of `output` and its own failure slot.
+        let failures = UnsafeMutablePointer<TokenizerBuildError?>.allocate(capacity: parts)
+        failures.initialize(repeating: nil, count: parts)
+        defer { failures.deinitialize(count: parts).deallocate() }
+        nonisolated(unsafe) let (output, failed) = (resolved, failures)
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            let range = (count * part / parts)..<(count * (part + 1) / parts)
+            do throws(TokenizerBuildError) {
+                try resolveMerges(
+                    range, list, vocab, indexForID, table, prefix, byteLevel, into: output)
+            } catch {
+                failed[part] = error
+            }
+        }
+        for part in 0..<parts { if let failure = failures[part] { throw failure } }
         var merges = MergeTable(capacity: count)
         var newIDs = [Int32](repeating: -1, count: count)
+        for rank in 0..<count {
+            let (a, b, newID) = resolved[rank]
+            merges.insert(left: a, right: b, rank: Int32(rank), newID: newID)
+            newIDs[rank] = newID
+        }
+        return (merges, newIDs)
+    }
+
+    /// (id a, id b, id of a+b) of the merges in `ranks`, written to `out[rank]`.
+    private static func resolveMerges(
+        _ ranks: Range<Int>, _ list: StringList, _ vocab: StringList, _ indexForID: [Int32],
+        _ table: ByteStringTable, _ prefix: [UInt8], _ byteLevel: Bool,
+        into out: UnsafeMutablePointer<(Int32, Int32, Int32)>
+    ) throws(TokenizerBuildError) {
         let longest = Int(list.lengths.max() ?? 0)
         // left, right (each at most `longest` bytes), then their join (at most twice that).
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: 4 * longest + 1)
         defer { buffer.deallocate() }
         let (left, right, joined) = (buffer, buffer + longest, buffer + 2 * longest)
         var offset: Int32 = 0  // new id - rank of the previous merge
-        for rank in 0..<count {
+        for rank in ranks {
             let (a, aLength) = try resolve(list, 2 * rank, rank, left, table, byteLevel)
             let (b, bLength) = try resolve(list, 2 * rank + 1, rank, right, table, byteLevel)
             let drop = min(prefix.count, bLength)
@@ -171,10 +207,8 @@ final class BPEModel: Sendable {
                         + "is not in the vocabulary")
             }
             offset = newID - Int32(rank)
-            merges.insert(left: a, right: b, rank: Int32(rank), newID: newID)
-            newIDs[rank] = newID
+            out[rank] = (a, b, newID)
         }
-        return (merges, newIDs)
     }
 
     /// The id of merge string `index`, written in key form (raw bytes when byte-level) to

@@ -177,6 +177,16 @@ struct TokenizerAPITests {
                 _ = t.decode(t.encode("Once upon a time, 🤖 <s>"))
             } catch is TokenizerError {}
         }
+        // A bad merge deep in a list long enough to be resolved on two threads.
+        let merges = Array(repeating: #""a b""#, count: 5000) + [#""a c""#]
+        let long =
+            #"{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["#
+            + merges.joined(separator: ",") + "]}}"
+        #expect(
+            throws: TokenizerError.malformed(
+                path: "long", field: "model.merges",
+                reason: "merge 5001: 'c' is not in the vocabulary")
+        ) { try Tokenizer(tokenizerJSON: Array(long.utf8), source: "long") }
         let huge = #"{"model": {"type": "BPE", "vocab": {"a": 2000000000}, "merges": []}}"#
         #expect(throws: TokenizerError.self) {
             try Tokenizer(tokenizerJSON: Array(huge.utf8), source: "huge")
