@@ -6,7 +6,9 @@
 #                    the binary then only runs on CPUs like this one)
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
-#   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint
+#   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint,
+#                    then the tokenizer benchmark (bench-tokenizer)
+#   make bench-tokenizer  phikit tokenize against the tokenizers library (Phi-3.5, Phi-4-mini)
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -18,7 +20,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench install fmt clean
+.PHONY: deps build demo test bench bench-tokenizer install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -38,8 +40,11 @@ demo: deps build
 test:
 	$(SWIFT) test
 
-bench: build
+bench: build bench-tokenizer
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
+
+bench-tokenizer: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_tokenizer.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit
