@@ -1,0 +1,226 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Writes one blob. Bytes go to `blobs/<name>.incomplete` as they arrive and are hashed on the
+/// way (SHA-256 for LFS files, git's blob SHA-1 otherwise), so checking costs no second pass.
+/// The file becomes `blobs/<name>` only when its size and hash are what the Hub announced;
+/// a mismatch deletes it. The partial survives anything else — a dropped connection, Ctrl-C,
+/// `kill -9` — and the next writer resumes from its exact length (hashing what is there first).
+///
+/// As a response receiver it takes the body of a 200 or 206 only; the bodies of redirects and
+/// errors are dropped.
+final class BlobWriter: HTTPResponseReceiver {
+    let entry: HubFileEntry
+    let partialPath: String
+    let finalPath: String
+    /// Bytes in the partial file: where the next request resumes.
+    private(set) var written = 0
+    /// Bytes already on disk when this writer opened the partial.
+    let resumedFrom: Int
+    /// Why the last transfer was refused, when it was the writer that refused it.
+    private(set) var problem: HubError?
+    /// Wall time spent hashing, for the benchmark's "hashing share".
+    private(set) var hashNanoseconds: UInt64 = 0
+
+    private var fd: Int32
+    private var digest: RunningDigest
+    private var accepting = false
+    private let onBytes: (Int) -> Bool
+
+    /// Opens (or creates) the partial and hashes what it holds. `onBytes` hears of every chunk
+    /// written and answers false to stop the transfer (another file failed, or Ctrl-C).
+    init(
+        entry: HubFileEntry, partialPath: String, finalPath: String,
+        onBytes: @escaping (Int) -> Bool
+    ) throws(HubError) {
+        self.entry = entry
+        self.partialPath = partialPath
+        self.finalPath = finalPath
+        self.onBytes = onBytes
+        fd = open(partialPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw .local(FileError(path: partialPath, operation: "open", errno: errno))
+        }
+        digest = RunningDigest(entry)
+        var st = stat()
+        fstat(fd, &st)
+        var existing = Int(st.st_size)
+        if existing > entry.size {  // not a prefix of this file: start over
+            ftruncate(fd, 0)
+            existing = 0
+        }
+        resumedFrom = existing
+        try hashExisting(existing)
+    }
+
+    deinit { closeFile() }
+
+    /// Reads the `count` bytes already in the partial into the digest.
+    private func hashExisting(_ count: Int) throws(HubError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 20, alignment: 64)
+        defer { buffer.deallocate() }
+        var offset = 0
+        while offset < count {
+            let n = pread(fd, buffer.baseAddress, min(buffer.count, count - offset), off_t(offset))
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                throw .local(FileError(path: partialPath, operation: "read", errno: n < 0 ? errno : EIO))
+            }
+            digest.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+            offset += n
+        }
+        written = count
+        lseek(fd, off_t(count), SEEK_SET)
+    }
+
+    /// Throws away what was written and starts the file again from byte 0.
+    func restart() {
+        ftruncate(fd, 0)
+        lseek(fd, 0, SEEK_SET)
+        written = 0
+        digest = RunningDigest(entry)
+    }
+
+    // MARK: HTTPResponseReceiver
+
+    func receive(head: HTTPResponseHead) -> BodyDecision {
+        problem = nil
+        accepting = false
+        switch head.status {
+        case 206:
+            guard let range = Self.contentRange(head.headers["Content-Range"]),
+                range.start == written
+            else {
+                problem = .inconsistentMetadata(
+                    path: entry.path,
+                    detail: "the server resumed at the wrong offset (\(head.headers["Content-Range"] ?? "no Content-Range"), expected byte \(written))"
+                )
+                return .abort
+            }
+            if let total = range.total, total != entry.size {
+                problem = .sizeMismatch(path: entry.path, expected: entry.size, actual: total)
+                return .abort
+            }
+        case 200:
+            // The server ignored the Range (or none was sent): the body is the whole file.
+            if written > 0 { restart() }
+            if let length = head.headers["Content-Length"].flatMap(Int.init), length != entry.size
+            {
+                problem = .sizeMismatch(path: entry.path, expected: entry.size, actual: length)
+                return .abort
+            }
+        default:
+            return .proceed  // a redirect's or an error's body: read and dropped
+        }
+        if let encoding = head.headers["Content-Encoding"], encoding.lowercased() != "identity" {
+            problem = .badResponse(url: head.url, detail: "compressed file body (\(encoding))")
+            return .abort
+        }
+        accepting = true
+        return .proceed
+    }
+
+    func receive(body: UnsafeRawBufferPointer) -> BodyDecision {
+        guard accepting else { return .proceed }
+        guard written + body.count <= entry.size else {
+            problem = .sizeMismatch(
+                path: entry.path, expected: entry.size, actual: written + body.count)
+            return .abort
+        }
+        do {
+            try POSIXFile.writeAll(fd, body, path: partialPath)
+        } catch {
+            problem = .local(error)
+            return .abort
+        }
+        let start = DispatchTime.now().uptimeNanoseconds
+        digest.update(body)
+        hashNanoseconds += DispatchTime.now().uptimeNanoseconds - start
+        written += body.count
+        return onBytes(body.count) ? .proceed : .abort
+    }
+
+    // MARK: Finishing
+
+    /// Checks the hash of a complete partial and moves it to `blobs/<name>` (fsync, rename,
+    /// fsync of the folder). A mismatch deletes the partial: nothing wrong stays in the cache.
+    func finish() throws(HubError) {
+        guard written == entry.size else {
+            throw .sizeMismatch(path: entry.path, expected: entry.size, actual: written)
+        }
+        let expected = entry.expectedDigest
+        let actual = digest.hex
+        guard actual == expected.hex else {
+            discard()
+            throw .hashMismatch(
+                path: entry.path, algorithm: expected.algorithm, expected: expected.hex,
+                actual: actual)
+        }
+        do {
+            try POSIXFile.sync(fd, path: partialPath)
+            closeFile()
+            try POSIXFile.rename(partialPath, to: finalPath)
+            try POSIXFile.syncDirectory(containing: finalPath)
+        } catch {
+            throw .local(error)
+        }
+    }
+
+    /// Deletes the partial (its bytes are known to be wrong).
+    func discard() {
+        closeFile()
+        unlink(partialPath)
+    }
+
+    func closeFile() {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+    }
+
+    /// `bytes 100-199/200` → (100, 200); `bytes 100-199/*` → (100, nil).
+    static func contentRange(_ value: String?) -> (start: Int, total: Int?)? {
+        guard let value, value.hasPrefix("bytes ") else { return nil }
+        let spec = value.dropFirst(6)
+        let halves = spec.split(separator: "/", maxSplits: 1)
+        guard halves.count == 2, let dash = halves[0].firstIndex(of: "-"),
+            let start = Int(halves[0][..<dash])
+        else { return nil }
+        return (start, halves[1] == "*" ? nil : Int(halves[1]))
+    }
+}
+
+/// The hash a blob is checked against, fed as bytes stream in.
+private enum RunningDigest {
+    case sha256(SHA256Hasher)
+    case gitSHA1(GitBlobSHA1)
+
+    init(_ entry: HubFileEntry) {
+        self = entry.lfs == nil ? .gitSHA1(GitBlobSHA1(size: entry.size)) : .sha256(SHA256Hasher())
+    }
+
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
+        switch self {
+        case .sha256(var h):
+            h.update(bytes)
+            self = .sha256(h)
+        case .gitSHA1(var h):
+            h.update(bytes)
+            self = .gitSHA1(h)
+        }
+    }
+
+    var hex: String {
+        let bytes: [UInt8] =
+            switch self {
+            case .sha256(let h): h.finalize()
+            case .gitSHA1(let h): h.finalize()
+            }
+        return bytes.map { String(format: "%02x", $0) }.joined()
+    }
+}
