@@ -129,7 +129,8 @@ struct ModelReferenceTests {
         #expect(try ModelReference.resolve(dir, environment: env) == .directory(dir, entry: nil))
         #expect(
             throws: RegistryError.invalid(
-                path: broken, detail: "field 'models[0].repo' or 'path' must be given, not both")
+                path: broken,
+                detail: "entry 'a' (models[0]): field 'repo' or 'path' must be given, not both")
         ) {
             try ModelReference.resolve("phi-4-mini", environment: env)
         }
