@@ -24,6 +24,7 @@ final class CurlEasy {
         self.userAgent = userAgent
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        if let failure = configureHandle() { throw failure }
     }
 
     deinit {
@@ -63,36 +64,51 @@ final class CurlEasy {
         return .success(context.head)
     }
 
-    /// Every option, set afresh for each request (curl_easy_reset keeps the connections).
-    private func configure(
-        _ request: HTTPRequest, headers: UnsafeMutablePointer<curl_slist>?,
-        context: UnsafeMutableRawPointer
-    ) -> TransportFailure? {
-        curl_easy_reset(handle)
+    /// What stays the same for every request. Set once: the handle is never reset, because
+    /// libcurl 7.88 refuses to set CURLOPT_BUFFERSIZE again after curl_easy_reset.
+    private func configureHandle() -> TransportFailure? {
         var code = CURLE_OK
         func check(_ c: CURLcode) { if code == CURLE_OK { code = c } }
-        check(pk_curl_set_str(handle, CURLOPT_URL, request.url))
         check(pk_curl_set_str(handle, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(pk_curl_set_str(handle, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
         check(pk_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0))
         check(pk_curl_set_long(handle, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)))
         check(pk_curl_set_long(handle, CURLOPT_NOSIGNAL, 1))
         check(pk_curl_set_long(handle, CURLOPT_TCP_KEEPALIVE, 1))
-        check(pk_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, request.timeouts.connect))
         check(pk_curl_set_long(handle, CURLOPT_LOW_SPEED_LIMIT, 1))
-        check(pk_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, request.timeouts.stall))
-        check(pk_curl_set_long(handle, CURLOPT_BUFFERSIZE, 512 * 1024))
         check(pk_curl_set_str(handle, CURLOPT_USERAGENT, userAgent))
         check(pk_curl_set_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer))
-        check(pk_curl_set_slist(handle, CURLOPT_HTTPHEADER, headers))
-        if request.acceptCompression { check(pk_curl_set_str(handle, CURLOPT_ACCEPT_ENCODING, "")) }
         check(pk_curl_set_header_fn(handle, curlHeaderCallback))
-        check(pk_curl_set_ptr(handle, CURLOPT_HEADERDATA, context))
         check(pk_curl_set_write_fn(handle, curlWriteCallback))
-        check(pk_curl_set_ptr(handle, CURLOPT_WRITEDATA, context))
         check(pk_curl_set_xferinfo_fn(handle, curlProgressCallback))
-        check(pk_curl_set_ptr(handle, CURLOPT_XFERINFODATA, context))
         check(pk_curl_set_long(handle, CURLOPT_NOPROGRESS, 0))
+        // Fewer, larger callbacks for big files; only a hint, so a refusal is not an error.
+        _ = pk_curl_set_long(handle, CURLOPT_BUFFERSIZE, 512 * 1024)
+        guard code == CURLE_OK else {
+            return TransportFailure(kind: .other, detail: "libcurl option: \(describe(code))")
+        }
+        return nil
+    }
+
+    /// What changes per request; every such option is set each time, so nothing of the
+    /// previous request (its headers, its compression) carries over.
+    private func configure(
+        _ request: HTTPRequest, headers: UnsafeMutablePointer<curl_slist>?,
+        context: UnsafeMutableRawPointer
+    ) -> TransportFailure? {
+        var code = CURLE_OK
+        func check(_ c: CURLcode) { if code == CURLE_OK { code = c } }
+        check(pk_curl_set_str(handle, CURLOPT_URL, request.url))
+        check(pk_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT, request.timeouts.connect))
+        check(pk_curl_set_long(handle, CURLOPT_LOW_SPEED_TIME, request.timeouts.stall))
+        check(pk_curl_set_slist(handle, CURLOPT_HTTPHEADER, headers))
+        check(
+            request.acceptCompression
+                ? pk_curl_set_str(handle, CURLOPT_ACCEPT_ENCODING, "")
+                : pk_curl_set_ptr(handle, CURLOPT_ACCEPT_ENCODING, nil))
+        check(pk_curl_set_ptr(handle, CURLOPT_HEADERDATA, context))
+        check(pk_curl_set_ptr(handle, CURLOPT_WRITEDATA, context))
+        check(pk_curl_set_ptr(handle, CURLOPT_XFERINFODATA, context))
         guard code == CURLE_OK else {
             return TransportFailure(kind: .other, detail: "libcurl option: \(describe(code))")
         }

@@ -169,7 +169,10 @@ final class HubClient {
         retryAfter: Double?
     ) throws(HubError) {
         if failure.kind == .cancelled { throw .interrupted }
-        guard failure.isTransient else { throw .network(url: url, detail: failure.detail) }
+        // No connection at all (DNS, refused) rarely heals in seconds: three tries, not six.
+        guard failure.isTransient, failure.kind != .connect || backoff.failures < 2 else {
+            throw .network(url: url, detail: failure.detail)
+        }
         switch backoff.next(retryAfter: retryAfter) {
         case .retry(let seconds): try sleep(seconds)
         case .giveUp, .waitTooLong: throw .network(url: url, detail: failure.detail)
