@@ -22,15 +22,21 @@ final class HubServerProcess {
         var status: Int
     }
 
-    /// `gatedToken`: the repo answers 401/403 unless this token is sent.
-    init(gatedToken: String? = nil) throws {
+    /// `gatedToken`: the repo answers 401/403 unless this token is sent. `model`: serve the
+    /// files of this directory instead (safetensors in LFS), e.g. a `TinyModel`.
+    init(gatedToken: String? = nil, model: URL? = nil) throws {
         root = try TinyModel.temporaryDirectory()
-        let files: [(String, [UInt8], Bool)] = [
+        var files: [(String, [UInt8], Bool)] = [
             ("config.json", Array(#"{"model_type": "phi3"}"#.utf8), false),
             ("tokenizer.json", Array(#"{"version": "1.0"}"#.utf8), false),
             ("sub/extra.json", Array("{}".utf8), false), ("README.md", Array("# model\n".utf8), false),
             ("model.safetensors", Self.weights, true),
         ]
+        if let model {
+            files = try FileManager.default.contentsOfDirectory(atPath: model.path).sorted().map {
+                ($0, Array(try Data(contentsOf: model.appendingPathComponent($0))), $0.hasSuffix(".safetensors"))
+            }
+        }
         var entries: [[String: Any]] = []
         for (index, (path, bytes, lfs)) in files.enumerated() {
             let source = root.appendingPathComponent("file\(index)")

@@ -75,7 +75,7 @@ struct RmCommand: Command {
     private func runPrune() throws {
         let preview = PhiKit.prunePartials(dryRun: true)
         if dryRun || preview.removed.isEmpty {
-            print(json ? try Format.json(preview) : Self.describe(preview, dry: true))
+            print(json ? try Format.json(preview) : Self.describe(preview, dry: dryRun))
             return
         }
         try confirm(Self.describe(preview, dry: true))
