@@ -22,6 +22,26 @@ struct DownloadFailureTests {
         #expect(h.contents("refs/main") == nil)
     }
 
+    @Test(
+        "resolve headers that contradict the file list are refused (exit 65)",
+        arguments: [
+            ("X-Repo-Commit", "0123456789012345678901234567890123456789", "served commit"),
+            ("X-Linked-Size", "5", "announces 5 bytes"),
+            ("X-Linked-Etag", "\"\(String(repeating: "f", count: 64))\"", "announces content"),
+        ])
+    func contradictingHeaders(_ name: String, _ value: String, _ detail: String) throws {
+        let h = try PullHarness()
+        try h.server.setFaults(
+            #"[{"kind": "header", "path": "model.safetensors", "name": "\#(name)", "value": "\#(value.replacingOccurrences(of: "\"", with: "\\\""))"}]"#)
+        let error = #expect(throws: HubError.self) { try h.pull() }
+        guard case .inconsistentMetadata("model.safetensors", let text)? = error else {
+            return #expect(Bool(false), "wrong error: \(String(describing: error))")
+        }
+        #expect(text.contains(detail))
+        #expect(error?.exitCode == .dataError)
+        #expect(!h.server.requests.contains { $0.server == "cdn" })
+    }
+
     @Test("a connection cut mid-file resumes from the exact byte with a Range request")
     func dropResumesInTheSameRun() throws {
         let h = try PullHarness()

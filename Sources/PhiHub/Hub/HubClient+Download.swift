@@ -67,13 +67,21 @@ extension HubClient {
                 path: entry.path,
                 detail: "the Hub announces \(size) bytes, its file list \(entry.size)")
         }
-        let etag = Self.normalizedETag(head.headers["X-Linked-Etag"] ?? head.headers["ETag"])
-        if let etag, Self.isHex(etag, count: 40) || Self.isHex(etag, count: 64),
-            etag != entry.blobName
+        // X-Linked-Etag names the LFS object (its sha256); a plain ETag, the git blob.
+        if let linked = Self.normalizedETag(head.headers["X-Linked-Etag"]),
+            Self.isHex(linked, count: 64) || Self.isHex(linked, count: 40),
+            linked != entry.blobName
         {
             return .inconsistentMetadata(
                 path: entry.path,
-                detail: "the Hub announces content \(etag), its file list \(entry.blobName)")
+                detail: "the Hub announces content \(linked), its file list \(entry.blobName)")
+        }
+        if entry.lfs == nil, let etag = Self.normalizedETag(head.headers["ETag"]),
+            Self.isHex(etag, count: 40), etag != entry.blobID
+        {
+            return .inconsistentMetadata(
+                path: entry.path,
+                detail: "the Hub announces blob \(etag), its file list \(entry.blobID)")
         }
         return nil
     }

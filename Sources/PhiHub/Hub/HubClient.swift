@@ -124,6 +124,9 @@ final class HubClient {
             switch result {
             case .success(let h): head = h
             case .failure(let failure):
+                if collector.overflowed {
+                    throw .badResponse(url: current, detail: "answer larger than 64 MB")
+                }
                 try wait(&backoff, after: failure, url: current, retryAfter: nil)
                 continue
             }
@@ -136,9 +139,6 @@ final class HubClient {
                 continue
             }
             if head.status == 200 {
-                guard !collector.overflowed else {
-                    throw .badResponse(url: current, detail: "answer larger than 64 MB")
-                }
                 do {
                     return (try JSONValue(parsing: collector.data), head)
                 } catch {

@@ -36,6 +36,8 @@ Faults (JSON list in --faults, re-read whenever the file changes; counters resta
   {"kind": "slow", "rate": <bytes/s>}      throttle the body
   {"kind": "ignore_range"}                 answer 200 with the whole file even to a Range
   {"kind": "stall", "after": <bytes>}      send <bytes>, then stop sending (keep the socket)
+  {"kind": "header", "name": "X-Linked-Size", "value": "5"}   answer normally, but with this
+                                           header's value replaced (the Hub contradicting itself)
 
 Request log (JSON lines, --log): {"t", "server", "method", "path", "range", "auth", "status",
 "bytes"} — "auth" says whether an Authorization header came (never its value).
@@ -230,6 +232,12 @@ class Handler(BaseHTTPRequestHandler):
             extra["X-Error-Message"] = message
         self.send_json(status, {"error": message or code or "error"}, extra)
 
+    def send_header(self, keyword, value):
+        fault = getattr(self, "fault", None)
+        if fault and fault["kind"] == "header" and keyword.lower() == fault["name"].lower():
+            value = fault["value"]
+        super().send_header(keyword, value)
+
     def do_HEAD(self):
         self.dispatch()
 
@@ -240,6 +248,7 @@ class Handler(BaseHTTPRequestHandler):
         url = urllib.parse.urlsplit(self.path)
         path = urllib.parse.unquote(url.path)
         fault = self.hub.fault_for(self.server_name_tag, path)
+        self.fault = fault
         if fault and fault["kind"] == "status":
             headers = {}
             if fault.get("retry_after") is not None:
