@@ -50,7 +50,8 @@ final class PullProgressView {
 
     func clear() {
         guard terminal, drawnLines > 0 else { return }
-        Diagnostics.writeStderr(String(repeating: "\u{1B}[1A\u{1B}[2K", count: drawnLines - 1) + "\r\u{1B}[2K")
+        Diagnostics.writeStderr(
+            String(repeating: "\u{1B}[1A\u{1B}[2K", count: drawnLines - 1) + "\r\u{1B}[2K")
         drawnLines = 0
     }
 
@@ -84,7 +85,8 @@ final class PullProgressView {
                     return "  \(name.padding(to: 44))  waiting for \(holder)"
                 }
                 let percent = file.bytesTotal > 0 ? file.bytesDone * 100 / file.bytesTotal : 100
-                return "  \(name.padding(to: 44))  \(Format.bytes(file.bytesDone).leftPadding(to: 8))"
+                return
+                    "  \(name.padding(to: 44))  \(Format.bytes(file.bytesDone).leftPadding(to: 8))"
                     + " / \(Format.bytes(file.bytesTotal))  \(percent)%"
             }
     }
@@ -102,7 +104,8 @@ final class PullProgressView {
         let body = lines.map { "\r\u{1B}[2K" + $0 }.joined(separator: "\n")
         // Lines left over from a taller frame are cleared below the new one.
         let extra = max(0, drawnLines - lines.count)
-        let tail = String(repeating: "\n\u{1B}[2K", count: extra) + (extra > 0 ? "\u{1B}[\(extra)A" : "")
+        let tail =
+            String(repeating: "\n\u{1B}[2K", count: extra) + (extra > 0 ? "\u{1B}[\(extra)A" : "")
         Diagnostics.writeStderr(up + body + tail)
         drawnLines = lines.count
     }

@@ -29,12 +29,16 @@ final class HubServerProcess {
         var files: [(String, [UInt8], Bool)] = [
             ("config.json", Array(#"{"model_type": "phi3"}"#.utf8), false),
             ("tokenizer.json", Array(#"{"version": "1.0"}"#.utf8), false),
-            ("sub/extra.json", Array("{}".utf8), false), ("README.md", Array("# model\n".utf8), false),
+            ("sub/extra.json", Array("{}".utf8), false),
+            ("README.md", Array("# model\n".utf8), false),
             ("model.safetensors", Self.weights, true),
         ]
         if let model {
             files = try FileManager.default.contentsOfDirectory(atPath: model.path).sorted().map {
-                ($0, Array(try Data(contentsOf: model.appendingPathComponent($0))), $0.hasSuffix(".safetensors"))
+                (
+                    $0, Array(try Data(contentsOf: model.appendingPathComponent($0))),
+                    $0.hasSuffix(".safetensors")
+                )
             }
         }
         var entries: [[String: Any]] = []

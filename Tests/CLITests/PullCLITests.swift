@@ -19,7 +19,8 @@ struct PullCLITests {
         #expect(!r.stderr.contains("\u{1B}") && !r.stderr.contains("\r"))
         // mlx-lm's default patterns: no README.
         #expect(!FileManager.default.fileExists(atPath: hub.snapshot + "/README.md"))
-        let weights = try Data(contentsOf: URL(fileURLWithPath: hub.snapshot + "/model.safetensors"))
+        let weights = try Data(
+            contentsOf: URL(fileURLWithPath: hub.snapshot + "/model.safetensors"))
         #expect(Array(weights) == HubServerProcess.weights)
 
         hub.clearLog()
@@ -32,14 +33,17 @@ struct PullCLITests {
     @Test("--dry-run lists the plan and downloads nothing; --json gives the plan")
     func dryRun() throws {
         let hub = try HubServerProcess()
-        let r = try Phikit.run(["pull", "org/model", "--dry-run", "--include", "*"], environment: hub.environment)
+        let r = try Phikit.run(
+            ["pull", "org/model", "--dry-run", "--include", "*"], environment: hub.environment)
         #expect(r.status == 0)
         #expect(r.stdout.hasPrefix("[dry-run] Will download 5 files (out of 5) totalling 1.00 MB."))
         #expect(r.stdout.contains("model.safetensors  1.00 MB  download"))
         #expect(!hub.requests.contains { $0.path.contains("/resolve/") })
         #expect(!FileManager.default.fileExists(atPath: hub.snapshot))
-        let json = try Phikit.run(["pull", "org/model", "--dry-run", "--json"], environment: hub.environment)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let json = try Phikit.run(
+            ["pull", "org/model", "--dry-run", "--json"], environment: hub.environment)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["dryRun"] as? Bool == true)
         #expect(object["commit"] as? String == HubServerProcess.commit)
         #expect((object["files"] as? [Any])?.count == 4)
@@ -48,9 +52,11 @@ struct PullCLITests {
     @Test("--json result after a real pull")
     func json() throws {
         let hub = try HubServerProcess()
-        let r = try Phikit.run(["pull", "org/model", "--json", "-j", "2"], environment: hub.environment)
+        let r = try Phikit.run(
+            ["pull", "org/model", "--json", "-j", "2"], environment: hub.environment)
         #expect(r.status == 0)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(object["snapshotDirectory"] as? String == hub.snapshot)
         #expect(object["bytesDownloaded"] as? Int == 1_000_000 + 22 + 18 + 2)
         #expect(object["repoID"] as? String == "org/model")
@@ -61,11 +67,14 @@ struct PullCLITests {
         let hub = try HubServerProcess(gatedToken: "hf_rightToken")
         let missing = try Phikit.run(["pull", "org/none"], environment: hub.environment)
         #expect(missing.status == 66)
-        #expect(missing.stderr.contains("error: repository 'org/none' not found on \(hub.endpoint)"))
+        #expect(
+            missing.stderr.contains("error: repository 'org/none' not found on \(hub.endpoint)"))
 
         let noToken = try Phikit.run(["pull", "org/model"], environment: hub.environment)
         #expect(noToken.status == 69)
-        #expect(noToken.stderr.contains("error: 'org/model' is gated or private (HTTP 401) and no token was sent"))
+        #expect(
+            noToken.stderr.contains(
+                "error: 'org/model' is gated or private (HTTP 401) and no token was sent"))
         #expect(noToken.stderr.contains("hint: accept the licence at \(hub.endpoint)/org/model"))
 
         var env = hub.environment
@@ -73,9 +82,13 @@ struct PullCLITests {
         let wrong = try Phikit.run(["pull", "org/model"], environment: env)
         #expect(wrong.status == 69)
         #expect(wrong.stderr.contains("with the token from HF_TOKEN"))
-        #expect(!wrong.stderr.contains("hf_wrongSecret123") && !wrong.stdout.contains("hf_wrongSecret123"))
+        #expect(
+            !wrong.stderr.contains("hf_wrongSecret123")
+                && !wrong.stdout.contains("hf_wrongSecret123"))
 
-        let flag = try Phikit.run(["pull", "org/model", "--token", "hf_rightToken", "--include", "*.json"], environment: env)
+        let flag = try Phikit.run(
+            ["pull", "org/model", "--token", "hf_rightToken", "--include", "*.json"],
+            environment: env)
         #expect(flag.status == 0, "\(flag.stderr)")
 
         let jobs = try Phikit.run(["pull", "org/model", "--jobs", "0"], environment: env)
@@ -91,7 +104,8 @@ struct PullCLITests {
         #expect(r.status == 65)
         #expect(r.stderr.contains("error: model.safetensors: downloaded bytes have sha256"))
         #expect(!FileManager.default.fileExists(atPath: hub.snapshot + "/model.safetensors"))
-        let blobs = try FileManager.default.contentsOfDirectory(atPath: hub.repoDirectory.path + "/blobs")
+        let blobs = try FileManager.default.contentsOfDirectory(
+            atPath: hub.repoDirectory.path + "/blobs")
         #expect(!blobs.contains { $0.hasPrefix(HubServerProcess.weightsSHA256) })
     }
 
@@ -108,7 +122,8 @@ struct PullCLITests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let partial = hub.repoDirectory.appendingPathComponent(
-            "blobs/\(HubServerProcess.weightsSHA256).incomplete").path
+            "blobs/\(HubServerProcess.weightsSHA256).incomplete"
+        ).path
         let deadline = Date().addingTimeInterval(30)
         while size(partial) < 150_000 && Date() < deadline && process.isRunning { usleep(20_000) }
         kill(process.processIdentifier, SIGKILL)
@@ -123,7 +138,8 @@ struct PullCLITests {
         #expect(r.status == 0, "\(r.stderr)")
         let cdn = hub.requests.filter { $0.server == "cdn" }
         #expect(cdn.map(\.range) == ["bytes=\(kept)-"])
-        let weights = try Data(contentsOf: URL(fileURLWithPath: hub.snapshot + "/model.safetensors"))
+        let weights = try Data(
+            contentsOf: URL(fileURLWithPath: hub.snapshot + "/model.safetensors"))
         #expect(Array(weights) == HubServerProcess.weights)
         #expect(r.stdout.contains("\"resumedFrom\" : \(kept)"))
     }
@@ -158,7 +174,8 @@ struct PullCLITests {
     }
 
     private func size(_ path: String) -> Int {
-        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue
+            ?? 0
     }
 
     private func runInTerminal(_ command: String, environment: [String: String]) throws -> String {

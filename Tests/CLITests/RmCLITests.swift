@@ -18,7 +18,9 @@ struct RmCLITests {
         #expect(refused.stderr.contains("hint: pass -y"))
         let dry = try Phikit.run(["rm", "org/model", "--dry-run"], environment: hub.environment)
         #expect(dry.status == 0)
-        #expect(dry.stdout.hasPrefix("[dry-run] would remove org/model (1 revision, whole repo; 1.00 MB)"))
+        #expect(
+            dry.stdout.hasPrefix(
+                "[dry-run] would remove org/model (1 revision, whole repo; 1.00 MB)"))
         #expect(FileManager.default.fileExists(atPath: hub.snapshot))
 
         let removed = try Phikit.run(["rm", "org/model", "-y"], environment: hub.environment)
@@ -33,27 +35,35 @@ struct RmCLITests {
     func revisionAndStore() throws {
         let hub = try HubServerProcess()
         #expect(try Phikit.run(["pull", "org/model"], environment: hub.environment).status == 0)
-        let wrong = try Phikit.run(["rm", "org/model", "--revision", "v9", "-y"], environment: hub.environment)
+        let wrong = try Phikit.run(
+            ["rm", "org/model", "--revision", "v9", "-y"], environment: hub.environment)
         #expect(wrong.status == 66)
         #expect(wrong.stderr.contains("hint: cached revisions: main"))
-        let json = try Phikit.run(["rm", "org/model@main", "--dry-run", "--json"], environment: hub.environment)
+        let json = try Phikit.run(
+            ["rm", "org/model@main", "--dry-run", "--json"], environment: hub.environment)
         #expect(json.stdout.contains("\"commits\" : [\n    \"\(HubServerProcess.commit)\""))
 
         let store = hub.root.appendingPathComponent("store/models")
         try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
-        try FileManager.default.moveItem(at: try TinyModel.phi3Directory(), to: store.appendingPathComponent("tiny-bf16"))
+        try FileManager.default.moveItem(
+            at: try TinyModel.phi3Directory(), to: store.appendingPathComponent("tiny-bf16"))
         let r = try Phikit.run(["rm", "tiny-bf16", "-y"], environment: hub.environment)
         #expect(r.status == 0)
         #expect(r.stdout.contains("converted model"))
-        #expect(!FileManager.default.fileExists(atPath: store.appendingPathComponent("tiny-bf16").path))
+        #expect(
+            !FileManager.default.fileExists(atPath: store.appendingPathComponent("tiny-bf16").path))
     }
 
     @Test("--partials removes abandoned partials, never one a live process holds")
     func partials() throws {
         let hub = try HubServerProcess()
-        #expect(try Phikit.run(["pull", "org/model", "--include", "*.json"], environment: hub.environment).status == 0)
+        #expect(
+            try Phikit.run(
+                ["pull", "org/model", "--include", "*.json"], environment: hub.environment
+            ).status == 0)
         let blobs = hub.repoDirectory.appendingPathComponent("blobs")
-        let stale = blobs.appendingPathComponent(HubServerProcess.weightsSHA256 + ".a1b2c3d4.incomplete")
+        let stale = blobs.appendingPathComponent(
+            HubServerProcess.weightsSHA256 + ".a1b2c3d4.incomplete")
         try Data(count: 4096).write(to: stale)
         let store = hub.root.appendingPathComponent("store/models")
         let dead = store.appendingPathComponent("m-4bit.incomplete-AbC123")
@@ -103,7 +113,9 @@ struct RmCLITests {
         while temporary().isEmpty && convert.isRunning && Date() < deadline { usleep(5000) }
         let name = try #require(temporary().first)
         let during = try Phikit.run(["rm", "--partials", "-y"], environment: hub.environment)
-        #expect(during.stdout.contains(name + "  (in use by a running convert; kept)"), "\(during.stdout)")
+        #expect(
+            during.stdout.contains(name + "  (in use by a running convert; kept)"),
+            "\(during.stdout)")
         kill(convert.processIdentifier, SIGKILL)
         convert.waitUntilExit()
         #expect(temporary() == [name])

@@ -12,7 +12,8 @@ struct CacheRemovalTests {
         var repo = Fixture.repo()
         repo.refs["v2"] = second
         var files = Fixture.files.filter { $0.path != "README.md" && $0.path != "config.json" }
-        files.append(.init(path: "config.json", bytes: Array(#"{"model_type": "phi3", "v": 2}"#.utf8)))
+        files.append(
+            .init(path: "config.json", bytes: Array(#"{"model_type": "phi3", "v": 2}"#.utf8)))
         repo.commits[second] = files
         let h = try PullHarness(repos: [repo])
         _ = try h.pull()
@@ -28,7 +29,10 @@ struct CacheRemovalTests {
         let main = repo.revisions[0]
         #expect(main.sizeOnDisk == 1_000_000 + 22 + 18 + 2 + 8)
         #expect(repo.sizeOnDisk == main.sizeOnDisk + 30)  // + the second config.json only
-        #expect(main.files.map(\.path) == ["README.md", "config.json", "model.safetensors", "sub/extra.json", "tokenizer.json"])
+        #expect(
+            main.files.map(\.path) == [
+                "README.md", "config.json", "model.safetensors", "sub/extra.json", "tokenizer.json",
+            ])
         #expect(main.files.allSatisfy { $0.size != nil && $0.blobName != nil })
         #expect(h.cache.scan().map(\.repoID) == [Fixture.repoID])
     }
@@ -39,7 +43,9 @@ struct CacheRemovalTests {
         let repo = try #require(h.cache.scanRepo(repoID: Fixture.repoID))
         let plan = h.cache.deletionPlan(repo, commits: [Fixture.commit])
         #expect(plan.repoDirectory == nil)
-        #expect(plan.blobFiles.map { ($0 as NSString).lastPathComponent }.sorted() == [Fixture.configBlob, Fixture.readmeBlob].sorted())
+        #expect(
+            plan.blobFiles.map { ($0 as NSString).lastPathComponent }.sorted()
+                == [Fixture.configBlob, Fixture.readmeBlob].sorted())
         #expect(plan.sharedBlobsKept == 3)
         #expect(plan.freedBytes == 22 + 8)
         try h.cache.delete(plan)
@@ -47,7 +53,9 @@ struct CacheRemovalTests {
         #expect(after.revisions.map(\.refs) == [["v2"]])
         #expect(after.revisions[0].files.allSatisfy { $0.size != nil })  // no broken link
         #expect(h.contents("refs/main") == nil)
-        #expect(!FileManager.default.fileExists(atPath: h.cache.listingPath(repoID: Fixture.repoID, commit: Fixture.commit)))
+        #expect(
+            !FileManager.default.fileExists(
+                atPath: h.cache.listingPath(repoID: Fixture.repoID, commit: Fixture.commit)))
     }
 
     @Test("removing every revision removes the repo folder and its lock folder")
@@ -59,7 +67,8 @@ struct CacheRemovalTests {
         #expect(plan.freedBytes == repo.sizeOnDisk)
         try h.cache.delete(plan)
         #expect(!FileManager.default.fileExists(atPath: repo.directory))
-        #expect(!FileManager.default.fileExists(atPath: h.cache.root + "/.locks/models--org--model"))
+        #expect(
+            !FileManager.default.fileExists(atPath: h.cache.root + "/.locks/models--org--model"))
         #expect(h.cache.scan().isEmpty)
     }
 
@@ -73,10 +82,13 @@ struct CacheRemovalTests {
         try Data(count: 1000).write(to: URL(fileURLWithPath: ours))
         try Data(count: 10).write(to: URL(fileURLWithPath: theirs))
         let repo = try #require(h.cache.scanRepo(repoID: Fixture.repoID))
-        #expect(repo.partials.map(\.blobName).sorted() == [Fixture.weightsSHA256, "feedface" + String(repeating: "0", count: 56)].sorted())
+        #expect(
+            repo.partials.map(\.blobName).sorted()
+                == [Fixture.weightsSHA256, "feedface" + String(repeating: "0", count: 56)].sorted())
         #expect(repo.partialBytes == 1010)
 
-        let holder = FileLock(path: h.cache.lockPath(repoID: Fixture.repoID, blobName: Fixture.weightsSHA256))
+        let holder = FileLock(
+            path: h.cache.lockPath(repoID: Fixture.repoID, blobName: Fixture.weightsSHA256))
         #expect(try holder.tryAcquire())
         let plan = h.cache.deletionPlan(repo)
         #expect(plan.livePartials == [ours])

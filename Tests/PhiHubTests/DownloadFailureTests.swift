@@ -31,8 +31,10 @@ struct DownloadFailureTests {
         ])
     func contradictingHeaders(_ name: String, _ value: String, _ detail: String) throws {
         let h = try PullHarness()
+        let escaped = value.replacingOccurrences(of: "\"", with: "\\\"")
         try h.server.setFaults(
-            #"[{"kind": "header", "path": "model.safetensors", "name": "\#(name)", "value": "\#(value.replacingOccurrences(of: "\"", with: "\\\""))"}]"#)
+            #"[{"kind": "header", "path": "model.safetensors", "name": "\#(name)", "#
+                + #""value": "\#(escaped)"}]"#)
         let error = #expect(throws: HubError.self) { try h.pull() }
         guard case .inconsistentMetadata("model.safetensors", let text)? = error else {
             return #expect(Bool(false), "wrong error: \(String(describing: error))")
@@ -124,15 +126,23 @@ struct DownloadFailureTests {
     @Test("not found: repo, revision and file, each its own error (exit 66)")
     func notFound() throws {
         let h = try PullHarness()
-        #expect(throws: HubError.repoNotFound(repoID: "org/none", endpoint: h.server.endpoint, token: nil)) {
+        #expect(
+            throws: HubError.repoNotFound(
+                repoID: "org/none", endpoint: h.server.endpoint, token: nil)
+        ) {
             try h.pull("org/none")
         }
         #expect(throws: HubError.revisionNotFound(repoID: Fixture.repoID, revision: "v9")) {
             try h.pull(revision: "v9")
         }
         try h.server.setFaults(
-            #"[{"kind": "status", "status": 404, "error_code": "EntryNotFound", "path": "tokenizer.json"}]"#)
-        #expect(throws: HubError.entryNotFound(repoID: Fixture.repoID, revision: Fixture.commit, path: "tokenizer.json")) {
+            #"[{"kind": "status", "status": 404, "error_code": "EntryNotFound", "#
+                + #""path": "tokenizer.json"}]"#
+        )
+        #expect(
+            throws: HubError.entryNotFound(
+                repoID: Fixture.repoID, revision: Fixture.commit, path: "tokenizer.json")
+        ) {
             try h.pull()
         }
         #expect(HubError.revisionNotFound(repoID: "a/b", revision: "x").exitCode == .noInput)
@@ -140,12 +150,20 @@ struct DownloadFailureTests {
 
     @Test("gated and private repos say whether a token was sent and where it came from")
     func gatedAndTokens() throws {
-        var h = try PullHarness(repos: [Fixture.repo(gatedToken: "hf_right"), Fixture.repo(id: "org/private", gatedToken: "hf_right", isPrivate: true)])
-        #expect(throws: HubError.gated(repoID: Fixture.repoID, status: 401, endpoint: h.server.endpoint, token: nil)) {
+        var h = try PullHarness(repos: [
+            Fixture.repo(gatedToken: "hf_right"),
+            Fixture.repo(id: "org/private", gatedToken: "hf_right", isPrivate: true),
+        ])
+        #expect(
+            throws: HubError.gated(
+                repoID: Fixture.repoID, status: 401, endpoint: h.server.endpoint, token: nil)
+        ) {
             try h.pull()
         }
         h.configuration.token = HubToken("hf_wrong", source: .environment("HF_TOKEN"))
-        let denied = HubError.gated(repoID: Fixture.repoID, status: 403, endpoint: h.server.endpoint, token: .environment("HF_TOKEN"))
+        let denied = HubError.gated(
+            repoID: Fixture.repoID, status: 403, endpoint: h.server.endpoint,
+            token: .environment("HF_TOKEN"))
         #expect(throws: denied) { try h.pull() }
         #expect(denied.message.contains("with the token from HF_TOKEN"))
         #expect(!denied.message.contains("hf_wrong") && !(denied.hint ?? "").contains("hf_wrong"))
@@ -153,10 +171,14 @@ struct DownloadFailureTests {
         h.configuration.token = HubToken("hf_invalid_x", source: .commandLine)
         #expect(throws: HubError.invalidToken(token: .commandLine)) { try h.pull() }
         h.configuration.token = nil
-        #expect(throws: HubError.repoNotFound(repoID: "org/private", endpoint: h.server.endpoint, token: nil)) {
+        #expect(
+            throws: HubError.repoNotFound(
+                repoID: "org/private", endpoint: h.server.endpoint, token: nil)
+        ) {
             try h.pull("org/private")
         }
-        #expect("\(HubToken("hf_secret_value", source: .file("/t")))" == "token from the token file /t")
+        #expect(
+            "\(HubToken("hf_secret_value", source: .file("/t")))" == "token from the token file /t")
     }
 
     @Test("an unreachable endpoint is a network error (exit 69)")
@@ -174,7 +196,10 @@ struct DownloadFailureTests {
 
     @Test(
         "file names that would leave the snapshot are refused before any download",
-        arguments: ["../escape.json", "/etc/passwd.json", "a\\..\\b.json", "C:x.json", "a/./b.json", "a//b.json"])
+        arguments: [
+            "../escape.json", "/etc/passwd.json", "a\\..\\b.json", "C:x.json", "a/./b.json",
+            "a//b.json",
+        ])
     func unsafePaths(_ name: String) throws {
         let repo = HubTestServer.Repo(
             id: "org/evil", refs: ["main": Fixture.commit],
@@ -193,7 +218,11 @@ struct DownloadFailureTests {
     func fileUsedAsFolder() throws {
         let repo = HubTestServer.Repo(
             id: "org/evil", refs: ["main": Fixture.commit],
-            commits: [Fixture.commit: [.init(path: "a.json", bytes: [1]), .init(path: "a.json/b.json", bytes: [2])]])
+            commits: [
+                Fixture.commit: [
+                    .init(path: "a.json", bytes: [1]), .init(path: "a.json/b.json", bytes: [2]),
+                ]
+            ])
         let h = try PullHarness(repos: [repo])
         #expect(throws: HubError.self) { try h.pull("org/evil") }
         #expect(h.server.fileRequests.isEmpty)
@@ -202,12 +231,16 @@ struct DownloadFailureTests {
     @Test("too little free disk is refused before downloading (exit 74)")
     func diskTooSmall() throws {
         let h = try PullHarness()
-        let plan = try h.downloader.plan(repoID: Fixture.repoID, revision: "main", patterns: FilePatterns())
+        let plan = try h.downloader.plan(
+            repoID: Fixture.repoID, revision: "main", patterns: FilePatterns())
         let tiny = SnapshotPlan(
             repoID: plan.repoID, revision: plan.revision, commit: plan.commit, files: plan.files,
             listing: plan.listing, listingWasCached: plan.listingWasCached,
             snapshotDirectory: plan.snapshotDirectory, freeBytes: 1000)
-        #expect(throws: HubError.notEnoughDiskSpace(path: h.cache.root, needed: plan.bytesToDownload, available: 1000)) {
+        #expect(
+            throws: HubError.notEnoughDiskSpace(
+                path: h.cache.root, needed: plan.bytesToDownload, available: 1000)
+        ) {
             try h.downloader.download(tiny)
         }
         #expect(h.server.fileRequests.isEmpty)

@@ -48,7 +48,10 @@ final class HubTestServer {
             for (commit, files) in repo.commits {
                 commits[commit] = [
                     "files": try files.enumerated().map { index, file -> [String: Any] in
-                        let source = directory + "/src-\(repo.id.replacingOccurrences(of: "/", with: "_"))-\(commit.prefix(8))-\(index)"
+                        let source =
+                            directory
+                            + "/src-\(repo.id.replacingOccurrences(of: "/", with: "_"))"
+                            + "-\(commit.prefix(8))-\(index)"
                         try Data(file.bytes).write(to: URL(fileURLWithPath: source))
                         return ["path": file.path, "source": source, "lfs": file.lfs]
                     }
@@ -60,7 +63,9 @@ final class HubTestServer {
             if let token = repo.gatedToken { spec["gated_token"] = token }
             specRepos.append(spec)
         }
-        let spec = try JSONSerialization.data(withJSONObject: ["page_size": pageSize, "repos": specRepos])
+        let spec = try JSONSerialization.data(withJSONObject: [
+            "page_size": pageSize, "repos": specRepos,
+        ])
         try spec.write(to: URL(fileURLWithPath: directory + "/spec.json"))
         try Data("[]".utf8).write(to: URL(fileURLWithPath: directory + "/faults.json"))
 

@@ -28,14 +28,20 @@ struct HubUnitTests {
     @Test("mlx-lm's default patterns; a trailing / selects a folder")
     func defaults() {
         let mlx = FilePatterns.mlxDefaults
-        for yes in ["config.json", "model-00001-of-00002.safetensors", "tokenizer.model", "chat_template.jinja", "merges.txt", "modeling_phi3.py"] {
+        for yes in [
+            "config.json", "model-00001-of-00002.safetensors", "tokenizer.model",
+            "chat_template.jinja", "merges.txt", "modeling_phi3.py",
+        ] {
             #expect(mlx.matches(yes), "\(yes)")
         }
-        for no in ["README.md", "pytorch_model.bin", "consolidated.safetensors", "assets/logo.png"] {
+        for no in ["README.md", "pytorch_model.bin", "consolidated.safetensors", "assets/logo.png"]
+        {
             #expect(!mlx.matches(no), "\(no)")
         }
         let folder = FilePatterns(include: ["onnx/"], exclude: ["*.bin"])
-        #expect(folder.matches("onnx/model.onnx") && !folder.matches("onnx/x.bin") && !folder.matches("config.json"))
+        #expect(
+            folder.matches("onnx/model.onnx") && !folder.matches("onnx/x.bin")
+                && !folder.matches("config.json"))
     }
 
     @Test("repo paths that could leave the snapshot folder are named unsafe")
@@ -43,7 +49,9 @@ struct HubUnitTests {
         for good in ["config.json", "a/b/c.json", "..hidden", "x..y/z"] {
             #expect(RepoPath.problem(good) == nil, "\(good)")
         }
-        for bad in ["", "/abs", "a/../b", "..", "a\\b", "a//b", "a/", "./a", "c:x", "D:\\x", "a\u{0}b"] {
+        for bad in [
+            "", "/abs", "a/../b", "..", "a\\b", "a//b", "a/", "./a", "c:x", "D:\\x", "a\u{0}b",
+        ] {
             #expect(RepoPath.problem(bad) != nil, "\(bad)")
         }
         #expect(RepoPath.fileUsedAsFolder(["a", "a/b", "c"]) == "a/b")
@@ -64,12 +72,18 @@ struct HubUnitTests {
         #expect(RetryPolicy.retryAfterSeconds("Wed, 21 Oct 2015 07:28:30 GMT", now: now) == 30)
         var backoff = Backoff(RetryPolicy(maxAttempts: 6, baseDelay: 1, maxRetryAfter: 60))
         let delays = (0..<5).map { _ in backoff.next(retryAfter: nil) }
-        #expect(delays == [.retry(after: 1), .retry(after: 2), .retry(after: 4), .retry(after: 8), .retry(after: 8)])
+        #expect(
+            delays == [
+                .retry(after: 1), .retry(after: 2), .retry(after: 4), .retry(after: 8),
+                .retry(after: 8),
+            ])
         #expect(backoff.next(retryAfter: nil) == .giveUp)
         backoff.madeProgress()
         #expect(backoff.next(retryAfter: 90) == .waitTooLong(seconds: 90))
         #expect(backoff.next(retryAfter: 5) == .retry(after: 5))
-        let env = RetryPolicy.from(environment: ["PHIKIT_RETRY_BASE_SECONDS": "0.01", "PHIKIT_RETRY_AFTER_MAX_SECONDS": "2"])
+        let env = RetryPolicy.from(environment: [
+            "PHIKIT_RETRY_BASE_SECONDS": "0.01", "PHIKIT_RETRY_AFTER_MAX_SECONDS": "2",
+        ])
         #expect(env.baseDelay == 0.01 && env.maxRetryAfter == 2 && env.maxAttempts == 6)
     }
 
@@ -85,17 +99,26 @@ struct HubUnitTests {
         #expect(HubConfiguration.from(environment: env).token?.source == .environment("HF_TOKEN"))
         let file = HubConfiguration.from(environment: ["HF_HOME": dir]).token
         #expect(file == HubToken("hf_from_file", source: .file(dir + "/token")))
-        let path = HubConfiguration.from(environment: ["HF_TOKEN_PATH": dir + "/token", "HF_TOKEN": " "])
+        let path = HubConfiguration.from(environment: [
+            "HF_TOKEN_PATH": dir + "/token", "HF_TOKEN": " ",
+        ])
         #expect(path.token?.value == "hf_from_file")
-        #expect(HubConfiguration.from(environment: ["HF_HOME": dir, "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1"]).token == nil)
-        for (value, offline) in [("1", true), ("yes", true), ("ON", true), ("0", false), ("", false)] {
-            #expect(HubConfiguration.from(environment: ["HF_HUB_OFFLINE": value]).offline == offline)
+        #expect(
+            HubConfiguration.from(environment: [
+                "HF_HOME": dir, "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
+            ]).token == nil)
+        for (value, offline) in [
+            ("1", true), ("yes", true), ("ON", true), ("0", false), ("", false),
+        ] {
+            #expect(
+                HubConfiguration.from(environment: ["HF_HUB_OFFLINE": value]).offline == offline)
         }
         #expect(HubConfiguration.from(environment: ["TRANSFORMERS_OFFLINE": "1"]).offline)
         #expect(HubConfiguration.from(environment: [:]).endpoint == "https://huggingface.co")
         // The token never shows in a description or a reflection.
         let token = HubToken("hf_secret", source: .commandLine)
-        #expect(!"\(token)".contains("hf_secret") && !String(reflecting: token).contains("hf_secret"))
+        #expect(
+            !"\(token)".contains("hf_secret") && !String(reflecting: token).contains("hf_secret"))
     }
 
     @Test("URLs: escaping, origins, redirects, Link paging, Content-Range, ETags")
@@ -121,12 +144,16 @@ struct HubUnitTests {
 
     @Test("tree entries are checked: LFS info must be complete and agree with the size")
     func treeEntries() throws {
-        let good = try JSONValue(parsing: Array(
-            #"{"type":"file","oid":"\#(String(repeating: "a", count: 40))","size":3,"path":"w","lfs":{"oid":"\#(String(repeating: "b", count: 64))","size":3,"pointerSize":130}}"#.utf8))
+        let (oid, sha) = (String(repeating: "a", count: 40), String(repeating: "b", count: 64))
+        func item(_ lfs: String) throws -> JSONValue {
+            try JSONValue(
+                parsing: Array(
+                    #"{"type":"file","oid":"\#(oid)","size":3,"path":"w","lfs":\#(lfs)}"#.utf8))
+        }
+        let good = try item(#"{"oid":"\#(sha)","size":3,"pointerSize":130}"#)
         let entry = try HubClient.fileEntry(good, url: "u")
-        #expect(entry.blobName == String(repeating: "b", count: 64))
-        let bad = try JSONValue(parsing: Array(
-            #"{"type":"file","oid":"\#(String(repeating: "a", count: 40))","size":3,"path":"w","lfs":{"oid":"xyz","size":3}}"#.utf8))
+        #expect(entry.blobName == sha)
+        let bad = try item(#"{"oid":"xyz","size":3}"#)
         #expect(throws: HubError.self) { try HubClient.fileEntry(bad, url: "u") }
         let noOid = try JSONValue(parsing: Array(#"{"type":"file","size":3,"path":"w"}"#.utf8))
         #expect(throws: HubError.self) { try HubClient.fileEntry(noOid, url: "u") }

@@ -27,7 +27,8 @@ struct LockTests {
     func leftoverLockFileIsFree() throws {
         let dir = try makeTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        try "999999@\(FileLock.hostName)\n".write(toFile: dir + "/blob.lock", atomically: true, encoding: .utf8)
+        try "999999@\(FileLock.hostName)\n".write(
+            toFile: dir + "/blob.lock", atomically: true, encoding: .utf8)
         #expect(try FileLock(path: dir + "/blob.lock").tryAcquire())
     }
 
@@ -54,11 +55,13 @@ struct LockTests {
         let h = try PullHarness()
         let lockPath = h.cache.lockPath(repoID: Fixture.repoID, blobName: Fixture.weightsSHA256)
         try FileManager.default.createDirectory(
-            atPath: (lockPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            atPath: (lockPath as NSString).deletingLastPathComponent,
+            withIntermediateDirectories: true)
         let holder = FileLock(path: lockPath)
         #expect(try holder.tryAcquire())
         let downloader = h.downloader
-        let plan = try downloader.plan(repoID: Fixture.repoID, revision: "main", patterns: FilePatterns())
+        let plan = try downloader.plan(
+            repoID: Fixture.repoID, revision: "main", patterns: FilePatterns())
         let done = DispatchSemaphore(value: 0)
         let outcome = Box()
         Thread.detachNewThread {
@@ -120,8 +123,11 @@ struct OfflineTests {
         h.server.clearLog()
         h.configuration.offline = true
         _ = try h.pull(patterns: FilePatterns(include: ["*.json"]))
-        let error = HubError.offline(repoID: Fixture.repoID, revision: "main", missing: ["model.safetensors"])
-        #expect(throws: error) { try h.pull(patterns: FilePatterns(include: ["*.json", "*.safetensors"])) }
+        let error = HubError.offline(
+            repoID: Fixture.repoID, revision: "main", missing: ["model.safetensors"])
+        #expect(throws: error) {
+            try h.pull(patterns: FilePatterns(include: ["*.json", "*.safetensors"]))
+        }
         #expect(error.exitCode == .noInput)
         #expect(h.server.requests.isEmpty)
     }

@@ -90,21 +90,54 @@ struct SnapshotLayoutTests {
     }
 
     /// huggingface_hub 2.4's `write_tree_cache` output for the fixture's files (made with it).
-    static let listingWrittenByHuggingFaceHub =
-        "{\n \"format_version\": 1,\n \"files\": {\n  \"README.md\": {\n   \"size\": 8,\n   \"blob_id\": \"e339422d0f5def57816b7df65a4fd8979edc765d\"\n  },\n  \"config.json\": {\n   \"size\": 22,\n   \"blob_id\": \"d819ed66b72ceff70f6c646e22edfa1065d6e399\"\n  },\n  \"model.safetensors\": {\n   \"size\": 1000000,\n   \"blob_id\": \"3c341b1a0b31476fe8e3dfbcf55d260bd6d5cd3a\",\n   \"lfs_sha256\": \"03e13961ed7fa418171dcd51141cf32b71b1baee49433b42aea7764eccfc0405\",\n   \"lfs_size\": 1000000\n  },\n  \"sub/extra.json\": {\n   \"size\": 2,\n   \"blob_id\": \"9e26dfeeb6e641a33dae4961196235bdb965b21b\"\n  },\n  \"tokenizer.json\": {\n   \"size\": 18,\n   \"blob_id\": \"fdef94443aef6c464d438c4654540cb4245f8f1e\"\n  }\n }\n}"
+    static let listingWrittenByHuggingFaceHub = """
+        {
+         "format_version": 1,
+         "files": {
+          "README.md": {
+           "size": 8,
+           "blob_id": "e339422d0f5def57816b7df65a4fd8979edc765d"
+          },
+          "config.json": {
+           "size": 22,
+           "blob_id": "d819ed66b72ceff70f6c646e22edfa1065d6e399"
+          },
+          "model.safetensors": {
+           "size": 1000000,
+           "blob_id": "3c341b1a0b31476fe8e3dfbcf55d260bd6d5cd3a",
+           "lfs_sha256": "03e13961ed7fa418171dcd51141cf32b71b1baee49433b42aea7764eccfc0405",
+           "lfs_size": 1000000
+          },
+          "sub/extra.json": {
+           "size": 2,
+           "blob_id": "9e26dfeeb6e641a33dae4961196235bdb965b21b"
+          },
+          "tokenizer.json": {
+           "size": 18,
+           "blob_id": "fdef94443aef6c464d438c4654540cb4245f8f1e"
+          }
+         }
+        }
+        """
 
     @Test("the saved listing reads back through the public API")
     func listingAPI() throws {
         let h = try PullHarness()
         _ = try h.pull()
-        let listing = try #require(h.cache.fileListing(repoID: Fixture.repoID, commit: Fixture.commit))
-        #expect(listing.map(\.path) == ["README.md", "config.json", "model.safetensors", "sub/extra.json", "tokenizer.json"])
+        let listing = try #require(
+            h.cache.fileListing(repoID: Fixture.repoID, commit: Fixture.commit))
+        #expect(
+            listing.map(\.path) == [
+                "README.md", "config.json", "model.safetensors", "sub/extra.json", "tokenizer.json",
+            ])
         let weights = try #require(listing.first { $0.path == "model.safetensors" })
         #expect(weights.lfs == .init(sha256: Fixture.weightsSHA256, size: 1_000_000))
         #expect(weights.blobID == Fixture.weightsPointerBlob)
         #expect(weights.blobName == Fixture.weightsSHA256)
         #expect(listing.first { $0.path == "config.json" }?.blobName == Fixture.configBlob)
-        #expect(h.cache.fileListing(repoID: Fixture.repoID, commit: String(repeating: "d", count: 40)) == nil)
+        #expect(
+            h.cache.fileListing(repoID: Fixture.repoID, commit: String(repeating: "d", count: 40))
+                == nil)
     }
 
     @Test("a second pull of the same revision downloads nothing; a pinned commit asks nothing")

@@ -36,7 +36,9 @@ public final class FileLock {
     public func tryAcquire() throws(FileError) -> Bool {
         if mode == .automatic {
             let opened = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o664)
-            guard opened >= 0 else { throw FileError(path: path, operation: "open lock", errno: errno) }
+            guard opened >= 0 else {
+                throw FileError(path: path, operation: "open lock", errno: errno)
+            }
             if flock(opened, LOCK_EX | LOCK_NB) == 0 {
                 fd = opened
                 writeHolder()
@@ -85,7 +87,8 @@ public final class FileLock {
     /// What the lock file says about its holder (`pid 4242@host`), if anything.
     public var holder: String? {
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         return text.isEmpty ? nil : "pid " + text
     }
 
@@ -117,7 +120,8 @@ public final class FileLock {
     /// A lock file written by a process of this host that no longer runs.
     static func holderIsGone(_ path: String) -> Bool {
         guard let data = FileManager.default.contents(atPath: path) else { return true }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let parts = text.split(separator: "@", maxSplits: 1).map(String.init)
         guard parts.count == 2, let pid = Int32(parts[0]), pid > 0, parts[1] == hostName else {
             return false  // another host's lock, or unreadable: not ours to judge

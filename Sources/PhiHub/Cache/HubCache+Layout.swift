@@ -12,7 +12,7 @@ import Foundation
 ///     refs/<revision>                      the commit, no trailing newline
 ///     blobs/<sha256 | git-sha1>            file content (0644 before umask)
 ///     blobs/<name>.incomplete              a download in progress (phikit's; resumable)
-///     snapshots/<commit>/<path>            symlink → ../../blobs/<name> (one more ../ per folder)
+///     snapshots/<commit>/<path>            symlink → ../../blobs/<name> (+ ../ per folder)
 ///     <root>/.locks/models--ORG--NAME/<name>.lock   flock'd while a blob is written
 ///     <root>/CACHEDIR.TAG                  marks the cache for backup tools
 extension HubCache {
@@ -62,7 +62,8 @@ extension HubCache {
                         repoID: repoID, path: path, reason: "goes through a file or symlink")
                 }
             } else if mkdir(directory, 0o755) != 0 && errno != EEXIST {
-                throw .local(FileError(path: directory, operation: "create directory", errno: errno))
+                throw .local(
+                    FileError(path: directory, operation: "create directory", errno: errno))
             }
         }
         let pointer = snapshot + "/" + path

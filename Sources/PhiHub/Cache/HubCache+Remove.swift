@@ -99,7 +99,8 @@ extension HubCache {
             blob = String(blob[..<dot])
         }
         let lockPath = lockPath(repoID: repoID, blobName: blob)
-        guard FileManager.default.fileExists(atPath: (lockPath as NSString).deletingLastPathComponent)
+        guard
+            FileManager.default.fileExists(atPath: (lockPath as NSString).deletingLastPathComponent)
         else {
             unlink(path)  // no lock folder: nobody can be writing it
             return true

@@ -79,8 +79,11 @@ extension HubCache {
         var sizes: [String: Int] = [:]
         let revisions = commits.map { commit in
             let revision = scanRevision(
-                repoID: repoID, commit: commit, refs: refs.filter { $0.value == commit }.map(\.key).sorted())
-            for file in revision.files { if let size = file.size { sizes[file.contentPath] = size } }
+                repoID: repoID, commit: commit,
+                refs: refs.filter { $0.value == commit }.map(\.key).sorted())
+            for file in revision.files {
+                if let size = file.size { sizes[file.contentPath] = size }
+            }
             return revision
         }
         return CachedRepo(
@@ -115,7 +118,8 @@ extension HubCache {
                 let target = try? FileManager.default.destinationOfSymbolicLink(atPath: full)
             {
                 let base = (full as NSString).deletingLastPathComponent
-                content = URL(fileURLWithPath: target, relativeTo: URL(fileURLWithPath: base + "/"))
+                content =
+                    URL(fileURLWithPath: target, relativeTo: URL(fileURLWithPath: base + "/"))
                     .standardizedFileURL.path
                 if target.contains("/blobs/") { blobName = (target as NSString).lastPathComponent }
             }
@@ -125,7 +129,8 @@ extension HubCache {
                 SnapshotEntry(
                     path: relative, blobName: blobName, contentPath: content,
                     size: exists ? Int(st.st_size) : nil,
-                    modified: exists ? Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec)) : nil))
+                    modified: exists ? Date(timeIntervalSince1970: Double(st.st_mtim.tv_sec)) : nil)
+            )
         }
         return entries.sorted { Self.pythonOrder($0.path, $1.path) }
     }

@@ -118,7 +118,7 @@ public struct SnapshotResult: Sendable {
     public let snapshotDirectory: String
     public let files: [FileResult]
     public let seconds: Double
-    /// Wall time the download threads spent hashing, summed over threads.
+    /// CPU time the download threads spent hashing, summed over threads.
     public let hashSeconds: Double
 
     public struct FileResult: Sendable, Equatable {

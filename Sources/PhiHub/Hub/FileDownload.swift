@@ -38,7 +38,8 @@ struct FileDownload {
 
         let blob = cache.blobPath(repoID: repoID, blobName: entry.blobName)
         if HubCache.isCompleteBlob(blob, size: entry.size) {
-            try cache.link(repoID: repoID, commit: commit, path: entry.path, blobName: entry.blobName)
+            try cache.link(
+                repoID: repoID, commit: commit, path: entry.path, blobName: entry.blobName)
             return .completedElsewhere
         }
         let writer = try BlobWriter(

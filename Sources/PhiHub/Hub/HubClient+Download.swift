@@ -40,7 +40,8 @@ extension HubClient {
                 guard let location = head.headers["Location"],
                     let target = URLOrigin.resolve(location: location, against: url)
                 else {
-                    return .rejected(.badResponse(url: url, detail: "redirect without a usable Location"))
+                    return .rejected(
+                        .badResponse(url: url, detail: "redirect without a usable Location"))
                 }
                 url = target
                 continue

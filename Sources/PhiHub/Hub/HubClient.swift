@@ -231,7 +231,8 @@ final class HubClient {
             return .repoNotFound(repoID: context.repoID, endpoint: endpoint, token: token)
         case 429:
             return .rateLimited(
-                url: head.url, retryAfter: RetryPolicy.retryAfterSeconds(head.headers["Retry-After"]))
+                url: head.url,
+                retryAfter: RetryPolicy.retryAfterSeconds(head.headers["Retry-After"]))
         case 500..<600: return .serverError(status: head.status, url: head.url)
         default: return .unexpectedStatus(status: head.status, url: head.url)
         }

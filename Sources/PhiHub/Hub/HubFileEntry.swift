@@ -23,7 +23,9 @@ public struct HubFileEntry: Sendable, Equatable, Hashable {
         }
     }
 
-    public init(path: String, size: Int, blobID: String, lfs: LFSObject? = nil, xetHash: String? = nil) {
+    public init(
+        path: String, size: Int, blobID: String, lfs: LFSObject? = nil, xetHash: String? = nil
+    ) {
         self.path = path
         self.size = size
         self.blobID = blobID

@@ -56,7 +56,8 @@ public struct SnapshotDownloader: Sendable {
         repoID: String, revision: String, patterns: FilePatterns
     ) throws(HubError) -> SnapshotPlan {
         guard let commit = cache.commit(repoID: repoID, revision: revision),
-            FileManager.default.fileExists(atPath: cache.snapshotPath(repoID: repoID, commit: commit))
+            FileManager.default.fileExists(
+                atPath: cache.snapshotPath(repoID: repoID, commit: commit))
         else { throw .offline(repoID: repoID, revision: revision, missing: []) }
         let listing = cache.fileListing(repoID: repoID, commit: commit)
         // Without a saved listing, the snapshot is taken as it is (huggingface_hub does the same).

@@ -26,7 +26,8 @@ public struct Registry: Sendable, Equatable {
         }
         entries = []
         for (index, model) in models.enumerated() {
-            let label = model["name"]?.stringValue.map { "entry '\($0)' (models[\(index)])" }
+            let label =
+                model["name"]?.stringValue.map { "entry '\($0)' (models[\(index)])" }
                 ?? "entry models[\(index)]"
             do {
                 var entry = try JSONDecoder().decode(
@@ -48,7 +49,8 @@ public struct Registry: Sendable, Equatable {
     }
 
     /// No name or alias may select two entries.
-    private static func checkNames(_ entries: [RegistryEntry], source: String) throws(RegistryError) {
+    private static func checkNames(_ entries: [RegistryEntry], source: String) throws(RegistryError)
+    {
         var seen: [String: String] = [:]
         for entry in entries {
             for name in [entry.name] + entry.aliases {

@@ -121,7 +121,8 @@ private func sorted(_ models: [ListedModel], by sort: ListSort) -> [ListedModel]
 }
 
 /// One cache revision, checked against the file list saved at pull time when there is one.
-private func listed(_ revision: CachedRevision, in repo: CachedRepo, cache: HubCache) -> ListedModel {
+private func listed(_ revision: CachedRevision, in repo: CachedRepo, cache: HubCache) -> ListedModel
+{
     var problems: [String] = []
     let broken = revision.files.filter { $0.size == nil }.map(\.path)
     if !broken.isEmpty { problems.append("broken links: " + sample(broken)) }
@@ -129,7 +130,9 @@ private func listed(_ revision: CachedRevision, in repo: CachedRepo, cache: HubC
         let present = Set(revision.files.filter { $0.size != nil }.map(\.path))
         let wanted = listing.filter { FilePatterns.mlxDefaults.matches($0.path) }
         let missing = wanted.map(\.path).filter { !present.contains($0) }
-        if !missing.isEmpty { problems.append("missing \(missing.count) files: " + sample(missing)) }
+        if !missing.isEmpty {
+            problems.append("missing \(missing.count) files: " + sample(missing))
+        }
         let names = Set(wanted.map(\.blobName))
         let partials = repo.partials.filter { names.contains($0.blobName) }
         if !partials.isEmpty { problems.append("\(partials.count) partial downloads") }

@@ -65,7 +65,8 @@ public enum PullError: UserFacingError, Equatable {
     public var message: String {
         switch self {
         case .notAHubModel(let path): "'\(path)' is a local directory; there is nothing to pull"
-        case .noFilesMatch(let repo): "no file of '\(repo)' matches the --include/--exclude patterns"
+        case .noFilesMatch(let repo):
+            "no file of '\(repo)' matches the --include/--exclude patterns"
         case .badJobs(let jobs): "--jobs must be at least 1 (got \(jobs))"
         }
     }

@@ -59,7 +59,7 @@ public struct PullResult: Sendable, Encodable {
     public var totalBytes: Int
     public var bytesDownloaded: Int
     public var seconds: Double
-    /// Time the download threads spent hashing (summed over threads).
+    /// CPU time the download threads spent hashing (summed over threads).
     public var hashSeconds: Double
     public var dryRun: Bool
     public var bundled: Bool

@@ -73,7 +73,9 @@ public func planRemoval(_ options: RemoveOptions) throws -> RemovalPlan {
 }
 
 /// Carries out a plan from `planRemoval`.
-public func remove(_ plan: RemovalPlan, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+public func remove(
+    _ plan: RemovalPlan, environment: [String: String] = ProcessInfo.processInfo.environment
+) throws {
     if let deletion = plan.deletion {
         let cache = HubCache(root: HubCache.defaultRoot(environment: environment))
         try cache.delete(deletion)

@@ -45,8 +45,9 @@ struct ListCommand: Command {
     func run() throws {
         if available {
             let models = try PhiKit.availableModels().filter {
-                pattern == nil || ($0.name + " " + ($0.repo ?? "")).lowercased().contains(
-                    pattern!.lowercased())
+                pattern == nil
+                    || ($0.name + " " + ($0.repo ?? "")).lowercased().contains(
+                        pattern!.lowercased())
             }
             print(json ? try Format.json(models) : Self.availableTable(models))
             return

@@ -85,7 +85,9 @@ struct PullCommand: Command {
     /// hf's dry-run format: `[dry-run] Will download 3 files (out of 7) totalling 2.18 GB.`,
     /// then one line per file.
     static func dryRunText(_ result: PullResult) -> String {
-        if result.bundled { return "[dry-run] \(result.model) is bundled with phikit: nothing to download." }
+        if result.bundled {
+            return "[dry-run] \(result.model) is bundled with phikit: nothing to download."
+        }
         let fetch = result.files.filter { $0.action != "cached" && $0.action != "linked" }
         let bytes = fetch.reduce(0) { $0 + $1.size - $1.resumedFrom }
         let rows = result.files.map { file in

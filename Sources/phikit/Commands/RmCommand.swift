@@ -104,9 +104,11 @@ struct RmCommand: Command {
         if plan.source == "converted" {
             details.append("converted model")
         } else if plan.removesModel {
-            details.append("\(plan.commits.count) revision\(plan.commits.count == 1 ? "" : "s"), whole repo")
+            details.append(
+                "\(plan.commits.count) revision\(plan.commits.count == 1 ? "" : "s"), whole repo")
         } else {
-            details.append("revision " + plan.commits.map { String($0.prefix(7)) }.joined(separator: ", "))
+            details.append(
+                "revision " + plan.commits.map { String($0.prefix(7)) }.joined(separator: ", "))
         }
         details.append(Format.bytes(plan.freedBytes))
         if plan.sharedBlobsKept > 0 {

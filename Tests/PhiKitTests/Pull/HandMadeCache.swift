@@ -12,32 +12,43 @@ enum HandMadeCache {
         _ files: [String: [UInt8]], repoID: String, commit: String, ref: String? = "main",
         root: URL, writeListing: Bool = true
     ) throws -> URL {
-        let repo = root.appendingPathComponent("models--" + repoID.replacingOccurrences(of: "/", with: "--"))
+        let repo = root.appendingPathComponent(
+            "models--" + repoID.replacingOccurrences(of: "/", with: "--"))
         let snapshot = repo.appendingPathComponent("snapshots/" + commit)
         let fm = FileManager.default
-        try fm.createDirectory(at: repo.appendingPathComponent("blobs"), withIntermediateDirectories: true)
+        try fm.createDirectory(
+            at: repo.appendingPathComponent("blobs"), withIntermediateDirectories: true)
         var listing: [String] = []
         for (path, bytes) in files.sorted(by: { $0.key < $1.key }) {
             let lfs = path.hasSuffix(".safetensors")
             let blob = lfs ? SHA256Hasher.hex(of: bytes) : GitBlobSHA1.hex(of: bytes)
             try Data(bytes).write(to: repo.appendingPathComponent("blobs/" + blob))
             let link = snapshot.appendingPathComponent(path)
-            try fm.createDirectory(at: link.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try fm.createDirectory(
+                at: link.deletingLastPathComponent(), withIntermediateDirectories: true)
             let depth = path.filter { $0 == "/" }.count
             try fm.createSymbolicLink(
-                atPath: link.path, withDestinationPath: String(repeating: "../", count: 2 + depth) + "blobs/" + blob)
+                atPath: link.path,
+                withDestinationPath: String(repeating: "../", count: 2 + depth) + "blobs/" + blob)
             let blobID = lfs ? String(repeating: "0", count: 40) : blob
-            var entry = "  \"\(path)\": {\n   \"size\": \(bytes.count),\n   \"blob_id\": \"\(blobID)\""
-            if lfs { entry += ",\n   \"lfs_sha256\": \"\(blob)\",\n   \"lfs_size\": \(bytes.count)" }
+            var entry =
+                "  \"\(path)\": {\n   \"size\": \(bytes.count),\n   \"blob_id\": \"\(blobID)\""
+            if lfs {
+                entry += ",\n   \"lfs_sha256\": \"\(blob)\",\n   \"lfs_size\": \(bytes.count)"
+            }
             listing.append(entry + "\n  }")
         }
         if let ref {
-            try fm.createDirectory(at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
+            try fm.createDirectory(
+                at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
             try Data(commit.utf8).write(to: repo.appendingPathComponent("refs/" + ref))
         }
         if writeListing {
-            try fm.createDirectory(at: repo.appendingPathComponent("trees"), withIntermediateDirectories: true)
-            let json = "{\n \"format_version\": 1,\n \"files\": {\n" + listing.joined(separator: ",\n") + "\n }\n}"
+            try fm.createDirectory(
+                at: repo.appendingPathComponent("trees"), withIntermediateDirectories: true)
+            let json =
+                "{\n \"format_version\": 1,\n \"files\": {\n" + listing.joined(separator: ",\n")
+                + "\n }\n}"
             try Data(json.utf8).write(to: repo.appendingPathComponent("trees/\(commit).json"))
         }
         return snapshot
