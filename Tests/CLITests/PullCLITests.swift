@@ -144,6 +144,36 @@ struct PullCLITests {
         #expect(r.stdout.contains("\"resumedFrom\" : \(kept)"))
     }
 
+    @Test("Ctrl-C stops the transfer, keeps the partial (exit 130), and the next pull resumes it")
+    func interrupt() throws {
+        let hub = try HubServerProcess()
+        try hub.setFaults(#"[{"kind": "slow", "path": "/lfs/", "rate": 200000}]"#)
+        let binary = try #require(Phikit.url)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["pull", "org/model"]
+        process.environment = ProcessInfo.processInfo.environment.merging(hub.environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        let partial = hub.repoDirectory.appendingPathComponent(
+            "blobs/\(HubServerProcess.weightsSHA256).incomplete").path
+        let deadline = Date().addingTimeInterval(30)
+        while size(partial) < 100_000 && Date() < deadline && process.isRunning { usleep(20_000) }
+        process.interrupt()
+        process.waitUntilExit()
+        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 130, "\(message)")
+        #expect(message.contains("error: interrupted; partial downloads are kept"))
+        let kept = size(partial)
+        #expect(kept >= 100_000 && kept < 1_000_000)
+        try hub.setFaults("[]")
+        hub.clearLog()
+        #expect(try Phikit.run(["pull", "org/model"], environment: hub.environment).status == 0)
+        #expect(hub.requests.filter { $0.server == "cdn" }.map(\.range) == ["bytes=\(kept)-"])
+    }
+
     @Test("HF_HUB_OFFLINE=1: a complete snapshot with no request; otherwise exit 66")
     func offline() throws {
         let hub = try HubServerProcess()

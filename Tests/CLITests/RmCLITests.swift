@@ -25,7 +25,7 @@ struct RmCLITests {
 
         let removed = try Phikit.run(["rm", "org/model", "-y"], environment: hub.environment)
         #expect(removed.status == 0)
-        #expect(removed.stdout.hasPrefix("removed: remove org/model"))
+        #expect(removed.stdout.hasPrefix("removed org/model (1 revision, whole repo; 1.00 MB)"))
         #expect(!FileManager.default.fileExists(atPath: hub.repoDirectory.path))
         let again = try Phikit.run(["rm", "org/model", "-y"], environment: hub.environment)
         #expect(again.status == 66)

@@ -64,12 +64,12 @@ struct RmCommand: Command {
         let plan = try PhiKit.planRemoval(RemoveOptions(model: model!, revision: revision))
         let description = Self.describe(plan)
         if dryRun {
-            print(json ? try Format.json(plan) : "[dry-run] would " + description)
+            print(json ? try Format.json(plan) : "[dry-run] would remove " + description)
             return
         }
-        try confirm("About to " + description)
+        try confirm("About to remove " + description)
         try PhiKit.remove(plan)
-        print(json ? try Format.json(plan) : "removed: " + description)
+        print(json ? try Format.json(plan) : "removed " + description)
     }
 
     private func runPrune() throws {
@@ -97,9 +97,9 @@ struct RmCommand: Command {
         guard answer == "y" || answer == "yes" else { throw RemovalDeclined() }
     }
 
-    /// `remove mlx-community/X (2 revisions, 2.18 GB; 1 shared blob kept)`.
+    /// `mlx-community/X (2 revisions, whole repo; 2.18 GB; 1 blob(s) kept for other revisions)`.
     static func describe(_ plan: RemovalPlan) -> String {
-        var text = "remove \(plan.repoID ?? plan.model)"
+        var text = plan.repoID ?? plan.model
         var details: [String] = []
         if plan.source == "converted" {
             details.append("converted model")
