@@ -15,6 +15,7 @@ final class HubServerProcess {
     private let input = Pipe()
 
     struct Request: Decodable {
+        var id: Int
         var server: String
         var path: String
         var range: String?
@@ -104,10 +105,16 @@ final class HubServerProcess {
         try Data(json.utf8).write(to: path)
     }
 
+    /// Answered requests in arrival order, once none is still being answered (at most 5 s).
     var requests: [Request] {
-        let data = (try? Data(contentsOf: root.appendingPathComponent("log.jsonl"))) ?? Data()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
-            try? JSONDecoder().decode(Request.self, from: Data($0.utf8))
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            let data = (try? Data(contentsOf: root.appendingPathComponent("log.jsonl"))) ?? Data()
+            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
+            let starts = lines.filter { $0.contains(#""phase": "start""#) }.count
+            let ends = lines.compactMap { try? JSONDecoder().decode(Request.self, from: Data($0.utf8)) }
+            if ends.count >= starts || Date() > deadline { return ends.sorted { $0.id < $1.id } }
+            Thread.sleep(forTimeInterval: 0.01)
         }
     }
 

@@ -20,6 +20,8 @@ final class HubTestServer {
     }
 
     struct Request: Decodable {
+        var id: Int
+        var phase: String
         var server: String
         var method: String
         var path: String
@@ -106,12 +108,18 @@ final class HubTestServer {
         try FileManager.default.moveItem(atPath: path + ".new", toPath: path)
     }
 
+    /// The answered requests in arrival order, once every request that arrived is answered
+    /// (the server logs an answer after sending it; waits at most 5 s for stragglers).
     var requests: [Request] {
-        guard let data = FileManager.default.contents(atPath: directory + "/log.jsonl") else {
-            return []
-        }
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap {
-            try? JSONDecoder().decode(Request.self, from: Data($0.utf8))
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            let text = FileManager.default.contents(atPath: directory + "/log.jsonl")
+                .map { String(decoding: $0, as: UTF8.self) } ?? ""
+            let lines = text.split(separator: "\n")
+            let starts = lines.filter { $0.contains(#""phase": "start""#) }.count
+            let ends = lines.compactMap { try? JSONDecoder().decode(Request.self, from: Data($0.utf8)) }
+            if ends.count >= starts || Date() > deadline { return ends.sorted { $0.id < $1.id } }
+            Thread.sleep(forTimeInterval: 0.01)
         }
     }
 

@@ -39,8 +39,10 @@ Faults (JSON list in --faults, re-read whenever the file changes; counters resta
   {"kind": "header", "name": "X-Linked-Size", "value": "5"}   answer normally, but with this
                                            header's value replaced (the Hub contradicting itself)
 
-Request log (JSON lines, --log): {"t", "server", "method", "path", "range", "auth", "status",
-"bytes"} — "auth" says whether an Authorization header came (never its value).
+Request log (JSON lines, --log): a line {"id", "phase": "start"} when a request arrives, then
+{"id", "phase": "end", "t", "server", "method", "path", "range", "auth", "status", "bytes"} once
+its answer is sent — "auth" says whether an Authorization header came (never its value). A
+reader that sees as many ends as starts knows no answer is still on its way.
 
 Prints one JSON line {"hub": URL, "cdn": URL} when ready; exits when stdin closes.
 """
@@ -166,6 +168,11 @@ class Hub:
             fault["used"] = 0
         self.faults_mtime = mtime
 
+    def next_id(self):
+        with LOCK:
+            self.counter = getattr(self, "counter", 0) + 1
+            return self.counter
+
     def log(self, record):
         if not self.log_path:
             return
@@ -199,6 +206,8 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, status, sent):
         self.hub.log(
             {
+                "id": self.request_id,
+                "phase": "end",
                 "t": time.time(),
                 "server": self.server_name_tag,
                 "method": self.command,
@@ -245,6 +254,8 @@ class Handler(BaseHTTPRequestHandler):
         self.dispatch()
 
     def dispatch(self):
+        self.request_id = self.hub.next_id()
+        self.hub.log({"id": self.request_id, "phase": "start"})
         url = urllib.parse.urlsplit(self.path)
         path = urllib.parse.unquote(url.path)
         fault = self.hub.fault_for(self.server_name_tag, path)
