@@ -13,12 +13,15 @@ import Foundation
 /// `kill -9` — and the next writer resumes from its exact length (hashing what is there first).
 ///
 /// As a response receiver it takes the body of a 200 or 206 only; the bodies of redirects and
-/// errors are dropped.
+/// errors are dropped. libcurl hands over 16 KB at a time; the writer stages 256 KiB before it
+/// hashes and writes, which saves 15 of every 16 system calls. `flush()` after every transfer
+/// attempt puts the staged bytes on disk; a killed process loses them, which only shortens the
+/// partial (it stays a correct prefix).
 final class BlobWriter: HTTPResponseReceiver {
     let entry: HubFileEntry
     let partialPath: String
     let finalPath: String
-    /// Bytes in the partial file: where the next request resumes.
+    /// Bytes received so far (on disk or staged): where the next request resumes.
     private(set) var written = 0
     /// Bytes already on disk when this writer opened the partial.
     let resumedFrom: Int
@@ -41,6 +44,10 @@ final class BlobWriter: HTTPResponseReceiver {
     private var digest: RunningDigest
     private var accepting = false
     private let onBytes: (Int) -> Bool
+    /// Received bytes not yet hashed and written (the last `staged` bytes of `written`).
+    private let staging = UnsafeMutableRawBufferPointer.allocate(
+        byteCount: 256 << 10, alignment: 64)
+    private var staged = 0
 
     /// Opens (or creates) the partial and hashes what it holds. `onBytes` hears of every chunk
     /// written and answers false to stop the transfer (another file failed, or Ctrl-C).
@@ -68,7 +75,10 @@ final class BlobWriter: HTTPResponseReceiver {
         try hashExisting(existing)
     }
 
-    deinit { closeFile() }
+    deinit {
+        closeFile()
+        staging.deallocate()
+    }
 
     /// Reads the `count` bytes already in the partial into the digest.
     private func hashExisting(_ count: Int) throws(HubError) {
@@ -94,6 +104,7 @@ final class BlobWriter: HTTPResponseReceiver {
         ftruncate(fd, 0)
         lseek(fd, 0, SEEK_SET)
         written = 0
+        staged = 0
         digest = RunningDigest(entry)
     }
 
@@ -145,19 +156,44 @@ final class BlobWriter: HTTPResponseReceiver {
                 path: entry.path, expected: entry.size, actual: written + body.count)
             return .abort
         }
+        var offset = 0
+        while offset < body.count {
+            let n = min(body.count - offset, staging.count - staged)
+            UnsafeMutableRawBufferPointer(rebasing: staging[staged..<staged + n])
+                .copyMemory(from: UnsafeRawBufferPointer(rebasing: body[offset..<offset + n]))
+            staged += n
+            written += n
+            offset += n
+            if staged == staging.count {
+                do {
+                    guard try flush() else { return .abort }
+                } catch {
+                    problem = error
+                    return .abort
+                }
+            }
+        }
+        return .proceed
+    }
+
+    /// Hashes and writes the staged bytes. Returns what `onBytes` answered (false: stop).
+    @discardableResult
+    func flush() throws(HubError) -> Bool {
+        guard staged > 0 else { return true }
+        let bytes = UnsafeRawBufferPointer(rebasing: staging[0..<staged])
         do {
-            try POSIXFile.writeAll(fd, body, path: partialPath)
+            try POSIXFile.writeAll(fd, bytes, path: partialPath)
         } catch {
-            problem = .local(error)
-            return .abort
+            throw .local(error)
         }
         if Self.verifies {
             let start = Self.threadCPUNanoseconds()
-            digest.update(body)
+            digest.update(bytes)
             hashNanoseconds += Self.threadCPUNanoseconds() - start
         }
-        written += body.count
-        return onBytes(body.count) ? .proceed : .abort
+        let count = staged
+        staged = 0
+        return onBytes(count)
     }
 
     // MARK: Finishing
@@ -165,6 +201,7 @@ final class BlobWriter: HTTPResponseReceiver {
     /// Checks the hash of a complete partial and moves it to `blobs/<name>` (fsync, rename,
     /// fsync of the folder). A mismatch deletes the partial: nothing wrong stays in the cache.
     func finish() throws(HubError) {
+        try flush()
         guard written == entry.size else {
             throw .sizeMismatch(path: entry.path, expected: entry.size, actual: written)
         }
@@ -188,6 +225,7 @@ final class BlobWriter: HTTPResponseReceiver {
 
     /// Deletes the partial (its bytes are known to be wrong).
     func discard() {
+        staged = 0
         closeFile()
         unlink(partialPath)
     }

@@ -65,6 +65,7 @@ struct FileDownload {
         while writer.written < entry.size {
             let before = writer.written
             let result = client.fetchFile(repoID: repoID, commit: commit, writer: writer)
+            if writer.problem == nil { try writer.flush() }  // what arrived goes to disk now
             if writer.written > before { backoff.madeProgress() }
             if let problem = writer.problem {
                 // Offsets or sizes that contradict the listing: the partial cannot be trusted.
