@@ -165,7 +165,7 @@ if "phikit-nohash" in engines:
     n = med("phikit-nohash", "wall_s")
     bp, bn = best("phikit", "wall_s"), best("phikit-nohash", "wall_s")
     print(f"wall time with hashing vs the measuring build without it: median {p:.2f} s vs {n:.2f} s "
-          f"(+{100*(p/n - 1):.0f}%), best {bp:.2f} s vs {bn:.2f} s (+{100*(bp/bn - 1):.0f}%) (goal < 10%)")
+          f"({100*(p/n - 1):+.0f}%), best {bp:.2f} s vs {bn:.2f} s ({100*(bp/bn - 1):+.0f}%) (goal < 10%)")
 print("\nload average before each run: " + ", ".join(f"{r['engine']}#{r['run']} {r['load_before']}" for r in rows))
 EOF
 cat "$REPORT"
