@@ -56,6 +56,28 @@ struct DownloadFailureTests {
         #expect(result.files.first { $0.path == "model.safetensors" }?.bytesDownloaded == 1_000_000)
     }
 
+    @Test("a large file (hashed on its own thread) survives a cut and a server ignoring Range")
+    func largeFile() throws {
+        let big: [UInt8] = (0..<(9 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 40503 >> 7) }
+        let repo = HubTestServer.Repo(
+            id: Fixture.repoID, refs: ["main": Fixture.commit],
+            commits: [Fixture.commit: [.init(path: "model.safetensors", bytes: big, lfs: true)]])
+        var h = try PullHarness(repos: [repo])
+        h.configuration.retry.maxAttempts = 1
+        try h.server.setFaults(#"[{"kind": "drop", "path": "/lfs/", "after": 5000000}]"#)
+        #expect(throws: HubError.self) { try h.pull() }
+        try h.server.setFaults(
+            #"[{"kind": "drop", "path": "/lfs/", "after": 2000000, "times": 1}, "#
+                + #"{"kind": "ignore_range", "path": "/lfs/"}]"#)
+        h.configuration.retry.maxAttempts = 3
+        let result = try h.pull()
+        #expect(h.server.requests.filter { $0.server == "cdn" }.map(\.range).count == 3)
+        let sha = SHA256Hasher.hex(of: big)
+        #expect(h.contents("blobs/" + sha) == big)
+        // The 2 MB before the cut, then the whole file again (the server ignored the Range).
+        #expect(result.files[0].bytesDownloaded == 2_000_000 + big.count)
+    }
+
     @Test("a partial left by a failed run is resumed by the next run, hashed first")
     func resumeAcrossRuns() throws {
         var h = try PullHarness()

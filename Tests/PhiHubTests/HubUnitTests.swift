@@ -159,3 +159,60 @@ struct HubUnitTests {
         #expect(throws: HubError.self) { try HubClient.fileEntry(noOid, url: "u") }
     }
 }
+
+@Suite("Blob hasher")
+struct BlobHasherTests {
+    /// 9 MiB: above `threadedAbove`, so it is hashed on the hasher's own thread.
+    static let bytes: [UInt8] = {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        return [UInt8](unsafeUninitializedCapacity: 9 << 20) { buffer, count in
+            for i in 0..<buffer.count {
+                state = state &* 6_364_136_223_846_793_005 &+ 1
+                buffer[i] = UInt8(truncatingIfNeeded: state >> 56)
+            }
+            count = buffer.count
+        }
+    }()
+
+    /// Feeds `bytes` through the hasher's buffers in uneven pieces.
+    func feed(_ hasher: BlobHasher, _ bytes: ArraySlice<UInt8>) {
+        var offset = bytes.startIndex
+        var piece = 70_000
+        while offset < bytes.endIndex {
+            let n = min(piece, bytes.endIndex - offset, BlobHasher.bufferSize)
+            bytes[offset..<offset + n].withUnsafeBytes { hasher.buffer.copyMemory(from: $0) }
+            hasher.commit(n)
+            offset += n
+            piece = piece * 3 % BlobHasher.bufferSize + 1
+        }
+    }
+
+    @Test("threaded (large LFS file) and inline (small file) give the one-shot hashes")
+    func matchesOneShot() {
+        let large = HubFileEntry(
+            path: "w", size: Self.bytes.count, blobID: "", lfs: .init(sha256: "", size: Self.bytes.count))
+        let threaded = BlobHasher(large)
+        feed(threaded, Self.bytes[...])
+        #expect(threaded.finish() == SHA256Hasher.hex(of: Self.bytes))
+        #expect(threaded.cpuNanoseconds > 0)
+
+        let small = Array(Self.bytes.prefix(300_000))
+        let inline = BlobHasher(HubFileEntry(path: "c", size: small.count, blobID: ""))
+        feed(inline, small[...])
+        #expect(inline.finish() == GitBlobSHA1.hex(of: small))
+    }
+
+    @Test("reset forgets what was hashed; a stopped hasher can be dropped")
+    func reset() {
+        let entry = HubFileEntry(
+            path: "w", size: Self.bytes.count, blobID: "", lfs: .init(sha256: "", size: Self.bytes.count))
+        let hasher = BlobHasher(entry)
+        feed(hasher, Self.bytes.prefix(4 << 20))
+        hasher.reset(entry)
+        feed(hasher, Self.bytes[...])
+        #expect(hasher.finish() == SHA256Hasher.hex(of: Self.bytes))
+        let abandoned = BlobHasher(entry)
+        feed(abandoned, Self.bytes.prefix(3 << 20))
+        abandoned.stop()
+    }
+}

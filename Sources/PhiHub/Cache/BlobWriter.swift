@@ -13,23 +13,25 @@ import Foundation
 /// `kill -9` — and the next writer resumes from its exact length (hashing what is there first).
 ///
 /// As a response receiver it takes the body of a 200 or 206 only; the bodies of redirects and
-/// errors are dropped. libcurl hands over 16 KB at a time; the writer stages 256 KiB before it
-/// hashes and writes, which saves 15 of every 16 system calls. `flush()` after every transfer
-/// attempt puts the staged bytes on disk; a killed process loses them, which only shortens the
-/// partial (it stays a correct prefix).
+/// errors are dropped. libcurl hands over 16 KB at a time; the writer stages 256 KiB (in a
+/// `BlobHasher` buffer) before it writes and hashes, which saves 15 of every 16 system calls.
+/// `flush()` after every transfer attempt puts the staged bytes on disk; a killed process loses
+/// them, which only shortens the partial (it stays a correct prefix).
 final class BlobWriter: HTTPResponseReceiver {
     let entry: HubFileEntry
     let partialPath: String
     let finalPath: String
     /// Bytes received so far (on disk or staged): where the next request resumes.
     private(set) var written = 0
-    /// Bytes already on disk when this writer opened the partial.
-    let resumedFrom: Int
+    /// Bytes already on disk when this writer opened the partial (0 again after a restart).
+    private(set) var resumedFrom: Int
+    /// Body bytes taken from the network by this writer.
+    private(set) var received = 0
     /// Why the last transfer was refused, when it was the writer that refused it.
     private(set) var problem: HubError?
-    /// CPU time this thread spent hashing (not wall time: on a busy machine the thread may
-    /// wait for a core mid-hash), for the benchmark's "hashing share".
-    private(set) var hashNanoseconds: UInt64 = 0
+    /// CPU time spent hashing (not wall time: on a busy machine a thread may wait for a core
+    /// mid-hash), for the benchmark's "hashing share". Final once `finish` returned.
+    var hashNanoseconds: UInt64 { hasher.cpuNanoseconds }
 
     /// False only in the benchmark's measuring build (`-DPHIKIT_BENCH_NO_HASH`, made by
     /// scripts/bench/bench_pull.sh into its own scratch folder to time what hashing costs);
@@ -41,12 +43,10 @@ final class BlobWriter: HTTPResponseReceiver {
     #endif
 
     private var fd: Int32
-    private var digest: RunningDigest
+    private let hasher: BlobHasher
     private var accepting = false
     private let onBytes: (Int) -> Bool
-    /// Received bytes not yet hashed and written (the last `staged` bytes of `written`).
-    private let staging = UnsafeMutableRawBufferPointer.allocate(
-        byteCount: 256 << 10, alignment: 64)
+    /// Received bytes in `hasher.buffer`, not yet written or hashed (the last ones of `written`).
     private var staged = 0
 
     /// Opens (or creates) the partial and hashes what it holds. `onBytes` hears of every chunk
@@ -63,7 +63,7 @@ final class BlobWriter: HTTPResponseReceiver {
         guard fd >= 0 else {
             throw .local(FileError(path: partialPath, operation: "open", errno: errno))
         }
-        digest = RunningDigest(entry)
+        hasher = BlobHasher(entry)
         var st = stat()
         fstat(fd, &st)
         var existing = Int(st.st_size)
@@ -76,23 +76,22 @@ final class BlobWriter: HTTPResponseReceiver {
     }
 
     deinit {
+        hasher.stop()
         closeFile()
-        staging.deallocate()
     }
 
     /// Reads the `count` bytes already in the partial into the digest.
     private func hashExisting(_ count: Int) throws(HubError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 4 << 20, alignment: 64)
-        defer { buffer.deallocate() }
         var offset = 0
         while offset < count {
+            let buffer = hasher.buffer
             let n = pread(fd, buffer.baseAddress, min(buffer.count, count - offset), off_t(offset))
             if n < 0 && errno == EINTR { continue }
             guard n > 0 else {
                 throw .local(
                     FileError(path: partialPath, operation: "read", errno: n < 0 ? errno : EIO))
             }
-            if Self.verifies { digest.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) }
+            if Self.verifies { hasher.commit(n) }
             offset += n
         }
         written = count
@@ -105,7 +104,8 @@ final class BlobWriter: HTTPResponseReceiver {
         lseek(fd, 0, SEEK_SET)
         written = 0
         staged = 0
-        digest = RunningDigest(entry)
+        resumedFrom = 0
+        hasher.reset(entry)
     }
 
     // MARK: HTTPResponseReceiver
@@ -158,11 +158,13 @@ final class BlobWriter: HTTPResponseReceiver {
         }
         var offset = 0
         while offset < body.count {
+            let staging = hasher.buffer
             let n = min(body.count - offset, staging.count - staged)
             UnsafeMutableRawBufferPointer(rebasing: staging[staged..<staged + n])
                 .copyMemory(from: UnsafeRawBufferPointer(rebasing: body[offset..<offset + n]))
             staged += n
             written += n
+            received += n
             offset += n
             if staged == staging.count {
                 do {
@@ -176,21 +178,18 @@ final class BlobWriter: HTTPResponseReceiver {
         return .proceed
     }
 
-    /// Hashes and writes the staged bytes. Returns what `onBytes` answered (false: stop).
+    /// Writes the staged bytes and hands them to the hasher. Returns what `onBytes` answered
+    /// (false: stop).
     @discardableResult
     func flush() throws(HubError) -> Bool {
         guard staged > 0 else { return true }
-        let bytes = UnsafeRawBufferPointer(rebasing: staging[0..<staged])
         do {
-            try POSIXFile.writeAll(fd, bytes, path: partialPath)
+            try POSIXFile.writeAll(
+                fd, UnsafeRawBufferPointer(rebasing: hasher.buffer[0..<staged]), path: partialPath)
         } catch {
             throw .local(error)
         }
-        if Self.verifies {
-            let start = Self.threadCPUNanoseconds()
-            digest.update(bytes)
-            hashNanoseconds += Self.threadCPUNanoseconds() - start
-        }
+        if Self.verifies { hasher.commit(staged) }
         let count = staged
         staged = 0
         return onBytes(count)
@@ -206,7 +205,7 @@ final class BlobWriter: HTTPResponseReceiver {
             throw .sizeMismatch(path: entry.path, expected: entry.size, actual: written)
         }
         let expected = entry.expectedDigest
-        let actual = Self.verifies ? digest.hex : expected.hex
+        let actual = Self.verifies ? hasher.finish() : expected.hex
         guard actual == expected.hex else {
             discard()
             throw .hashMismatch(
@@ -236,13 +235,6 @@ final class BlobWriter: HTTPResponseReceiver {
         fd = -1
     }
 
-    /// CPU time of the calling thread.
-    static func threadCPUNanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
-
     /// `bytes 100-199/200` → (100, 200); `bytes 100-199/*` → (100, nil).
     static func contentRange(_ value: String?) -> (start: Int, total: Int?)? {
         guard let value, value.hasPrefix("bytes ") else { return nil }
@@ -252,35 +244,5 @@ final class BlobWriter: HTTPResponseReceiver {
             let start = Int(halves[0][..<dash])
         else { return nil }
         return (start, halves[1] == "*" ? nil : Int(halves[1]))
-    }
-}
-
-/// The hash a blob is checked against, fed as bytes stream in.
-private enum RunningDigest {
-    case sha256(SHA256Hasher)
-    case gitSHA1(GitBlobSHA1)
-
-    init(_ entry: HubFileEntry) {
-        self = entry.lfs == nil ? .gitSHA1(GitBlobSHA1(size: entry.size)) : .sha256(SHA256Hasher())
-    }
-
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        switch self {
-        case .sha256(var h):
-            h.update(bytes)
-            self = .sha256(h)
-        case .gitSHA1(var h):
-            h.update(bytes)
-            self = .gitSHA1(h)
-        }
-    }
-
-    var hex: String {
-        let bytes: [UInt8] =
-            switch self {
-            case .sha256(let h): h.finalize()
-            case .gitSHA1(let h): h.finalize()
-            }
-        return bytes.map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -51,7 +51,7 @@ struct FileDownload {
 
         try cache.link(repoID: repoID, commit: commit, path: entry.path, blobName: entry.blobName)
         return .downloaded(
-            bytes: entry.size - writer.resumedFrom, resumedFrom: writer.resumedFrom,
+            bytes: writer.received, resumedFrom: writer.resumedFrom,
             hashNanoseconds: writer.hashNanoseconds)
     }
 
