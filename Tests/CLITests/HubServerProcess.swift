@@ -112,7 +112,9 @@ final class HubServerProcess {
             let data = (try? Data(contentsOf: root.appendingPathComponent("log.jsonl"))) ?? Data()
             let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
             let starts = lines.filter { $0.contains(#""phase": "start""#) }.count
-            let ends = lines.compactMap { try? JSONDecoder().decode(Request.self, from: Data($0.utf8)) }
+            let ends = lines.compactMap {
+                try? JSONDecoder().decode(Request.self, from: Data($0.utf8))
+            }
             if ends.count >= starts || Date() > deadline { return ends.sorted { $0.id < $1.id } }
             Thread.sleep(forTimeInterval: 0.01)
         }

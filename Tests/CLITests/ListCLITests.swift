@@ -77,7 +77,8 @@ struct ListCLITests {
         let hub = try machine()
         let config = hub.root.appendingPathComponent("config/phikit")
         try FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
-        let entry = #"{"name": "tiny", "repo": "org/model", "parameters": 824, "downloadSize": 1909}"#
+        let entry =
+            #"{"name": "tiny", "repo": "org/model", "parameters": 824, "downloadSize": 1909}"#
         try #"{"models": [\#(entry)]}"#.write(
             to: config.appendingPathComponent("registry.json"), atomically: true, encoding: .utf8)
         let r = try Phikit.run(["list", "--available"], environment: hub.environment)

@@ -112,20 +112,7 @@ struct PullCLITests {
     @Test("kill -9 in the middle of a file: the next pull resumes from the partial's last byte")
     func resumeAfterKill() throws {
         let hub = try HubServerProcess()
-        try hub.setFaults(#"[{"kind": "slow", "path": "/lfs/", "rate": 200000}]"#)
-        let binary = try #require(Phikit.url)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["pull", "org/model"]
-        process.environment = ProcessInfo.processInfo.environment.merging(hub.environment) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let partial = hub.repoDirectory.appendingPathComponent(
-            "blobs/\(HubServerProcess.weightsSHA256).incomplete"
-        ).path
-        let deadline = Date().addingTimeInterval(30)
-        while size(partial) < 150_000 && Date() < deadline && process.isRunning { usleep(20_000) }
+        let (process, partial) = try slowPull(hub, until: 150_000, stderr: FileHandle.nullDevice)
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal)
@@ -147,23 +134,12 @@ struct PullCLITests {
     @Test("Ctrl-C stops the transfer, keeps the partial (exit 130), and the next pull resumes it")
     func interrupt() throws {
         let hub = try HubServerProcess()
-        try hub.setFaults(#"[{"kind": "slow", "path": "/lfs/", "rate": 200000}]"#)
-        let binary = try #require(Phikit.url)
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["pull", "org/model"]
-        process.environment = ProcessInfo.processInfo.environment.merging(hub.environment) { $1 }
-        process.standardOutput = FileHandle.nullDevice
         let stderr = Pipe()
-        process.standardError = stderr
-        try process.run()
-        let partial = hub.repoDirectory.appendingPathComponent(
-            "blobs/\(HubServerProcess.weightsSHA256).incomplete").path
-        let deadline = Date().addingTimeInterval(30)
-        while size(partial) < 100_000 && Date() < deadline && process.isRunning { usleep(20_000) }
+        let (process, partial) = try slowPull(hub, until: 100_000, stderr: stderr)
         process.interrupt()
         process.waitUntilExit()
-        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let message = String(
+            decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 130, "\(message)")
         #expect(message.contains("error: interrupted; partial downloads are kept"))
         let kept = size(partial)
@@ -201,6 +177,28 @@ struct PullCLITests {
         #expect(r.contains("files  ") && r.contains("/s"))
         #expect(r.contains("model.safetensors"))
         #expect(r.contains(hub.snapshot))
+    }
+
+    /// Starts `phikit pull` against a server that sends the weights at 200 kB/s, and returns
+    /// once the partial holds `bytes` bytes (or the pull ended).
+    private func slowPull(
+        _ hub: HubServerProcess, until bytes: Int, stderr: Any
+    ) throws -> (Process, String) {
+        try hub.setFaults(#"[{"kind": "slow", "path": "/lfs/", "rate": 200000}]"#)
+        let binary = try #require(Phikit.url)
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["pull", "org/model"]
+        process.environment = ProcessInfo.processInfo.environment.merging(hub.environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = stderr
+        try process.run()
+        let partial = hub.repoDirectory.appendingPathComponent(
+            "blobs/\(HubServerProcess.weightsSHA256).incomplete"
+        ).path
+        let deadline = Date().addingTimeInterval(30)
+        while size(partial) < bytes && Date() < deadline && process.isRunning { usleep(20_000) }
+        return (process, partial)
     }
 
     private func size(_ path: String) -> Int {

@@ -113,11 +113,14 @@ final class HubTestServer {
     var requests: [Request] {
         let deadline = Date().addingTimeInterval(5)
         while true {
-            let text = FileManager.default.contents(atPath: directory + "/log.jsonl")
+            let text =
+                FileManager.default.contents(atPath: directory + "/log.jsonl")
                 .map { String(decoding: $0, as: UTF8.self) } ?? ""
             let lines = text.split(separator: "\n")
             let starts = lines.filter { $0.contains(#""phase": "start""#) }.count
-            let ends = lines.compactMap { try? JSONDecoder().decode(Request.self, from: Data($0.utf8)) }
+            let ends = lines.compactMap {
+                try? JSONDecoder().decode(Request.self, from: Data($0.utf8))
+            }
             if ends.count >= starts || Date() > deadline { return ends.sorted { $0.id < $1.id } }
             Thread.sleep(forTimeInterval: 0.01)
         }

@@ -187,11 +187,13 @@ struct BlobHasherTests {
         }
     }
 
+    /// An LFS entry as large as `bytes`.
+    static let large = HubFileEntry(
+        path: "w", size: bytes.count, blobID: "", lfs: .init(sha256: "", size: bytes.count))
+
     @Test("threaded (large LFS file) and inline (small file) give the one-shot hashes")
     func matchesOneShot() {
-        let large = HubFileEntry(
-            path: "w", size: Self.bytes.count, blobID: "", lfs: .init(sha256: "", size: Self.bytes.count))
-        let threaded = BlobHasher(large)
+        let threaded = BlobHasher(Self.large)
         feed(threaded, Self.bytes[...])
         #expect(threaded.finish() == SHA256Hasher.hex(of: Self.bytes))
         #expect(threaded.cpuNanoseconds > 0)
@@ -204,8 +206,7 @@ struct BlobHasherTests {
 
     @Test("reset forgets what was hashed; a stopped hasher can be dropped")
     func reset() {
-        let entry = HubFileEntry(
-            path: "w", size: Self.bytes.count, blobID: "", lfs: .init(sha256: "", size: Self.bytes.count))
+        let entry = Self.large
         let hasher = BlobHasher(entry)
         feed(hasher, Self.bytes.prefix(4 << 20))
         hasher.reset(entry)

@@ -127,7 +127,8 @@ final class BlobHasher: @unchecked Sendable {  // the ring is handed over throug
         case gitSHA1(GitBlobSHA1)
 
         init(_ entry: HubFileEntry) {
-            self = entry.lfs == nil ? .gitSHA1(GitBlobSHA1(size: entry.size)) : .sha256(SHA256Hasher())
+            self =
+                entry.lfs == nil ? .gitSHA1(GitBlobSHA1(size: entry.size)) : .sha256(SHA256Hasher())
         }
 
         mutating func update(_ bytes: UnsafeRawBufferPointer) {
