@@ -78,6 +78,20 @@ struct DownloadFailureTests {
         #expect(result.files[0].bytesDownloaded == 2_000_000 + big.count)
     }
 
+    @Test("a transfer that stalls is abandoned after the stall timeout and resumed")
+    func stall() throws {
+        var h = try PullHarness()
+        h.configuration.stallTimeout = 1
+        try h.server.setFaults(
+            #"[{"kind": "stall", "path": "/lfs/", "after": 300000, "times": 1, "seconds": 3}]"#)
+        let start = Date()
+        _ = try h.pull()
+        #expect(Date().timeIntervalSince(start) < 15)
+        let cdn = h.server.requests.filter { $0.server == "cdn" }
+        #expect(cdn.last?.range == "bytes=300000-")
+        #expect(h.contents("blobs/" + Fixture.weightsSHA256) == Fixture.weights)
+    }
+
     @Test("a partial left by a failed run is resumed by the next run, hashed first")
     func resumeAcrossRuns() throws {
         var h = try PullHarness()
