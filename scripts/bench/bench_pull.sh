@@ -13,6 +13,8 @@
 #   BENCH_REPEAT      runs per engine; medians shown (default 3)
 #   BENCH_PULL_MB     repo size in MB (default 2200, about an MLX 4-bit Phi-3)
 #   BENCH_JOBS        parallel downloads for both    (default 8, huggingface_hub's max_workers)
+#   BENCH_RATE_MB     cap each LFS transfer at this many MB/s, like a real link (default 0: no
+#                     cap; 127.0.0.1 is so fast that hashing, not the network, sets the pace)
 #   BENCH_NOHASH      1 (default): also time a measuring build of phikit that skips SHA-256
 #                     (compiled with -DPHIKIT_BENCH_NO_HASH into .build-nohash/, never installed),
 #                     so the report can say what hashing costs in wall time; 0 to skip
@@ -33,6 +35,7 @@ REPEAT=${BENCH_REPEAT:-3}
 SIZE_MB=${BENCH_PULL_MB:-2200}
 JOBS=${BENCH_JOBS:-8}
 NOHASH=${BENCH_NOHASH:-1}
+RATE_MB=${BENCH_RATE_MB:-0}
 NOHASH_BIN=$REPO_ROOT/.build-nohash/release/phikit
 SERVER=$REPO_ROOT/Tests/PhiHubTests/Server/hub_server.py
 MODEL_ID=bench/phi-like-4bit
@@ -75,9 +78,15 @@ mkdir -p "$CACHE_DIR" "$BENCH_DIR/logs" "$BENCH_DIR/results"
 avail=$(df -PB1 "$CACHE_DIR" | awk 'NR==2 {print $4}')
 (( avail > TOTAL * 11 / 10 )) || die "only $((avail >> 20)) MB free in $CACHE_DIR; a cache needs $((TOTAL >> 20)) MB"
 
+FAULTS=$BENCH_DIR/logs/faults.json
+if [ "$RATE_MB" != 0 ]; then
+  echo "[{\"kind\": \"slow\", \"path\": \"/lfs/\", \"rate\": $((RATE_MB * 1000000))}]" > "$FAULTS"
+else
+  echo "[]" > "$FAULTS"
+fi
 SERVER_IN=$(mktemp -u)
 mkfifo "$SERVER_IN"
-python3 "$SERVER" --spec "$SRC/spec.json" < "$SERVER_IN" > "$BENCH_DIR/logs/server.url" 2> "$BENCH_DIR/logs/server.err" &
+python3 "$SERVER" --spec "$SRC/spec.json" --faults "$FAULTS" < "$SERVER_IN" > "$BENCH_DIR/logs/server.url" 2> "$BENCH_DIR/logs/server.err" &
 SERVER_PID=$!
 exec 4> "$SERVER_IN"  # keeps the server alive until this script exits
 rm -f "$SERVER_IN"
@@ -137,12 +146,14 @@ done
 
 # --- report ----------------------------------------------------------------------------------
 REPORT=${RESULTS%.tsv}.md
-python3 - "$RESULTS" "$TOTAL" "$CACHE_DIR" "$JOBS" > "$REPORT" <<'EOF'
+python3 - "$RESULTS" "$TOTAL" "$CACHE_DIR" "$JOBS" "$RATE_MB" > "$REPORT" <<'EOF'
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 total, cache, jobs = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 med = lambda e, k: statistics.median(float(r[k]) for r in rows if r["engine"] == e)
-print(f"Pull of {total/1e9:.2f} GB (2 LFS shards + 3 small files) from 127.0.0.1, {jobs} workers, "
+rate = int(sys.argv[5])
+print(f"Pull of {total/1e9:.2f} GB (2 LFS shards + 3 small files) from 127.0.0.1"
+      + (f" at {rate} MB/s per LFS transfer" if rate else "") + f", {jobs} workers, "
       f"cache in {cache}; medians of {sum(r['engine'] == 'phikit' for r in rows)} runs, engines alternating.\n")
 best = lambda e, k: min(float(r[k]) for r in rows if r["engine"] == e)
 print("| engine | wall s median / best | wall + sync s | CPU s (user+sys) | peak RSS MB | GB/s (median wall) |")

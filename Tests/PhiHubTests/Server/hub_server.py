@@ -438,7 +438,9 @@ class Handler(BaseHTTPRequestHandler):
                 rate = float(fault.get("rate", 0)) if kind == "slow" else 0
                 began = time.time()
                 while sent < limit:
-                    chunk = src.read(min(64 << 10, limit - sent) if not rate else min(8 << 10, limit - sent))
+                    # A throttled body goes out in ~50 pieces a second (at least 8 KiB each).
+                    piece = 64 << 10 if not rate else max(8 << 10, min(1 << 20, int(rate / 50)))
+                    chunk = src.read(min(piece, limit - sent))
                     if not chunk:
                         break
                     if kind == "corrupt" and start + sent == 0:
