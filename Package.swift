@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"]),
+        .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"], exclude: ["Server"]),
         .testTarget(
             name: "PhiEngineTests", dependencies: ["PhiEngine"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
