@@ -40,6 +40,26 @@ struct TokenizeCLITests {
         #expect(r.stdout == "32010 6324 32007 32001\n")
     }
 
+    /// `--chat`: the Phi-3.5 template's prompt, encoded without added tokens (ids from
+    /// transformers' apply_chat_template(tokenize=True)); a base model has no template.
+    @Test func chatConversation() throws {
+        let dir = try TinyModel.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("conversation.json")
+        try Data(#"[{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hi"}]"#.utf8)
+            .write(to: file)
+        let r = try Phikit.run("tokenize", Self.phi35, "--chat", file.path)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout == "32006 887 526 1935 344 29889 32007 32010 6324 32007 32001\n")
+        let json = try Phikit.run("tokenize", Self.phi35, "--chat", file.path, "--json")
+        #expect(json.stdout.contains(#""text" : "<|system|>\nYou are terse.<|end|>\n"#))
+        let base = try Phikit.run("tokenize", Self.stories, "--chat", file.path)
+        #expect(base.status == 65)
+        #expect(base.stderr.hasPrefix("error: ") && base.stderr.contains("no chat template"))
+        let both = try Phikit.run("tokenize", Self.phi35, "--chat", file.path, "text")
+        #expect(both.status == 64)
+    }
+
     @Test func readsStdinAndFiles() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -61,6 +61,26 @@ public func tokenize(
         loadSeconds: loadSeconds, encodeSeconds: encodeSeconds)
 }
 
+/// A conversation (`--chat FILE.json`) rendered with MODEL's chat template and the generation
+/// prompt, then encoded as `run` encodes it (see `ChatPrompt`).
+public func tokenizeChat(model: String, conversationFile: String) throws -> TokenizeResult {
+    let conversation = try ChatPrompt.conversation(fromFile: conversationFile)
+    let located = try ModelLocator.locate(model)
+    let start = DispatchTime.now().uptimeNanoseconds
+    let tokenizer = try Tokenizer.load(directory: located.directory)
+    guard let template = try ChatTemplate.load(modelDirectory: located.directory) else {
+        throw ChatPromptError.noChatTemplate(directory: located.directory)
+    }
+    let loaded = DispatchTime.now().uptimeNanoseconds
+    let prompt = try ChatPrompt.render(
+        conversation: conversation, template: template, tokenizer: tokenizer)
+    let end = DispatchTime.now().uptimeNanoseconds
+    return TokenizeResult(
+        ids: prompt.ids, tokens: prompt.ids.map { tokenizer.token(for: $0) ?? "" },
+        text: prompt.text, loadSeconds: Double(loaded - start) / 1e9,
+        encodeSeconds: Double(end - loaded) / 1e9)
+}
+
 /// Each line of `text` encoded on its own (no line ends), as `tokenizers`' `encode_batch`
 /// would: for files with one text per line.
 public func tokenizeLines(

@@ -9,6 +9,7 @@ struct TokenizeCommand: Command {
     static let usage = """
         phikit tokenize <model> [<text> | --file <path>] [--lines] [--json]
                         [--no-special-tokens] [--count] [--timings]
+        phikit tokenize <model> --chat <conversation.json> [--json] [--count]
         phikit tokenize <model> --decode [<ids>] [--skip-special-tokens] [--json]
         """
     static let help = """
@@ -24,6 +25,9 @@ struct TokenizeCommand: Command {
 
         options:
           --file <path>            encode the contents of a file
+          --chat <file.json>       render a conversation ([{"role": "user", "content": …}])
+                                   with the model's chat template and the generation prompt,
+                                   then encode it as `phikit run` does (--json adds "text")
           --lines                  encode each line on its own; print one line of ids per
                                    line (--json: {"ids": [[...], ...]})
           --json                   print {"ids": [...], "tokens": [...]} (with --decode:
@@ -41,6 +45,7 @@ struct TokenizeCommand: Command {
     var model: String
     var input: String?
     var file: String?
+    var chat: String?
     var json: Bool
     var addSpecialTokens: Bool
     var countOnly: Bool
@@ -51,6 +56,7 @@ struct TokenizeCommand: Command {
 
     init(_ args: inout ArgumentReader) throws {
         file = try args.option("--file")
+        chat = try args.option("--chat")
         json = args.flag("--json")
         addSpecialTokens = !args.flag("--no-special-tokens")
         countOnly = args.flag("--count")
@@ -67,9 +73,15 @@ struct TokenizeCommand: Command {
                 "--decode takes ids; --file, --lines, --count and --no-special-tokens encode")
         }
         if !decode, skipSpecialTokens { throw UsageError("--skip-special-tokens needs --decode") }
+        if chat != nil, input != nil || file != nil || decode || lines || !addSpecialTokens {
+            throw UsageError(
+                "--chat takes the conversation file alone (no <text>, --file, --lines, --decode "
+                    + "or --no-special-tokens)")
+        }
     }
 
     func run() throws {
+        if let chat { return try runChat(chat) }
         let text = try input ?? readInput()
         if decode {
             let decoded = try PhiKit.detokenize(
@@ -87,6 +99,21 @@ struct TokenizeCommand: Command {
             print(result.ids.count)
         } else if json {
             print(try Format.json(Output(ids: result.ids, tokens: result.tokens)))
+        } else {
+            print(result.ids.map(String.init).joined(separator: " "))
+        }
+    }
+
+    private func runChat(_ conversationFile: String) throws {
+        let result = try PhiKit.tokenizeChat(model: model, conversationFile: conversationFile)
+        if timings {
+            report(
+                result.loadSeconds, result.encodeSeconds, result.text.utf8.count, result.ids.count)
+        }
+        if countOnly {
+            print(result.ids.count)
+        } else if json {
+            print(try Format.json(ChatOutput(ids: result.ids, tokens: result.tokens, text: result.text)))
         } else {
             print(result.ids.map(String.init).joined(separator: " "))
         }
@@ -119,6 +146,12 @@ struct TokenizeCommand: Command {
     private struct Output: Encodable {
         var ids: [Int]
         var tokens: [String]
+    }
+
+    private struct ChatOutput: Encodable {
+        var ids: [Int]
+        var tokens: [String]
+        var text: String
     }
 
     /// `--file`, else all of stdin; invalid UTF-8 is replaced (U+FFFD), as Python would with
