@@ -6,7 +6,11 @@
 #                    the binary then only runs on CPUs like this one)
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
-#   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint
+#   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint,
+#                    then the tokenizer and pull benchmarks
+#   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)
+#   make bench-tokenizer  phikit tokenize against the tokenizers library (Phi-3.5, Phi-4-mini)
+#   make bench-pull       phikit pull vs huggingface_hub.snapshot_download on a generated 2.2 GB repo
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -18,7 +22,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench install fmt clean
+.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -38,8 +42,16 @@ demo: deps build
 test:
 	$(SWIFT) test
 
-bench: build
+bench: bench-convert bench-tokenizer bench-pull
+
+bench-convert: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
+
+bench-pull: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_pull.sh
+
+bench-tokenizer: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_tokenizer.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit

@@ -35,7 +35,7 @@ let package = Package(
         .testTarget(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"]),
+        .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"], exclude: ["Server"]),
         .testTarget(
             name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),

@@ -15,6 +15,12 @@ static inline CURLcode pk_curl_set_write_fn(CURL *h, size_t (*fn)(char *, size_t
 static inline CURLcode pk_curl_set_header_fn(CURL *h, size_t (*fn)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, fn);
 }
+/* Progress callback (CURLOPT_XFERINFOFUNCTION): returning non-zero aborts the transfer, which
+   is how a Ctrl-C reaches a download that is waiting on a stalled connection. */
+static inline CURLcode pk_curl_set_xferinfo_fn(
+    CURL *h, int (*fn)(void *, curl_off_t, curl_off_t, curl_off_t, curl_off_t)) {
+    return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, fn);
+}
 static inline CURLcode pk_curl_info_long(CURL *h, CURLINFO i, long *out) { return curl_easy_getinfo(h, i, out); }
 static inline CURLcode pk_curl_info_str(CURL *h, CURLINFO i, char **out) { return curl_easy_getinfo(h, i, out); }
 static inline CURLcode pk_curl_info_off(CURL *h, CURLINFO i, curl_off_t *out) { return curl_easy_getinfo(h, i, out); }

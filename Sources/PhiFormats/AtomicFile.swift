@@ -38,8 +38,9 @@ public enum AtomicFile {
 }
 
 /// Thin wrappers over the system calls the writers need: each retries on EINTR and turns -1
-/// into a `FileError` naming the path (the swift-system `valueOrErrno` pattern).
-enum POSIXFile {
+/// into a `FileError` naming the path (the swift-system `valueOrErrno` pattern). Public for
+/// PhiHub's blob writer, which streams downloads through the same calls.
+public enum POSIXFile {
     /// Creates (or truncates) `path` for writing, mode 0644 before umask.
     static func create(_ path: String) throws(FileError) -> Int32 {
         while true {
@@ -62,7 +63,7 @@ enum POSIXFile {
     }
 
     /// Writes all of `buffer`, looping over short writes and EINTR.
-    static func writeAll(
+    public static func writeAll(
         _ fd: Int32, _ buffer: UnsafeRawBufferPointer, path: String
     ) throws(FileError) {
         guard var p = buffer.baseAddress else { return }
@@ -80,7 +81,7 @@ enum POSIXFile {
         }
     }
 
-    static func sync(_ fd: Int32, path: String) throws(FileError) {
+    public static func sync(_ fd: Int32, path: String) throws(FileError) {
         while fsync(fd) != 0 {
             if errno != EINTR { throw FileError(path: path, operation: "fsync", errno: errno) }
         }
@@ -94,14 +95,14 @@ enum POSIXFile {
         }
     }
 
-    static func rename(_ from: String, to: String) throws(FileError) {
+    public static func rename(_ from: String, to: String) throws(FileError) {
         if system_rename(from, to) != 0 {
             throw FileError(path: to, operation: "rename '\(from)' to", errno: errno)
         }
     }
 
     /// fsyncs the directory holding `path`, so a rename into it survives a crash.
-    static func syncDirectory(containing path: String) throws(FileError) {
+    public static func syncDirectory(containing path: String) throws(FileError) {
         let dir: String
         if let slash = path.lastIndex(of: "/") {
             dir = slash == path.startIndex ? "/" : String(path[..<slash])

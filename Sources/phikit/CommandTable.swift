@@ -13,6 +13,7 @@ enum CommandTable {
             ListCommand.self,
             RmCommand.self,
             InspectCommand.self,
+            TokenizeCommand.self,
             HelpCommand.self,
         ]
     }

@@ -61,7 +61,7 @@ enum Diagnostics {
     }
 
     /// Flushes stdout first so results and diagnostics appear in the order they were made.
-    private static func writeStderr(_ text: String) {
+    static func writeStderr(_ text: String) {
         fflush(nil)
         var bytes = Array(text.utf8)
         var offset = 0

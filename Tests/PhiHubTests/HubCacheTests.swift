@@ -76,10 +76,13 @@ struct ModelReferenceTests {
         #expect(entry.revision == "main")
         #expect(
             try ModelReference.parse("phi-4-mini", registry: registry)
-                == .hub(repoID: "mlx-community/Phi-4-mini-instruct-4bit", revision: "main", entry: entry))
+                == .hub(
+                    repoID: "mlx-community/Phi-4-mini-instruct-4bit", revision: "main", entry: entry
+                ))
         #expect(
             try ModelReference.parse("phi-4-mini@v2", registry: registry)
-                == .hub(repoID: "mlx-community/Phi-4-mini-instruct-4bit", revision: "v2", entry: entry))
+                == .hub(
+                    repoID: "mlx-community/Phi-4-mini-instruct-4bit", revision: "v2", entry: entry))
         #expect(
             try ModelReference.parse("hf://org/model@abc", registry: registry)
                 == .hub(repoID: "org/model", revision: "abc", entry: nil))
@@ -129,7 +132,8 @@ struct ModelReferenceTests {
         #expect(try ModelReference.resolve(dir, environment: env) == .directory(dir, entry: nil))
         #expect(
             throws: RegistryError.invalid(
-                path: broken, detail: "field 'models[0].repo' or 'path' must be given, not both")
+                path: broken,
+                detail: "entry 'a' (models[0]): field 'repo' or 'path' must be given, not both")
         ) {
             try ModelReference.resolve("phi-4-mini", environment: env)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import PhiFormats
+import PhiHub
 
 #if canImport(Glibc)
     import Glibc
@@ -37,6 +38,10 @@ public func convert(
         try Cancellation.cancellable {
             let dir = try makeTemporaryDirectory(beside: output)
             temp = dir
+            // Held until convert returns (or dies): `phikit rm --partials` removes only
+            // temporary folders nobody holds.
+            let liveness = DirectoryLock(path: dir)
+            defer { liveness?.release() }
             try Cancellation.check()
             let converter = Converter(
                 plan: plan, directory: dir, threads: options.threads,

@@ -28,7 +28,8 @@ public enum ModelReference: Sendable, Equatable {
         if let entry = registry?.entry(named: name) {
             if let path = entry.path { return .directory(path, entry: entry) }
             if let repo = entry.repo {
-                return .hub(repoID: repo, revision: explicitRevision ?? entry.revision, entry: entry)
+                return .hub(
+                    repoID: repo, revision: explicitRevision ?? entry.revision, entry: entry)
             }
         }
         guard isRepoID(name) else { throw .unknown(text) }

@@ -1,54 +1,43 @@
 import Foundation
 
-/// Known models: a short name and aliases for a Hub repo (or for a model directory shipped with
-/// phikit), the prompt `run` uses when given none, and the stop tokens the model's own files
-/// forget (Phi-3's `<|end|>`: the most common "generation doesn't stop" complaint in other tools).
-public struct RegistryEntry: Codable, Sendable, Equatable {
-    public var name: String
-    public var aliases: [String]
-    /// The Hub repo (`org/name`); nil for a bundled model.
-    public var repo: String?
-    /// A model directory shipped with phikit (the demo model), written relative to the
-    /// registry file and made absolute when the registry is read; nil for a Hub model.
-    public var path: String?
-    public var revision: String
-    public var description: String?
-    public var defaultPrompt: String?
-    public var extraEOSTokens: [String]
-
-    enum CodingKeys: String, CodingKey {
-        case name, aliases, repo, path, revision, description, defaultPrompt, extraEOSTokens
-    }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.decode(String.self, forKey: .name)
-        aliases = try c.decodeIfPresent([String].self, forKey: .aliases) ?? []
-        repo = try c.decodeIfPresent(String.self, forKey: .repo)
-        path = try c.decodeIfPresent(String.self, forKey: .path)
-        guard (repo == nil) != (path == nil) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .repo, in: c, debugDescription: "or 'path' must be given, not both")
-        }
-        revision = try c.decodeIfPresent(String.self, forKey: .revision) ?? "main"
-        description = try c.decodeIfPresent(String.self, forKey: .description)
-        defaultPrompt = try c.decodeIfPresent(String.self, forKey: .defaultPrompt)
-        extraEOSTokens = try c.decodeIfPresent([String].self, forKey: .extraEOSTokens) ?? []
-    }
-}
-
+/// The known models: registry.json shipped with phikit, plus the user's own
+/// (`$XDG_CONFIG_HOME/phikit/registry.json`, else `~/.config/phikit/registry.json`), whose
+/// entries add to the shipped ones or replace those of the same name.
 public struct Registry: Sendable, Equatable {
     public var entries: [RegistryEntry]
 
     public init(entries: [RegistryEntry]) { self.entries = entries }
 
-    /// Decodes registry.json (`{"models": [ … ]}`) and refuses ambiguous names.
+    /// Decodes registry.json (`{"models": [ … ]}`) and refuses ambiguous names. A bad entry is
+    /// reported with the file, the entry and the field: `r.json: entry 'phi-x' (models[2]):
+    /// field 'parameters' must be a positive integer`.
     public init(data: Data, source: String) throws(RegistryError) {
-        struct File: Decodable { var models: [RegistryEntry] }
+        let models: [JSONValue]
         do {
-            entries = try JSONDecoder().decode(File.self, from: data).models
+            let json = try JSONValue(parsing: Array(data))
+            guard let list = json["models"]?.arrayValue else {
+                throw ConfigError.missingField(path: source, field: "models")
+            }
+            models = list
+        } catch let error as ConfigError {
+            throw .invalid(path: source, detail: error.problem)
         } catch {
             throw .invalid(path: source, detail: ConfigError.wrapping(error, path: source).problem)
+        }
+        entries = []
+        for (index, model) in models.enumerated() {
+            let label =
+                model["name"]?.stringValue.map { "entry '\($0)' (models[\(index)])" }
+                ?? "entry models[\(index)]"
+            do {
+                var entry = try JSONDecoder().decode(
+                    RegistryEntry.self, from: Data(model.serialized().utf8))
+                entry.source = source
+                entries.append(entry)
+            } catch {
+                let problem = ConfigError.wrapping(error, path: source).problem
+                throw .invalid(path: source, detail: "\(label): \(problem)")
+            }
         }
         let base = URL(fileURLWithPath: source).deletingLastPathComponent()
         for index in entries.indices {
@@ -56,6 +45,12 @@ public struct Registry: Sendable, Equatable {
                 entries[index].path = base.appendingPathComponent(path).standardized.path
             }
         }
+        try Self.checkNames(entries, source: source)
+    }
+
+    /// No name or alias may select two entries.
+    private static func checkNames(_ entries: [RegistryEntry], source: String) throws(RegistryError)
+    {
         var seen: [String: String] = [:]
         for entry in entries {
             for name in [entry.name] + entry.aliases {
@@ -79,19 +74,44 @@ public struct Registry: Sendable, Equatable {
         }
     }
 
-    /// Loads the first registry.json found: `$PHIKIT_REGISTRY`, then `<prefix>/share/phikit/`
-    /// beside the installed binary, then the source checkout the binary was built in.
+    /// `user`'s entries replace same-named ones (case-insensitively) and add the rest.
+    public func merged(with user: Registry, source: String) throws(RegistryError) -> Registry {
+        let replaced = Set(user.entries.map { $0.name.lowercased() })
+        let all = entries.filter { !replaced.contains($0.name.lowercased()) } + user.entries
+        try Self.checkNames(all, source: source)
+        return Registry(entries: all)
+    }
+
+    /// The shipped registry (`$PHIKIT_REGISTRY`, then `<prefix>/share/phikit/` beside the
+    /// installed binary, then the source checkout the binary was built in), merged with the
+    /// user's. Throws `notFound` only when neither exists.
     public static func load(
         environment: [String: String] = ProcessInfo.processInfo.environment,
         executablePath: String = CommandLine.arguments.first ?? ""
     ) throws(RegistryError) -> Registry {
         let candidates = searchPaths(environment: environment, executablePath: executablePath)
+        var shipped: Registry?
         for path in candidates {
             if let data = FileManager.default.contents(atPath: path) {
-                return try Registry(data: data, source: path)
+                shipped = try Registry(data: data, source: path)
+                break
             }
         }
-        throw .notFound(searched: candidates)
+        let userPath = userRegistryPath(environment: environment)
+        guard let data = FileManager.default.contents(atPath: userPath) else {
+            guard let shipped else { throw .notFound(searched: candidates + [userPath]) }
+            return shipped
+        }
+        let user = try Registry(data: data, source: userPath)
+        return try (shipped ?? Registry(entries: [])).merged(with: user, source: userPath)
+    }
+
+    /// `$XDG_CONFIG_HOME/phikit/registry.json`, else `~/.config/phikit/registry.json`.
+    public static func userRegistryPath(environment: [String: String]) -> String {
+        if let xdg = environment["XDG_CONFIG_HOME"], !xdg.isEmpty {
+            return xdg + "/phikit/registry.json"
+        }
+        return (environment["HOME"] ?? NSHomeDirectory()) + "/.config/phikit/registry.json"
     }
 
     static func searchPaths(environment: [String: String], executablePath: String) -> [String] {

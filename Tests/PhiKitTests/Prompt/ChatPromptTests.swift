@@ -1,0 +1,71 @@
+import Foundation
+import PhiEngine
+import Testing
+
+@testable import PhiKit
+
+/// `tokenize --chat` and `run` render a conversation with the model's template and encode it
+/// without the tokenizer's added special tokens; goldens from
+/// scripts/tokenizer/make_chat_prompt_golden.py (transformers + tokenizers).
+@Suite("chat prompt")
+struct ChatPromptTests {
+    struct Golden: Decodable {
+        struct Case: Decodable {
+            var model: String
+            var conversation: [[String: String]]
+            var text: String
+            var ids: [Int]
+        }
+        var cases: [Case]
+    }
+
+    static let golden: Golden = {
+        let url = Bundle.module.resourceURL!.appendingPathComponent(
+            "Fixtures/chat_prompt/golden.json")
+        return try! JSONDecoder().decode(Golden.self, from: Data(contentsOf: url))
+    }()
+
+    @Test(
+        "conversations render and encode as apply_chat_template(tokenize=True)",
+        .enabled(if: ConvertFixtures.haveSharedFixtures))
+    func matchesReference() throws {
+        #expect(Self.golden.cases.count == 6)
+        for c in Self.golden.cases {
+            let file = try ConvertFixtures.temporaryDirectory("chat").appendingPathComponent(
+                "conversation.json")
+            defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+            try JSONEncoder().encode(c.conversation).write(to: file)
+            let model = ConvertFixtures.shared.appendingPathComponent(c.model).path
+            let result = try tokenizeChat(model: model, conversationFile: file.path)
+            #expect(result.text == c.text, "\(c.model)")
+            #expect(result.ids == c.ids, "\(c.model): \(c.conversation)")
+        }
+    }
+
+    @Test("a base model has no template; bad conversation files are usage errors")
+    func refusals() throws {
+        let dir = try ConvertFixtures.temporaryDirectory("chat")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let good = dir.appendingPathComponent("good.json")
+        try Data(#"[{"role": "user", "content": "Hi"}]"#.utf8).write(to: good)
+        let stories = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("models/stories-260k").path
+        #expect(throws: ChatPromptError.noChatTemplate(directory: stories)) {
+            try tokenizeChat(model: stories, conversationFile: good.path)
+        }
+        for (name, text) in [("empty", "[]"), ("roleless", #"[{"content": "x"}]"#), ("bad", "[")]
+        {
+            let file = dir.appendingPathComponent(name + ".json")
+            try Data(text.utf8).write(to: file)
+            #expect {
+                try ChatPrompt.conversation(fromFile: file.path)
+            } throws: { error in
+                (error as? ChatPromptError)?.exitCode == .usage
+            }
+        }
+        #expect(throws: ChatPromptError.unreadable(path: dir.path + "/none.json", exists: false)) {
+            try ChatPrompt.conversation(fromFile: dir.path + "/none.json")
+        }
+    }
+}
