@@ -140,7 +140,6 @@ struct CommandLineTests {
     @Test(
         "all spellings parse; the command then says it is not there yet",
         arguments: [
-            ["run", "m", "--temp", "-0", "-p", "-", "--seed", "7", "--top-p=0.9", "--top-k", "40"],
             ["verify", "--", "-dir-with-dash"],
         ])
     func notImplementedYet(_ args: [String]) throws {

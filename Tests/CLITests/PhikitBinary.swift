@@ -53,8 +53,9 @@ enum Phikit {
         try run(arguments, environment: environment)
     }
 
+    /// `stdin`: text fed to phikit's standard input (default: /dev/null).
     static func run(
-        _ arguments: [String], environment: [String: String] = [:]
+        _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil
     ) throws
         -> PhikitResult
     {
@@ -70,8 +71,13 @@ enum Phikit {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let input = stdin.map { _ in Pipe() }
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
+        if let input, let stdin {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try input.fileHandleForWriting.close()
+        }
         // Drain both pipes before waiting: a full pipe would block the child forever.
         let errData = ErrorReader(err.fileHandleForReading)
         let outData = out.fileHandleForReading.readDataToEndOfFile()

@@ -1,52 +1,86 @@
-/// `phikit run MODEL`: generate text. Parsing is final; generation is not wired up yet.
+import Foundation
+import PhiEngine
+import PhiFormats
+import PhiKit
+
+/// `phikit run MODEL`: generate a reply and stream it to stdout.
 struct RunCommand: Command {
     static let name = "run"
     static let summary = "Generate text with a model"
     static let usage = """
         phikit run <model> [-p <prompt>] [--system <text>] [-m <n>] [--temp <t>] [--top-p <p>]
-                   [--top-k <k>] [--seed <s>] [--no-chat-template] [--stats] [--json]
+                   [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>] [--seed <s>]
+                   [--no-chat-template] [--extra-eos-token <token>]... [--ignore-eos]
+                   [--threads <n>] [--stats] [--json]
         """
     static let help = """
-        Runs <model> on a prompt and streams the reply to stdout. Without -p, the prompt is
-        read from stdin. Never touches the network.
+        Runs <model> on a prompt and streams the reply to stdout as it is generated. A model
+        with a chat template gets the prompt as a user message (rendered as transformers'
+        apply_chat_template does); a base model (no template, or --no-chat-template) gets the
+        text as it is, after the tokenizer's BOS. A Hub model not yet in the cache is pulled
+        first, unless HF_HUB_OFFLINE is set.
 
         arguments:
           <model>                  registry alias, Hub id or model directory
 
         options:
-          -p, --prompt <prompt>    the user message (default: stdin)
-          --system <text>          system message
+          -p, --prompt <prompt>    the user message; `-` reads stdin (default: stdin if it
+                                   is not a terminal and not empty, else the registry's
+                                   default prompt)
+          --system <text>          system message (models with a chat template)
           -m, --max-tokens <n>     stop after n tokens (default: 256)
-          --temp <t>               sampling temperature; 0 is greedy (default: 0.7)
-          --top-p <p>              nucleus sampling threshold (default: 1.0, off)
-          --top-k <k>              sample among the k most likely tokens (default: 0, off)
-          --seed <s>               random seed, for repeatable output
-          --no-chat-template       send the prompt as raw text
-          --stats                  print tokens/s and timings to stderr
-          --json                   print the reply and stats as one JSON object
+          --temp <t>               sampling temperature; 0 is greedy (default: 0, as mlx-lm)
+          --top-p <p>              nucleus sampling: keep the likeliest tokens up to mass p
+                                   (default: 1, off)
+          --top-k <k>              sample among the k likeliest tokens (default: 0, off)
+          --min-p <p>              keep tokens at least p times as likely as the best
+                                   (default: 0, off)
+          --repetition-penalty <r> penalise the last --repetition-context-size tokens
+                                   (default: 1, off)
+          --repetition-context-size <n>
+                                   (default: 20)
+          --seed <s>               random seed: the same seed repeats a sampled reply
+          --no-chat-template       send the prompt as plain text
+          --extra-eos-token <t>    also stop at this token (a string such as <|end|>, or an
+                                   id); repeatable
+          --ignore-eos             do not stop at end tokens (benchmarks: exactly -m tokens)
+          --threads <n>            threads to compute with (default: all cores)
+          --stats                  print token counts, speeds, timings and memory to stderr
+          --json                   print one JSON object at the end instead of streaming:
+                                   text, tokens, prompt_tokens, stop_reason and the figures
+
+        Stops at the model's end tokens (config.json, generation_config.json, the tokenizer's
+        eos token, the registry's extra tokens such as <|end|>), after -m tokens, or when the
+        context is full. Ctrl-C stops generation: what was printed stays, exit 130.
+        exit codes: 64 bad options or a prompt longer than the context, 65 bad model files,
+          66 model not found (or not cached, offline), 69 network (pull), 130 interrupted
         """
 
     var model: String
     var prompt: String?
     var system: String?
-    var maxTokens: Int
-    var temperature: Double
-    var topP: Double
-    var topK: Int
-    var seed: Int?
+    var parameters: GenerationParameters
     var useChatTemplate: Bool
+    var extraEOSTokens: [String]
+    var threads: Int?
     var stats: Bool
     var json: Bool
 
     init(_ args: inout ArgumentReader) throws {
         prompt = try args.option("-p", "--prompt")
         system = try args.option("--system")
-        maxTokens = try args.option("-m", "--max-tokens", as: Int.self) ?? 256
-        temperature = try args.option("--temp", as: Double.self) ?? 0.7
-        topP = try args.option("--top-p", as: Double.self) ?? 1.0
-        topK = try args.option("--top-k", as: Int.self) ?? 0
-        seed = try args.option("--seed", as: Int.self)
+        let maxTokens = try args.option("-m", "--max-tokens", as: Int.self) ?? 256
+        let temperature = try args.option("--temp", as: Double.self) ?? 0
+        let topP = try args.option("--top-p", as: Double.self) ?? 1
+        let topK = try args.option("--top-k", as: Int.self) ?? 0
+        let minP = try args.option("--min-p", as: Double.self) ?? 0
+        let penalty = try args.option("--repetition-penalty", as: Double.self)
+        let penaltyContext = try args.option("--repetition-context-size", as: Int.self) ?? 20
+        let seed = try args.option("--seed", as: Int.self)
         useChatTemplate = !args.flag("--no-chat-template")
+        extraEOSTokens = try args.options("--extra-eos-token")
+        let ignoreEOS = args.flag("--ignore-eos")
+        threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
         json = args.flag("--json")
         model = try args.positional("model")
@@ -55,8 +89,82 @@ struct RunCommand: Command {
         guard temperature >= 0 else { throw UsageError("--temp must not be negative") }
         guard topP > 0, topP <= 1 else { throw UsageError("--top-p must be in (0, 1]") }
         guard topK >= 0 else { throw UsageError("--top-k must not be negative") }
+        guard minP >= 0, minP <= 1 else { throw UsageError("--min-p must be in [0, 1]") }
+        if let penalty, penalty <= 0 {
+            throw UsageError("--repetition-penalty must be positive")
+        }
+        guard penaltyContext >= 0 else {
+            throw UsageError("--repetition-context-size must not be negative")
+        }
+        if let threads, !(1...1024).contains(threads) {
+            throw UsageError("--threads must be between 1 and 1024")
+        }
+        parameters = GenerationParameters(
+            maxTokens: maxTokens, temperature: Float(temperature), topP: Float(topP), topK: topK,
+            minP: Float(minP), repetitionPenalty: penalty.map(Float.init),
+            repetitionContextSize: penaltyContext,
+            seed: seed.map { UInt64(bitPattern: Int64($0)) }, ignoreEOS: ignoreEOS)
     }
 
-    static var isImplemented: Bool { false }
-    func run() throws { throw NotImplementedError(command: Self.name) }
+    func run() throws {
+        let view = PullProgressView()
+        let container: ModelContainer
+        do {
+            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
+        } catch {
+            view.clear()
+            throw error
+        }
+        view.clear()
+        let text = try promptText(container)
+        // The first Ctrl-C asks generation to stop after the current token (the handler in
+        // main.swift only sets the flag while a cancellable job runs); a second one exits.
+        let outcome = try Cancellation.cancellable {
+            try container.generate(
+                .text(text, system: system), parameters: parameters,
+                useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens
+            ) { piece in
+                if !json {
+                    print(piece, terminator: "")
+                    fflush(nil)  // stream: each piece as soon as it is complete
+                }
+                return Cancellation.isRequested ? .stop : .more
+            }
+        }
+        if json {
+            print(try Format.json(outcome))
+        } else if !outcome.text.hasSuffix("\n") {
+            print()
+        }
+        if stats { Diagnostics.text(Self.statistics(outcome)) }
+        if Cancellation.isRequested { throw RunInterrupted(tokens: outcome.tokens.count) }
+    }
+
+    /// -p, else stdin (`-p -`, or piped text), else the registry's default prompt.
+    private func promptText(_ container: ModelContainer) throws -> String {
+        if let prompt, prompt != "-" { return prompt }
+        if prompt == "-" || isatty(STDIN_FILENO) == 0 {
+            let data = FileHandle.standardInput.readDataToEndOfFile()
+            if prompt == "-" || !data.isEmpty { return String(decoding: data, as: UTF8.self) }
+        }
+        guard let fallback = container.model.entry?.defaultPrompt else {
+            throw RunError.noPrompt(model: container.model.name)
+        }
+        return fallback
+    }
+
+    /// mlx-lm's lines, plus what else run measures:
+    /// `Prompt: 12 tokens, 20.123 tokens-per-sec` …
+    static func statistics(_ o: RunOutcome) -> String {
+        func rate(_ value: Double) -> String { Format.fixed(value, decimals: 3) }
+        return [
+            "Prompt: \(o.promptTokens) tokens, \(rate(o.promptTokensPerSecond)) tokens-per-sec",
+            "Generation: \(o.generationTokens) tokens, "
+                + "\(rate(o.generationTokensPerSecond)) tokens-per-sec",
+            "Time to first token: \(Format.fixed(o.timeToFirstToken, decimals: 3)) s",
+            "Load: \(Format.fixed(o.loadSeconds, decimals: 3)) s",
+            "Peak memory: \(Format.fixed(Double(o.peakMemoryBytes) / 1e9, decimals: 3)) GB",
+            "Stop: \(o.stopReason), \(o.threads) threads",
+        ].joined(separator: "\n")
+    }
 }

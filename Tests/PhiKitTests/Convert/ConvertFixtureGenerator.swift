@@ -21,8 +21,9 @@ enum ConvertFixtures {
         if let dir = ProcessInfo.processInfo.environment["PHIKIT_SHARED_FIXTURES"] {
             return URL(fileURLWithPath: dir)
         }
+        // <repo>/Tests/PhiKitTests/Convert/this.swift → <repo>/../shared/fixtures
         return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("shared/fixtures")
     }()

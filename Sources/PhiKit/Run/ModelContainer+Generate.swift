@@ -1,0 +1,164 @@
+import Foundation
+import PhiEngine
+import PhiFormats
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+extension ModelContainer {
+    /// Generates a reply to `prompt`, calling `onText` with each piece of text as soon as it
+    /// is complete UTF-8 (a character split over several tokens arrives whole); `onText`
+    /// answering `.stop` ends generation (Ctrl-C, a stop string, the app). Stops also at a
+    /// stop token (`stopTokens(extra:)`), after `parameters.maxTokens`, or when the context is
+    /// full. The context is the model's positions, at most 4096 unless the prompt and
+    /// `maxTokens` need more.
+    public func generate(
+        _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
+        extraStopTokens: [String] = [], onText: (String) -> GenerationDisposition
+    ) throws -> RunOutcome {
+        let ids = try encode(prompt, useChatTemplate: useChatTemplate)
+        let stops = try stopTokens(extra: extraStopTokens)
+        try parameters.validate()
+        let context = min(engine.maxPositions, max(4096, ids.count + parameters.maxTokens))
+        let session = try InferenceSession(model: engine, maxContext: context)
+        var decoder = StreamingDecoder(tokenizer: tokenizer)
+        var text = ""
+        let outcome = try PhiEngine.generate(
+            session: session, prompt: ids, parameters: parameters, stopTokens: stops
+        ) { token in
+            let piece = decoder.append(token)
+            guard !piece.isEmpty else { return .more }
+            text += piece
+            return onText(piece)
+        }
+        let rest = decoder.flush()
+        if !rest.isEmpty {
+            text += rest
+            _ = onText(rest)
+        }
+        return RunOutcome(
+            model: model.name, text: text, generation: outcome, loadSeconds: loadSeconds,
+            threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
+    }
+
+    /// The process's peak resident memory (getrusage; kilobytes on Linux, bytes on macOS).
+    static func peakMemoryBytes() -> Int {
+        #if canImport(Glibc)
+            let RUSAGE_SELF_ID = __rusage_who_t(RUSAGE_SELF.rawValue)
+        #else
+            let RUSAGE_SELF_ID = RUSAGE_SELF
+        #endif
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF_ID, &usage) == 0 else { return 0 }
+        #if canImport(Darwin)
+            return Int(usage.ru_maxrss)
+        #else
+            return Int(usage.ru_maxrss) * 1024
+        #endif
+    }
+}
+
+/// The reply and the figures `phikit run --stats` / `--json` show (speeds as mlx-lm and
+/// llama.cpp split them: prompt processing, then generation).
+public struct RunOutcome: Sendable, Encodable {
+    public var model: String
+    public var text: String
+    /// Generated token ids, without the stop token.
+    public var tokens: [Int]
+    public var promptTokens: Int
+    public var stopReason: String
+    public var promptSeconds: Double
+    public var promptTokensPerSecond: Double
+    /// Tokens generated (stop token excluded).
+    public var generationTokens: Int
+    /// Time from the first token to the last.
+    public var generationSeconds: Double
+    /// Forward passes per second after the first token (llama.cpp's eval rate).
+    public var generationTokensPerSecond: Double
+    public var timeToFirstToken: Double
+    public var loadSeconds: Double
+    public var peakMemoryBytes: Int
+    public var threads: Int
+
+    init(
+        model: String, text: String, generation g: GenerationOutcome, loadSeconds: Double,
+        threads: Int, peakMemoryBytes: Int
+    ) {
+        self.model = model
+        self.text = text
+        tokens = g.tokens
+        promptTokens = g.promptTokens
+        stopReason = g.stopReason.rawValue
+        promptSeconds = g.promptSeconds
+        promptTokensPerSecond = g.promptTokensPerSecond
+        generationTokens = g.tokens.count
+        generationSeconds = g.decodeSeconds
+        generationTokensPerSecond = g.generationTokensPerSecond
+        timeToFirstToken = g.timeToFirstToken
+        self.loadSeconds = loadSeconds
+        self.peakMemoryBytes = peakMemoryBytes
+        self.threads = threads
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case model, text, tokens, threads
+        case promptTokens = "prompt_tokens"
+        case stopReason = "stop_reason"
+        case promptSeconds = "prompt_seconds"
+        case promptTokensPerSecond = "prompt_tokens_per_second"
+        case generationTokens = "generation_tokens"
+        case generationSeconds = "generation_seconds"
+        case generationTokensPerSecond = "generation_tokens_per_second"
+        case timeToFirstToken = "time_to_first_token"
+        case loadSeconds = "load_seconds"
+        case peakMemoryBytes = "peak_memory_bytes"
+    }
+}
+
+/// What `run` refuses about a model or its options.
+public enum RunError: UserFacingError, Equatable {
+    case tokenizerDoesNotFit(directory: String, tokens: Int, embedding: Int)
+    case systemNeedsTemplate(directory: String)
+    case unknownStopToken(String)
+    case noPrompt(model: String)
+
+    public var message: String {
+        switch self {
+        case .tokenizerDoesNotFit(let directory, let tokens, let embedding):
+            "\(directory): the tokenizer has \(tokens) tokens but the model's embedding only "
+                + "\(embedding) rows"
+        case .systemNeedsTemplate(let directory):
+            "\(directory) has no chat template, so it takes no system message"
+        case .unknownStopToken(let token):
+            "'\(token)' is neither a token of this tokenizer nor a token id"
+        case .noPrompt(let model): "no prompt for \(model): give -p or text on stdin"
+        }
+    }
+
+    public var hint: String? {
+        switch self {
+        case .tokenizerDoesNotFit: "tokenizer.json belongs to another model"
+        case .systemNeedsTemplate: "put the instructions in the prompt, or drop --system"
+        case .unknownStopToken: "give the token as it is written in tokenizer.json, e.g. <|end|>"
+        case .noPrompt: nil
+        }
+    }
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .tokenizerDoesNotFit: .dataError
+        case .systemNeedsTemplate, .unknownStopToken, .noPrompt: .usage
+        }
+    }
+}
+
+/// Generation stopped by Ctrl-C; what was generated has been printed.
+public struct RunInterrupted: UserFacingError, Equatable {
+    public var tokens: Int
+    public init(tokens: Int) { self.tokens = tokens }
+    public var message: String { "interrupted after \(tokens) tokens" }
+    public var exitCode: ExitCode { .interrupted }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import PhiEngine
+import PhiFormats
+import PhiHub
+
+/// A model ready to generate: weights (memory-mapped), tokenizer, chat template, and what the
+/// registry knows about it (default prompt, extra stop tokens). The library entry point for
+/// apps, in the shape of MLX Swift's: load a container once, then generate from messages or
+/// a prompt with parameters and a callback that receives text as it is produced.
+///
+///     let container = try ModelContainer.load("phi-3.5-mini")
+///     let outcome = try container.generate(
+///         .chat([ChatMessage(role: "user", content: "Hi")]),
+///         parameters: GenerationParameters(maxTokens: 200, temperature: 0.7)
+///     ) { text in
+///         print(text, terminator: "")
+///         return .more
+///     }
+///
+/// Immutable after loading; each `generate` makes its own `InferenceSession`.
+public final class ModelContainer: Sendable {
+    public let model: LocalModel
+    public let engine: Phi3Model
+    public let tokenizer: Tokenizer
+    /// nil for base models (the bundled stories-260k): prompts are then plain text.
+    public let chatTemplate: ChatTemplate?
+    /// The tokenizer's end-of-sequence token (tokenizer_config.json `eos_token`).
+    public let tokenizerEOS: Int?
+    public let loadSeconds: Double
+
+    /// Finds MODEL as every command does (`ModelLocator`: directory, converted-model store,
+    /// registry alias, Hub id in the cache) and loads it. A Hub model missing from the cache
+    /// is pulled first when `pull` is given and `HF_HUB_OFFLINE` is not set; `pull` then
+    /// receives the download's progress.
+    public static func load(
+        _ model: String, threads: Int? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        pull: ((PullProgress) -> Void)? = nil
+    ) throws -> ModelContainer {
+        let located: LocalModel
+        do {
+            located = try ModelLocator.locate(model, environment: environment)
+        } catch let error as HubCacheError {
+            let offline =
+                HubConfiguration.from(environment: environment, token: nil, userAgent: "").offline
+            guard let pull, !offline else { throw error }
+            _ = try PhiKit.pull(PullOptions(model: model, environment: environment), progress: pull)
+            located = try ModelLocator.locate(model, environment: environment)
+        }
+        return try ModelContainer(located, threads: threads)
+    }
+
+    /// Loads the model in `located.directory`.
+    public init(_ located: LocalModel, threads: Int? = nil) throws {
+        let start = DispatchTime.now().uptimeNanoseconds
+        model = located
+        engine = try Phi3Model.load(directory: located.directory, threads: threads)
+        tokenizer = try Tokenizer.load(directory: located.directory)
+        chatTemplate = try ChatTemplate.load(modelDirectory: located.directory)
+        guard tokenizer.vocabularySize <= engine.vocabularySize else {
+            throw RunError.tokenizerDoesNotFit(
+                directory: located.directory, tokens: tokenizer.vocabularySize,
+                embedding: engine.vocabularySize)
+        }
+        tokenizerEOS = Self.eosToken(directory: located.directory).flatMap(tokenizer.tokenID(for:))
+        loadSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+    }
+
+    /// The prompt's token ids. A chat (or a text, when the model has a chat template and
+    /// `useChatTemplate`) is rendered with the template and the generation prompt, then
+    /// encoded without the tokenizer's added tokens (`ChatPrompt`, as transformers'
+    /// apply_chat_template); plain text is encoded with them (BOS for Phi-3 and stories-260k,
+    /// so an empty text is the story's `<s>`).
+    public func encode(_ prompt: RunPrompt, useChatTemplate: Bool = true) throws -> [Int] {
+        let messages: [ChatMessage]
+        switch prompt {
+        case .text(let text, let system):
+            guard let template = chatTemplate, useChatTemplate else {
+                if system != nil { throw RunError.systemNeedsTemplate(directory: model.directory) }
+                return tokenizer.encode(text, addSpecialTokens: true)
+            }
+            messages =
+                (system.map { [ChatMessage(role: "system", content: $0)] } ?? [])
+                + [ChatMessage(role: "user", content: text)]
+            return try render(messages, template)
+        case .chat(let chat):
+            guard let template = chatTemplate else {
+                throw ChatPromptError.noChatTemplate(directory: model.directory)
+            }
+            return try render(chat, template)
+        }
+    }
+
+    private func render(_ messages: [ChatMessage], _ template: ChatTemplate) throws -> [Int] {
+        let conversation = messages.map { m in
+            TemplateValue.object([("role", .string(m.role)), ("content", .string(m.content))])
+        }
+        return try ChatPrompt.render(
+            conversation: conversation, template: template, tokenizer: tokenizer
+        ).ids
+    }
+
+    /// Everything that ends a reply: config.json's and generation_config.json's
+    /// `eos_token_id`, the tokenizer's eos token, the registry's `extraEOSTokens` (skipped when
+    /// this tokenizer lacks them) and `extra` (token strings or ids; unknown ones are an
+    /// error).
+    public func stopTokens(extra: [String] = []) throws -> StopTokens {
+        var ids = (model.entry?.extraEOSTokens ?? []).compactMap(tokenizer.tokenID(for:))
+        for token in extra {
+            guard let id = Int(token) ?? tokenizer.tokenID(for: token),
+                id >= 0, id < engine.vocabularySize
+            else { throw RunError.unknownStopToken(token) }
+            ids.append(id)
+        }
+        return StopTokens(model: engine, tokenizerEOS: tokenizerEOS, extra: ids)
+    }
+
+    /// tokenizer_config.json's `eos_token`: a string, or an AddedToken object's `content`.
+    static func eosToken(directory: String) -> String? {
+        let path = (directory as NSString).appendingPathComponent("tokenizer_config.json")
+        guard let data = FileManager.default.contents(atPath: path),
+            let config = try? JSONValue(parsing: data), let eos = config["eos_token"]
+        else { return nil }
+        return eos.stringValue ?? eos["content"]?.stringValue
+    }
+}
+
+/// What to generate from.
+public enum RunPrompt: Sendable, Equatable {
+    /// A user message (and an optional system message); plain text for models without a
+    /// chat template, or with `useChatTemplate` false.
+    case text(String, system: String? = nil)
+    /// A whole conversation; needs a chat template.
+    case chat([ChatMessage])
+}

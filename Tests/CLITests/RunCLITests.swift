@@ -1,0 +1,161 @@
+import Foundation
+import Testing
+
+/// `phikit run` on the bundled TinyStories model (models/stories-260k): the story its README
+/// documents, the prompt sources, --json and --stats, the refusals, and Ctrl-C.
+@Suite("phikit run")
+struct RunCLITests {
+    /// The README's greedy story from `<s>` (llama2.c, transformers and mlx_lm agree on it).
+    static let readme: String = {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("models/stories-260k/README.md").path
+        return (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+    }()
+    static let storyStart =
+        "Once upon a time, there was a little girl named Lily. She loved to play"
+
+    @Test("an empty prompt is <s>: greedy decoding prints the README's story")
+    func story() throws {
+        let r = try Phikit.run(["run", "stories-260k", "-p", "", "-m", "256"])
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stdout.hasPrefix(Self.storyStart))
+        let story = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(story.count > 500 && Self.readme.contains(story))
+        #expect(r.stderr.isEmpty)
+    }
+
+    @Test("the prompt comes from -p, `-p -` or piped stdin, else the registry's default")
+    func promptSources() throws {
+        // The README's prompted sample: "Once upon a time" continues ", there was a little…"
+        let expected = ", there was a little girl named Lily. She loved to play outside"
+        for (arguments, input) in [
+            (["-p", "Once upon a time"], nil), (["-p", "-"], "Once upon a time"),
+            ([], "Once upon a time"), ([], nil),
+        ] as [([String], String?)] {
+            let r = try Phikit.run(["run", "stories-260k", "-m", "30"] + arguments, stdin: input)
+            #expect(r.status == 0)
+            #expect(r.stdout.hasPrefix(expected), "\(arguments) stdin \(input ?? "none")")
+        }
+    }
+
+    @Test("--json prints one object with the reply, its ids and the figures")
+    func json() throws {
+        let r = try Phikit.run(["run", "stories-260k", "-p", "", "-m", "12", "--json"])
+        #expect(r.status == 0)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        #expect(
+            (object["text"] as? String).map {
+                Self.storyStart.hasPrefix($0.trimmingCharacters(in: .whitespaces))
+            } == true)
+        #expect((object["tokens"] as? [Int])?.prefix(4) == [403, 407, 261, 378])
+        #expect(object["prompt_tokens"] as? Int == 1)
+        #expect(object["generation_tokens"] as? Int == 12)
+        #expect(object["stop_reason"] as? String == "max_tokens")
+        for key in [
+            "prompt_tokens_per_second", "generation_tokens_per_second", "time_to_first_token",
+            "load_seconds", "peak_memory_bytes",
+        ] {
+            #expect(object[key] is NSNumber, "\(key)")
+        }
+    }
+
+    @Test("--stats prints mlx-lm's lines and more to stderr; the story ends at <s>")
+    func stats() throws {
+        let r = try Phikit.run(["run", "stories-260k", "-p", "", "-m", "400", "--stats"])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("Prompt: 1 tokens, "))
+        // The README: greedy from <s> emits the end-of-story <s> at generated position 345.
+        #expect(r.stderr.contains("Generation: 345 tokens, "))
+        #expect(r.stderr.contains("tokens-per-sec"))
+        for line in ["Time to first token: ", "Load: ", "Peak memory: ", "Stop: eos"] {
+            #expect(r.stderr.contains(line), "\(line)")
+        }
+    }
+
+    @Test(
+        "bad requests are one-line errors with their exit codes",
+        arguments: [
+            (["-m", "0"], 64, "--max-tokens must be at least 1"),
+            (["--top-p", "0"], 64, "--top-p must be in (0, 1]"),
+            (["--system", "Be brief."], 64, "has no chat template"),
+            (["--extra-eos-token", "<|nope|>"], 64, "'<|nope|>' is neither a token"),
+            (
+                ["-p", String(repeating: "Tom and Lily went to the park. ", count: 60)], 64,
+                "but the context holds 512"
+            ),
+        ] as [([String], Int32, String)])
+    func refusals(_ arguments: [String], _ status: Int32, _ message: String) throws {
+        let r = try Phikit.run(["run", "stories-260k"] + arguments)
+        #expect(r.status == status)
+        #expect(r.stdout.isEmpty)
+        #expect(r.stderr.hasPrefix("error: "))
+        #expect(r.stderr.contains(message), "stderr: \(r.stderr)")
+    }
+
+    @Test("a model that is nowhere is 66, offline")
+    func missingModel() throws {
+        let r = try Phikit.run(
+            ["run", "nobody/nothing-here", "-p", "hi"],
+            environment: [
+                "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": NSTemporaryDirectory() + "/empty-hub",
+            ])
+        #expect(r.status == 66)
+        #expect(r.stderr.hasPrefix("error: "))
+    }
+
+    #if os(Linux)
+        /// The stories model with room for 200k positions, so a generation runs long enough
+        /// (--ignore-eos) to be interrupted after its first words.
+        @Test("Ctrl-C stops generation: the text so far is printed, exit 130")
+        func interrupt() throws {
+            let binary = try #require(Phikit.url)
+            let dir = try TinyModel.temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: dir) }
+            let bundled = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("models/stories-260k")
+            for name in try FileManager.default.contentsOfDirectory(atPath: bundled.path) {
+                try FileManager.default.copyItem(
+                    at: bundled.appendingPathComponent(name), to: dir.appendingPathComponent(name))
+            }
+            let configURL = dir.appendingPathComponent("config.json")
+            var config = try #require(
+                try JSONSerialization.jsonObject(with: Data(contentsOf: configURL))
+                    as? [String: Any])
+            config["max_position_embeddings"] = 200_000
+            try TinyModel.writeJSON(config, to: configURL)
+
+            let process = Process()
+            process.executableURL = binary
+            process.arguments = ["run", dir.path, "-p", "", "-m", "150000", "--ignore-eos"]
+            let stdout = Pipe()
+            let stderr = Pipe()
+            process.standardOutput = stdout
+            process.standardError = stderr
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            var printed = Data()
+            while printed.count < 200 {
+                let chunk = stdout.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                printed.append(chunk)
+            }
+            process.interrupt()
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                Issue.record("phikit run ignored SIGINT")
+            }
+            process.waitUntilExit()
+            printed.append(stdout.fileHandleForReading.readDataToEndOfFile())
+            let message = String(
+                decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 130, "stderr: \(message)")
+            #expect(String(decoding: printed, as: UTF8.self).hasPrefix(Self.storyStart))
+            #expect(message.hasPrefix("error: interrupted after "))
+        }
+    #endif
+}
