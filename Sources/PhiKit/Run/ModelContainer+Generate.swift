@@ -47,12 +47,12 @@ extension ModelContainer {
     /// The process's peak resident memory (getrusage; kilobytes on Linux, bytes on macOS).
     static func peakMemoryBytes() -> Int {
         #if canImport(Glibc)
-            let RUSAGE_SELF_ID = __rusage_who_t(RUSAGE_SELF.rawValue)
+            let who = __rusage_who_t(RUSAGE_SELF.rawValue)
         #else
-            let RUSAGE_SELF_ID = RUSAGE_SELF
+            let who = RUSAGE_SELF
         #endif
         var usage = rusage()
-        guard getrusage(RUSAGE_SELF_ID, &usage) == 0 else { return 0 }
+        guard getrusage(who, &usage) == 0 else { return 0 }
         #if canImport(Darwin)
             return Int(usage.ru_maxrss)
         #else

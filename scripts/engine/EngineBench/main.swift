@@ -2,8 +2,11 @@
 // CLI: `swift build -c release --product engine-bench`, then
 //   .build/release/engine-bench <model-dir> [--prompt 128] [--generate 64] [--threads N]
 //                               [--runs 3] [--bandwidth-gbs 31.4]
+//   .build/release/engine-bench <model-dir> --load-only     (load time, three times)
+//   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
 // Prints one line per run and the median; speeds as GenerationOutcome defines them. Random
 // prompt tokens; greedy decoding that ignores end tokens, so every run does the same work.
+// The ceiling counts weight bytes only (the KV cache adds its own traffic at long contexts).
 import CKernels
 import Foundation
 import PhiEngine
@@ -17,10 +20,12 @@ func option(_ name: String, _ fallback: Double) -> Double {
 
 /// Busy work of a fixed duration on the calling thread.
 nonisolated func spin(microseconds: Double) {
-    var start = timespec(), now = timespec()
+    var start = timespec()
+    var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &start)
-    repeat { clock_gettime(CLOCK_MONOTONIC, &now) } while
-        Double(now.tv_sec - start.tv_sec) * 1e6 + Double(now.tv_nsec - start.tv_nsec) / 1e3
+    repeat {
+        clock_gettime(CLOCK_MONOTONIC, &now)
+    } while Double(now.tv_sec - start.tv_sec) * 1e6 + Double(now.tv_nsec - start.tv_nsec) / 1e3
         < microseconds
 }
 
@@ -36,10 +41,15 @@ nonisolated func dispatchBenchmark() {
         for _ in 0..<jobs { pk_pool_run(pool, { _, _, _ in spin(microseconds: 5) }, nil, n) }
         let poolMicros = Date().timeIntervalSince(t) / Double(jobs) * 1e6
         t = Date()
-        for _ in 0..<jobs { DispatchQueue.concurrentPerform(iterations: n) { _ in spin(microseconds: 5) } }
+        for _ in 0..<jobs {
+            DispatchQueue.concurrentPerform(iterations: n) { _ in spin(microseconds: 5) }
+        }
         let gcdMicros = Date().timeIntervalSince(t) / Double(jobs) * 1e6
-        print(String(format: "5 µs per thread, %d threads: pk_pool %.2f µs per job, concurrentPerform %.2f µs",
-                     n, poolMicros, gcdMicros))
+        print(
+            String(
+                format:
+                    "5 µs per thread, %d threads: pk_pool %.2f µs per job, concurrentPerform %.2f µs",
+                n, poolMicros, gcdMicros))
     }
     pk_pool_destroy(pool)
 }
