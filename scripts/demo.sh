@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# The README's first command ends here: the main job on a built-in default, with nothing to
-# download. It writes a small Phi-3-shaped checkpoint with random bf16 weights, converts it to
-# MLX 4-bit (group 64) the way mlx_lm.convert would, and inspects source and result.
+# The README's first command ends here: the main jobs on the built-in default, with nothing to
+# download. The bundled demo model (stories-260k: Karpathy's TinyStories stories260K in the
+# phi3 layout, float32) tells its story; `convert` makes an MLX 4-bit copy in phikit's model
+# store (so `run` and `list` find it by name), which tells its own; `verify` checks both.
 set -euo pipefail
 bin=${1:-.build/release/phikit}
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+prompt="Once upon a time"
+run() { echo; printf "$ phikit"; printf " %q" "$@"; echo; "$bin" "$@"; }
 
-python3 "$here/scripts/make_demo_checkpoint.py" "$work/phi3-demo"
-run() { echo; echo "\$ phikit $*"; "$bin" "$@"; }
-run inspect "$work/phi3-demo"
-run convert "$work/phi3-demo" -o "$work/phi3-demo-4bit" -q --bits 4 --group-size 64
-run inspect "$work/phi3-demo-4bit"
+run run stories-260k -p "$prompt" --stats
+run convert stories-260k -q --force
+run run stories-260k-4bit -p "$prompt" --stats
+run list stories
