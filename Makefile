@@ -6,7 +6,9 @@
 #                    the binary then only runs on CPUs like this one)
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
-#   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint
+#   make bench       all benchmarks: convert (vs mlx_lm.convert) and generation (bench-run)
+#   make bench-run   generation speed vs llama.cpp, same random weights, both Phi shapes
+#                    (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -18,7 +20,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench install fmt clean
+.PHONY: deps build demo test bench bench-run install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -40,6 +42,10 @@ test:
 
 bench: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_run.sh
+
+bench-run: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_run.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit
