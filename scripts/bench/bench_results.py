@@ -22,7 +22,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from bytes_per_token import bytes_per_token
+from bytes_per_token import bytes_per_token, kv_bytes
 
 COLUMNS = ["shape", "engine", "format", "run", "status", "prompt_tokens", "prompt_tps",
            "generation_tokens", "generation_tps", "load_s", "ttft_s", "maxrss_kb", "wall_s",
@@ -149,7 +149,7 @@ def report_shape(shape, rows, bandwidth, a):
     groups = {}
     for r in rows:
         groups.setdefault((r["engine"], r["format"]), []).append(r)
-    med = {}
+    med = {}  # (engine, format) -> (median prompt tok/s, median generation tok/s, ok rows)
     for (engine, form), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
         if not ok:
@@ -174,14 +174,27 @@ def report_shape(shape, rows, bandwidth, a):
     phikit = next((v for k, v in med.items() if k[0] == "phikit"), None)
     base = med.get(BASELINE)
     if phikit and base:
-        ratio_pp, ratio_tg = phikit[0] / base[0], phikit[1] / base[1]
-        print(f"phikit / llama.cpp Q4_0 (flash-attn off), medians: prompt {ratio_pp:.2f}×, "
-              f"generation {ratio_tg:.2f}×. Issue 10 goals: generation ≥ 1.25× "
-              f"({'met' if ratio_tg >= 1.25 else 'not met'}), prompt ≥ 1.00× "
-              f"({'met' if ratio_pp >= 1 else 'not met'}).")
+        print(goals_line(phikit, base, cfg, a))
     elif base:
         print("phikit / llama.cpp: no phikit figures in this run.")
     print()
+
+
+def goals_line(phikit, base, cfg, a):
+    """phikit's ratios to llama.cpp Q4_0 and issue 10's four goals, met or not."""
+    yes = lambda ok: "met" if ok else "NOT met"
+    ratio_pp, ratio_tg = phikit[0] / base[0], phikit[1] / base[1]
+    rows = phikit[2]
+    files = bytes_per_token(rows[0]["model"], rows[0]["config"], 1)
+    budget = 1.1 * (files["embedding_file_bytes"] + files["other_bytes"]
+                    + kv_bytes(cfg, a.prompt_tokens + a.gen_tokens))
+    rss = statistics.median(int(r["maxrss_kb"]) for r in rows) * 1e3
+    load = statistics.median(float(r["load_s"]) for r in rows)
+    return (f"phikit / llama.cpp Q4_0 (flash-attn off), medians: prompt {ratio_pp:.2f}×, "
+            f"generation {ratio_tg:.2f}×. Issue 10 goals: generation ≥ 1.25× ({yes(ratio_tg >= 1.25)}), "
+            f"prompt ≥ 1.00× ({yes(ratio_pp >= 1)}), peak RSS ≤ 1.1 × (weight files + fp16 KV at "
+            f"{a.prompt_tokens + a.gen_tokens}) = {budget / 1e9:.2f} GB ({yes(rss <= budget)}, "
+            f"{rss / 1e9:.2f}), load < 1 s ({yes(load < 1)}, {load:.2f} s).")
 
 
 def report(a):
