@@ -3,7 +3,7 @@
 
     bench_results.py add TSV --shape S --engine E --format F --run N --model PATH --config PATH
                          --json OUT.json --time TIME.txt --load-before L --load-after L
-                         [--status ok|failed|n/a] [--note TEXT]
+                         [--busy-before CPUS] [--status ok|failed|n/a] [--note TEXT]
     bench_results.py report TSV BANDWIDTH.json... [--threads 2] [--prompt-tokens 512]
                             [--gen-tokens 128] [--header TEXT]
 
@@ -18,6 +18,7 @@ ceiling, since other jobs on the machine can only make a measurement lower.
 import argparse
 import csv
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ from bytes_per_token import bytes_per_token, kv_bytes
 
 COLUMNS = ["shape", "engine", "format", "run", "status", "prompt_tokens", "prompt_tps",
            "generation_tokens", "generation_tps", "load_s", "ttft_s", "maxrss_kb", "wall_s",
-           "load_before", "load_after", "model", "config", "note"]
+           "load_before", "load_after", "busy_before", "model", "config", "note"]
 
 # `phikit run --stats --json` field names (issue 8), keyed by the names this report uses.
 # If `run` renames a field, change the right-hand side here and nothing else.
@@ -83,7 +84,7 @@ def add(a):
     row = dict.fromkeys(COLUMNS, "")
     row.update(shape=a.shape, engine=a.engine, format=a.format, run=a.run, status=a.status,
                model=a.model, config=a.config, load_before=a.load_before,
-               load_after=a.load_after, note=a.note or "")
+               load_after=a.load_after, busy_before=a.busy_before, note=a.note or "")
     if a.status == "ok":
         obj = last_json_object(Path(a.json).read_text(errors="replace"))
         if obj is None:
@@ -216,10 +217,14 @@ def report(a):
     for shape in dict.fromkeys(r["shape"] for r in rows):
         report_shape(shape, [r for r in rows if r["shape"] == shape], bandwidth, a)
     loads = [float(r["load_before"].split()[0]) for r in rows if r["load_before"]]
+    busy = [float(r["busy_before"]) for r in rows if r.get("busy_before")]
     if loads:
         print(f"Load average (1 min) before each run: min {min(loads):.2f}, median "
-              f"{statistics.median(loads):.2f}, max {max(loads):.2f} over {len(loads)} runs; "
-              "the machine has 2 cores, so anything above ~0.1 means another job shared them.")
+              f"{statistics.median(loads):.2f}, max {max(loads):.2f} over {len(loads)} runs.")
+    if busy:
+        print(f"CPUs kept busy by other jobs in the 2 s before each run: min {min(busy):.2f}, "
+              f"median {statistics.median(busy):.2f}, max {max(busy):.2f} (of {os.cpu_count()}). "
+              "Anything but ~0 means the engines shared the cores; compare ratios, not absolutes.")
 
 
 def main():
@@ -228,8 +233,8 @@ def main():
     p = sub.add_parser("add")
     p.add_argument("tsv")
     for k in ("shape", "engine", "format", "run", "model", "config", "json", "time",
-              "load-before", "load-after"):
-        p.add_argument("--" + k, required=k not in ("json", "time"), default="")
+              "load-before", "load-after", "busy-before"):
+        p.add_argument("--" + k, required=k not in ("json", "time", "busy-before"), default="")
     p.add_argument("--status", default="ok", choices=["ok", "failed", "n/a"])
     p.add_argument("--note")
     p = sub.add_parser("report")

@@ -28,6 +28,8 @@
 #   BENCH_PROMPT_TOKENS  prompt length (default 512);  BENCH_GEN_TOKENS  generated (default 128)
 #   BENCH_SMALL=1        2-layer models of both shapes, 1 round: checks the harness in a minute
 #   BENCH_REBUILD=1      remake the converted models and GGUFs even if cached
+#   BENCH_WAIT_QUIET     seconds to wait before each run (and bandwidth probe) for other jobs to
+#                        use less than BENCH_QUIET_CPUS CPUs (default 0 = don't wait; 0.3 CPUs)
 #
 # Exit status: 0 when every run that was attempted succeeded (a phikit without `run` counts
 # as "not available", not as a failure), 1 otherwise. Goals are reported, not enforced.
@@ -49,6 +51,8 @@ THREADS=${BENCH_THREADS:-2}
 PROMPT_TOKENS=${BENCH_PROMPT_TOKENS:-512}
 GEN_TOKENS=${BENCH_GEN_TOKENS:-128}
 REBUILD=${BENCH_REBUILD:-0}
+WAIT_QUIET=${BENCH_WAIT_QUIET:-0}
+QUIET_CPUS=${BENCH_QUIET_CPUS:-0.3}
 # Everything the venv must import; llama-cpp-python's pip name differs from its module name.
 REF_PACKAGES="llama-cpp-python gguf tokenizers sentencepiece numpy"
 
@@ -58,9 +62,38 @@ sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 has() { [[ " $1 " == *" $2 "* ]]; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
+# CPUs kept busy by whatever runs now (2 s sample of /proc/stat; 0 = idle, 2 = both cores).
+# The load average lags by minutes; this is what the next run will compete with.
+busy_cpus() {
+  local a b
+  read -r -a a < <(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)
+  sleep 2
+  read -r -a b < <(awk '/^cpu / {print $2+$3+$4+$7+$8+$9, $5+$6}' /proc/stat)
+  awk -v u=$((b[0] - a[0])) -v i=$((b[1] - a[1])) -v n="$(nproc)" \
+    'BEGIN {printf "%.2f", (u + i > 0) ? n * u / (u + i) : 0}'
+}
+
+# Sets BUSY; with BENCH_WAIT_QUIET, first waits (bounded) until other jobs leave the CPUs.
+wait_quiet() {
+  local waited=0
+  BUSY=$(busy_cpus)
+  while (( WAIT_QUIET > 0 )) && awk -v b="$BUSY" -v m="$QUIET_CPUS" 'BEGIN {exit !(b > m)}'; do
+    if (( waited >= WAIT_QUIET )); then
+      note "still $BUSY CPUs busy after ${waited} s; running anyway"
+      return
+    fi
+    (( waited == 0 )) && note "waiting up to $WAIT_QUIET s for other jobs to quiet down ($BUSY CPUs busy)"
+    sleep 8
+    waited=$((waited + 10))
+    BUSY=$(busy_cpus)
+  done
+}
+
 for v in REPEAT THREADS PROMPT_TOKENS GEN_TOKENS; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_$v must be a positive integer, got '${!v}'"
 done
+[[ "$WAIT_QUIET" =~ ^[0-9]+$ ]] || die "BENCH_WAIT_QUIET must be a number of seconds, got '$WAIT_QUIET'"
+[[ "$QUIET_CPUS" =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_QUIET_CPUS must be a number, got '$QUIET_CPUS'"
 for e in $ENGINES; do has "phikit llama.cpp" "$e" || die "BENCH_ENGINES: unknown engine '$e' (phikit, llama.cpp)"; done
 for s in $SHAPES; do has "phi35 phi4mini" "$s" || die "BENCH_SHAPES: unknown shape '$s' (phi35, phi4mini)"; done
 for f in $LLAMA_FORMATS; do has "Q4_0 Q4_K_M Q8_0 Q4_0-pure" "$f" || die "BENCH_LLAMA_FORMATS: unknown '$f'"; done
@@ -113,7 +146,8 @@ if [ "$SMALL" = 1 ]; then BW_GIB=1; BW_PASSES=3
 elif (( avail_kb > 12 * 1024 * 1024 )); then BW_GIB=4; BW_PASSES=5
 else BW_GIB=2; BW_PASSES=5; fi
 measure_bandwidth() {  # output file; run at the start and at the end, the report takes the best
-  note "memory bandwidth: streaming sum over $BW_GIB GiB, 1..$THREADS threads (load $(loadavg))"
+  wait_quiet
+  note "memory bandwidth: streaming sum over $BW_GIB GiB, 1..$THREADS threads (load $(loadavg), $BUSY CPUs busy)"
   "$MEMBW" "$BW_GIB" "$BW_PASSES" "$THREADS" > "$1" || die "membw failed"
   cat "$1" >&2
 }
@@ -181,11 +215,11 @@ for shape in $SHAPES; do prepare_shape "$shape"; done
 
 # --- runs ------------------------------------------------------------------------------------
 FAILED=0
-record() {  # shape engine format run model status json time before [note]
+record() {  # shape engine format run model status json time before [note]; uses BUSY
   local extra=(); [ -n "${10:-}" ] && extra=(--note "${10}")
   "$PY" "$HERE/bench_results.py" add "$RESULTS" --shape "$1" --engine "$2" --format "$3" \
     --run "$4" --model "$5" --config "${CKPT[$1]}/config.json" --status "$6" --json "$7" \
-    --time "$8" --load-before "$9" --load-after "$(loadavg)" "${extra[@]}"
+    --time "$8" --load-before "$9" --load-after "$(loadavg)" --busy-before "${BUSY:-}" "${extra[@]}"
 }
 
 warm() {  # read a model (file or directory) into the page cache, so the disk is not timed
@@ -210,8 +244,9 @@ run_one() {  # shape engine(phikit|llama.cpp) format flash run
   fi
   local log=$LOGS/$shape-${label// /_}-$fmt-run$i
   warm "$model"
+  wait_quiet
   local before; before=$(loadavg)
-  note "$shape run $i/$REPEAT: $label $fmt (load $before)"
+  note "$shape run $i/$REPEAT: $label $fmt (load $before, $BUSY CPUs busy)"
   if /usr/bin/time -v -o "$log.time" "${cmd[@]}" > "$log.json" 2> "$log.err"; then
     record "$shape" "$label" "$fmt" "$i" "$model" ok "$log.json" "$log.time" "$before"
   else
