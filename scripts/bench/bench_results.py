@@ -216,8 +216,9 @@ def report(a):
           "generating.\n")
     for shape in dict.fromkeys(r["shape"] for r in rows):
         report_shape(shape, [r for r in rows if r["shape"] == shape], bandwidth, a)
-    loads = [float(r["load_before"].split()[0]) for r in rows if r["load_before"]]
-    busy = [float(r["busy_before"]) for r in rows if r.get("busy_before")]
+    ran = [r for r in rows if r["status"] != "n/a"]
+    loads = [float(r["load_before"].split()[0]) for r in ran if r["load_before"]]
+    busy = [float(r["busy_before"]) for r in ran if r.get("busy_before")]
     if loads:
         print(f"Load average (1 min) before each run: min {min(loads):.2f}, median "
               f"{statistics.median(loads):.2f}, max {max(loads):.2f} over {len(loads)} runs.")

@@ -56,11 +56,9 @@ QUIET_CPUS=${BENCH_QUIET_CPUS:-0.3}
 # Everything the venv must import; llama-cpp-python's pip name differs from its module name.
 REF_PACKAGES="llama-cpp-python gguf tokenizers sentencepiece numpy"
 
-die() { echo "error: $*" >&2; exit 1; }
-note() { echo "== $*" >&2; }
-sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 has() { [[ " $1 " == *" $2 "* ]]; }
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 # CPUs kept busy by whatever runs now (2 s sample of /proc/stat; 0 = idle, 2 = both cores).
 # The load average lags by minutes; this is what the next run will compete with.
@@ -101,12 +99,7 @@ for f in $FLASH; do has "off on auto" "$f" || die "BENCH_FLASH_ATTN: '$f' is not
 [ -d "$FIXTURES" ] || die "no fixtures at $FIXTURES (set PHIKIT_FIXTURES)"
 
 # --- tools -----------------------------------------------------------------------------------
-# GNU time gives the peak RSS (ru_maxrss) of each engine's process; bash's `time` does not.
-if [ ! -x /usr/bin/time ]; then
-  note "installing GNU time (apt)"
-  { sudo_if_needed apt-get update -qq && sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time; } ||
-    die "could not install GNU time; install the 'time' package by hand"
-fi
+ensure_gnu_time
 command -v cc > /dev/null || die "no C compiler (cc) for the bandwidth probe; apt-get install gcc"
 
 PY=$REF_VENV/bin/python
