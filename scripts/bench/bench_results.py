@@ -12,8 +12,9 @@ run_llamacpp.py) and GNU time's `-v` report (wall time, peak RSS of the whole pr
 `report` prints, per model shape, the table of issues 8/10: prompt and generation tokens/s
 (median and best over the runs), load time, peak RSS, the bytes a token reads, the bandwidth
 ceiling and each engine's share of it, and phikit's ratios against llama.cpp Q4_0.
-Bandwidth is measured more than once per run (start and end); the best of all passes is the
-ceiling, since other jobs on the machine can only make a measurement lower.
+Bandwidth is measured more than once per run (start and end), 5 passes each; the ceiling uses
+the highest of the per-measurement medians: other jobs can only make a measurement lower, and a
+median is not moved by one lucky pass (on this shared VM single passes range 17-39 GB/s).
 """
 import argparse
 import csv
@@ -202,7 +203,7 @@ def report(a):
     rows = list(csv.DictReader(open(a.tsv), delimiter="\t"))
     measures = [json.loads(Path(p).read_text()) for p in a.bandwidth]
     key = f"threads{a.threads}"
-    bandwidth = max(bw[key]["best_gbps"] for bw in measures) * 1e9
+    bandwidth = max(bw[key]["median_gbps"] for bw in measures) * 1e9
     if a.header:
         print(a.header + "\n")
     per_t = "; ".join(
@@ -211,7 +212,7 @@ def report(a):
         for bw in measures)
     print(f"Memory read bandwidth (streaming sum over {measures[0]['bytes'] / 2**30:.0f} GiB, GB/s; "
           f"{len(measures)} measurement(s): at the start and at the end of the runs) — {per_t}. "
-          f"Ceilings use the best {a.threads}-thread figure, {bandwidth / 1e9:.1f} GB/s, and the KV cache "
+          f"Ceilings use the highest {a.threads}-thread median, {bandwidth / 1e9:.1f} GB/s, and the KV cache "
           f"(fp16) at {a.prompt_tokens + a.gen_tokens // 2} positions, the mean context while "
           "generating.\n")
     for shape in dict.fromkeys(r["shape"] for r in rows):
