@@ -6,11 +6,12 @@
 #                    the binary then only runs on CPUs like this one)
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
-#   make bench       convert benchmark against mlx_lm.convert on a full-size random checkpoint,
-#                    then the tokenizer and pull benchmarks
+#   make bench       every benchmark below, each against its reference in the same run
 #   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)
 #   make bench-tokenizer  phikit tokenize against the tokenizers library (Phi-3.5, Phi-4-mini)
 #   make bench-pull       phikit pull vs huggingface_hub.snapshot_download on a generated 2.2 GB repo
+#   make bench-run        generation speed vs llama.cpp, same random weights, both Phi shapes
+#                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -22,7 +23,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull install fmt clean
+.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -42,10 +43,13 @@ demo: deps build
 test:
 	$(SWIFT) test
 
-bench: bench-convert bench-tokenizer bench-pull
+bench: bench-convert bench-tokenizer bench-pull bench-run
 
 bench-convert: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
+
+bench-run: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_run.sh
 
 bench-pull: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_pull.sh

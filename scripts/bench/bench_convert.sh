@@ -29,9 +29,8 @@ COLD=${BENCH_COLD:-0}
 # Pinned so "byte-identical to mlx" always means the same mlx; bump together with the goldens.
 REF_PACKAGES="mlx==0.32.4 mlx-cpu==0.32.4 mlx-lm==0.32.2 safetensors numpy"
 
-die() { echo "error: $*" >&2; exit 1; }
-note() { echo "== $*" >&2; }
-sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
 
 [[ "$REPEAT" =~ ^[1-9][0-9]*$ ]] || die "BENCH_REPEAT must be a positive integer, got '$REPEAT'"
 for e in $ENGINES; do
@@ -41,12 +40,7 @@ done
   die "no phikit binary at $PHIKIT_BIN: run 'make build' or set PHIKIT_BIN"
 
 # --- tools -----------------------------------------------------------------------------------
-# GNU time gives max RSS (ru_maxrss) of the whole process tree; bash's `time` keyword does not.
-if [ ! -x /usr/bin/time ]; then
-  note "installing GNU time (apt)"
-  { sudo_if_needed apt-get update -qq && sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time; } ||
-    die "could not install GNU time; install the 'time' package by hand"
-fi
+ensure_gnu_time
 
 PY=$REF_VENV/bin/python
 if ! "$PY" -c 'import mlx.core, mlx_lm, numpy, safetensors' 2>/dev/null; then
@@ -94,7 +88,6 @@ prepare_cache() {
   fi
 }
 
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 RESULTS=$BENCH_DIR/results/runs-$(date +%Y%m%d-%H%M%S).tsv
 printf 'engine\trun\twall_s\tmaxrss_kb\tcpu_pct\tout_bytes\tload_before\tload_after\n' > "$RESULTS"
 

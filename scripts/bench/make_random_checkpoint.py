@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Write a Phi-3-shaped Hugging Face checkpoint with random weights, for `make bench`.
 
-    make_random_checkpoint.py OUT_DIR [--config PATH] [--dtype bfloat16] [--seed N] [--small]
+    make_random_checkpoint.py OUT_DIR [--config PATH] [--tokenizer-dir DIR] [--dtype bfloat16]
+                              [--seed N] [--small]
 
 Default: full-size Phi-3.5-mini (shapes from the fixture config.json, tensor names and the
 2-shard split from the fixture model.safetensors.index.json): 195 tensors, 3.82 B params,
-7.64 GB in bf16. `--small` shrinks the dims (2 layers, hidden 384) for a quick smoke test.
+7.64 GB in bf16. `--small` shrinks the dims (2 layers, 4 heads of the config's head_dim,
+GQA kept when the config has it; the vocabulary stays full) for a quick smoke test.
+Any phi3 config works: scripts/bench/configs/phi4-mini-config.json gives Phi-4-mini's shape
+(GQA 24/8, vocab 200064, tied embeddings: no lm_head tensor), with
+`--tokenizer-dir ../shared/fixtures/_derived/microsoft--Phi-4-mini-instruct`.
 
 Why written by hand: the safetensors format is 8-byte LE header length + JSON header + raw
 data, so we can stream one chunk at a time and never hold 7.6 GB in RAM (safetensors'
@@ -148,6 +153,9 @@ def main():
     ap.add_argument("--config", type=Path, default=DEFAULT_FIXTURE / "config.json",
                     help="HF config.json to take shapes from; its directory supplies the "
                          "index.json (shard split) and tokenizer files (default: %(default)s)")
+    ap.add_argument("--tokenizer-dir", type=Path,
+                    help="copy the tokenizer/generation files from here instead of the "
+                         "config's directory")
     ap.add_argument("--dtype", default="bfloat16", choices=sorted(SAFETENSORS_DTYPE))
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--small", action="store_true",
@@ -157,19 +165,28 @@ def main():
     if not a.config.is_file():
         die(f"config not found: {a.config} (set --config or PHIKIT_FIXTURES)")
     src = a.config.parent
+    aux_src = a.tokenizer_dir or src
+    if not aux_src.is_dir():
+        die(f"tokenizer dir not found: {aux_src}")
     cfg = json.loads(a.config.read_bytes())
     for k in ("quantization", "quantization_config"):  # accept an MLX config as a shape source
         cfg.pop(k, None)
     if a.small:
-        # head_dim stays 96: the longrope factor lists in config.json have head_dim/2 entries.
-        cfg.update(hidden_size=384, intermediate_size=512, num_hidden_layers=2,
-                   num_attention_heads=4, num_key_value_heads=4)
+        # head_dim stays (96 for Phi-3.5, 128 for Phi-4-mini): the longrope factor lists have
+        # rotary_dim/2 entries. MHA stays MHA, GQA stays GQA (4 query heads on 2 kv heads).
+        heads = cfg["num_attention_heads"]
+        head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
+        gqa = (cfg.get("num_key_value_heads") or heads) != heads
+        cfg.update(hidden_size=4 * head_dim, intermediate_size=512, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2 if gqa else 4)
     cfg["torch_dtype"] = a.dtype  # mlx_lm.convert keeps this dtype for scales/biases
 
     # Hash the effective config (after --small/--dtype edits): it determines every output byte.
     cfg_hash = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
     stamp = {"generator_version": GENERATOR_VERSION, "config_sha256": cfg_hash,
              "dtype": a.dtype, "seed": a.seed, "small": a.small, "std": STD}
+    if a.tokenizer_dir:  # only recorded when given, so older Phi-3.5 checkpoints stay valid
+        stamp["tokenizer_dir"] = str(a.tokenizer_dir.resolve())
     out = a.out_dir
     if (out / STAMP).exists():
         old = json.loads((out / STAMP).read_text())
@@ -217,10 +234,11 @@ def main():
         (tmp / "model.safetensors.index.json").write_text(json.dumps(idx, indent=2) + "\n")
     (tmp / "config.json").write_text(json.dumps(cfg, indent=2) + "\n")
     for f in AUX_FILES[1:]:
-        if (src / f).exists():
-            shutil.copyfile(src / f, tmp / f)  # copyfile: don't inherit the fixtures' read-only mode
-        elif f.startswith("tokenizer"):
-            print(f"warning: {src / f} missing; converters may fail to load the tokenizer", file=sys.stderr)
+        if (aux_src / f).exists():
+            shutil.copyfile(aux_src / f, tmp / f)  # copyfile: don't inherit the fixtures' read-only mode
+        elif f.startswith("tokenizer.json"):
+            print(f"warning: {aux_src / f} missing; converters may fail to load the tokenizer",
+                  file=sys.stderr)
     dt = time.time() - t0
     stamp.update(params=params, bytes=total, tensors=len(tensors), seconds=round(dt, 1))
     (tmp / STAMP).write_text(json.dumps(stamp, indent=2) + "\n")
