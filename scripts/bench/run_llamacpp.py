@@ -5,8 +5,8 @@
                     [--flash-attn off|on|auto]
 
 Prints one JSON object with the field names `phikit run --stats --json` uses (prompt_tokens,
-prompt_tps, generation_tokens, generation_tps, load_seconds, time_to_first_token,
-stop_reason), plus llama.cpp's own perf counters for a cross-check. Run it as its own
+prompt_tokens_per_second, generation_tokens, generation_tokens_per_second, load_seconds,
+time_to_first_token, stop_reason), plus llama.cpp's own perf counters for a cross-check. Run it as its own
 process under /usr/bin/time -v: peak RSS is measured from outside, the same way for every
 engine.
 
@@ -15,10 +15,10 @@ What is timed (llama-bench's pp/tg convention, wall clock, no warm-up run, as a 
   KV cache and compute buffers), after the Python imports.
 - prompt: one llama_decode of the whole prompt as a single batch (n_batch = n_ubatch = the
   prompt length), logits for the last position only, then the greedy pick of token 1.
-  prompt_tps = prompt_tokens / that time; time_to_first_token is the same interval.
+  prompt_tokens_per_second = prompt_tokens / that time; time_to_first_token is the same interval.
 - generation: -m single-token decodes, each followed by a greedy pick (llama's greedy sampler,
-  in C). generation_tps = decodes / time. EOS is ignored: with random weights it could come
-  at any step, and the point is a fixed amount of work.
+  in C). generation_tokens_per_second = decodes / time. EOS is ignored: with random weights it
+  could come at any step, and the point is a fixed amount of work.
 """
 import argparse
 import ctypes
@@ -103,9 +103,9 @@ def main():
         "engine": "llama.cpp",
         "llama_cpp_python": L.__version__,
         "prompt_tokens": len(ids),
-        "prompt_tps": len(ids) / prompt_s,
+        "prompt_tokens_per_second": len(ids) / prompt_s,
         "generation_tokens": a.max_tokens,
-        "generation_tps": a.max_tokens / gen_s,
+        "generation_tokens_per_second": a.max_tokens / gen_s,
         "load_seconds": load_s,
         "time_to_first_token": prompt_s,
         "stop_reason": "length",
