@@ -175,6 +175,11 @@ private func makeUniqueDirectory(
 /// Moves the finished directory into place. An existing output (only with `force`) is moved
 /// aside first and deleted after the rename, so some complete model is always there.
 private func install(_ temp: String, at output: String) throws {
+    // mkdtemp made the directory 0700; the model should be as readable as any directory the
+    // user creates (mlx_lm's output is 0777 & ~umask).
+    let mask = umask(0)
+    umask(mask)
+    chmod(temp, 0o777 & ~mask)
     var old: String?
     if FileManager.default.fileExists(atPath: output) {
         let aside = try makeUniqueDirectory(output + ".old", for: output, "a temporary name")

@@ -24,6 +24,11 @@ struct ConvertBehaviourTests {
         d.threads = 2
         let summary = try convert(d)
         #expect(summary.bits == nil)
+        // Readable like any directory the user makes, not mkdtemp's 0700.
+        let mask = umask(0)
+        umask(mask)
+        let mode = try FileManager.default.attributesOfItem(atPath: d.output!)[.posixPermissions]
+        #expect((mode as? NSNumber)?.uint16Value == 0o777 & ~UInt16(mask))
 
         let original = try ModelWeights(directory: src.path)
         let restored = try ModelWeights(directory: d.output!)
