@@ -103,6 +103,7 @@ struct RunCLITests {
             ])
         #expect(r.status == 66)
         #expect(r.stderr.hasPrefix("error: "))
+        #expect(r.stderr.contains("hint: HF_HUB_OFFLINE is set"))
     }
 
     #if os(Linux)

@@ -43,7 +43,8 @@ public final class ModelContainer: Sendable {
         } catch let error as HubCacheError {
             let offline =
                 HubConfiguration.from(environment: environment, token: nil, userAgent: "").offline
-            guard let pull, !offline else { throw error }
+            guard let pull else { throw error }
+            guard !offline else { throw OfflineModelMissing(missing: error) }
             _ = try PhiKit.pull(PullOptions(model: model, environment: environment), progress: pull)
             located = try ModelLocator.locate(model, environment: environment)
         }
@@ -132,4 +133,15 @@ public enum RunPrompt: Sendable, Equatable {
     case text(String, system: String? = nil)
     /// A whole conversation; needs a chat template.
     case chat([ChatMessage])
+}
+
+/// A Hub model is not in the cache and `HF_HUB_OFFLINE` forbids fetching it: the usual
+/// "run `phikit pull` first" would not help while the variable is set.
+public struct OfflineModelMissing: UserFacingError {
+    public var missing: HubCacheError
+    public var message: String { missing.message }
+    public var hint: String? {
+        "HF_HUB_OFFLINE is set, so phikit does not download it: unset HF_HUB_OFFLINE to pull it"
+    }
+    public var exitCode: ExitCode { missing.exitCode }
 }
