@@ -19,6 +19,15 @@ public enum Cancellation {
         return !alreadyRequested
     }
 
+    /// Initializes the flags now, before the SIGINT handler can run. Swift initializes statics
+    /// lazily under a once-lock; a signal arriving while the interrupted thread is inside that
+    /// first initialization would make the handler wait on a lock its own thread holds. Call
+    /// before installing the handler.
+    public static func prepareForSignalHandler() {
+        _ = cooperativeJobs.load(ordering: .relaxed)
+        _ = requested.load(ordering: .relaxed)
+    }
+
     public static var isRequested: Bool { requested.load(ordering: .acquiring) }
 
     /// Throws `Interrupted` once Ctrl-C was pressed; call between units of work.
