@@ -26,15 +26,7 @@ import Testing
                 Thread.sleep(forTimeInterval: 0.02)
             }
             Thread.sleep(forTimeInterval: 0.1)  // let it reach open(2)
-            process.interrupt()
-            // Never hang the test run: if SIGINT did not work, SIGKILL (which cannot be blocked).
-            let exitDeadline = Date().addingTimeInterval(30)
-            while process.isRunning && Date() < exitDeadline { Thread.sleep(forTimeInterval: 0.02) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                Issue.record("phikit ignored SIGINT")
-            }
-            process.waitUntilExit()
+            Phikit.interruptAndWait(process, doing: "inspect")
             #expect(process.terminationReason == .exit)
             #expect(process.terminationStatus == 130)
         }
@@ -64,14 +56,7 @@ import Testing
                 return names.contains { $0.hasPrefix("out.incomplete-") }
             }
             while !started() && process.isRunning && Date() < deadline { usleep(500) }
-            process.interrupt()
-            let exitDeadline = Date().addingTimeInterval(30)
-            while process.isRunning && Date() < exitDeadline { Thread.sleep(forTimeInterval: 0.01) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                Issue.record("phikit convert ignored SIGINT")
-            }
-            process.waitUntilExit()
+            Phikit.interruptAndWait(process, doing: "convert")
             let message = String(
                 decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 130, "stderr: \(message)")

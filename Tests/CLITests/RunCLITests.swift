@@ -143,14 +143,7 @@ struct RunCLITests {
                 if chunk.isEmpty { break }
                 printed.append(chunk)
             }
-            process.interrupt()
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-            if process.isRunning {
-                kill(process.processIdentifier, SIGKILL)
-                Issue.record("phikit run ignored SIGINT")
-            }
-            process.waitUntilExit()
+            Phikit.interruptAndWait(process, doing: "run")
             printed.append(stdout.fileHandleForReading.readDataToEndOfFile())
             let message = String(
                 decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
