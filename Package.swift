@@ -35,12 +35,16 @@ let package = Package(
         .testTarget(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "PhiHubTests", dependencies: ["PhiHub"], exclude: ["Server"]),
+        // The Hub look-alike (PhiHubTests/Server/hub_server.py) and its launcher, shared by
+        // the Hub client's tests and the command-line tests.
+        .target(name: "HubTestSupport", path: "Tests/HubTestSupport"),
+        .testTarget(
+            name: "PhiHubTests", dependencies: ["PhiHub", "HubTestSupport"], exclude: ["Server"]),
         .testTarget(
             name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "CLITests", dependencies: ["PhiFormats"]),
+        .testTarget(name: "CLITests", dependencies: ["PhiFormats", "HubTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,89 +1,42 @@
 import Foundation
+import HubTestSupport
 
-/// The Hub look-alike (Tests/PhiHubTests/Server/hub_server.py, Python standard library only)
-/// for the command-line tests, serving one repo: `org/model` at one commit, with three JSON
-/// files, a README and a 1 MB LFS weight file. Started on a free port, stopped in `deinit`.
+/// The Hub look-alike (HubTestSupport's `HubTestServer`) set up for the command-line tests:
+/// one repo, `org/model` at one commit — by default HubTestSupport's `Fixture` files (three
+/// JSON files, a README and a 1 MB LFS weight file) — plus a cache, store and config directory
+/// of its own for the phikit runs (`environment`).
 final class HubServerProcess {
-    static let repoID = "org/model"
-    static let commit = String(repeating: "c", count: 40)
-    static let weights: [UInt8] = (0..<1_000_000).map { UInt8(($0 * 31 + 7) % 251) }
-    static let weightsSHA256 = "03e13961ed7fa418171dcd51141cf32b71b1baee49433b42aea7764eccfc0405"
+    static let repoID = Fixture.repoID
+    static let commit = Fixture.commit
+    static let weights = Fixture.weights
+    static let weightsSHA256 = Fixture.weightsSHA256
 
-    let endpoint: String
+    /// Holds the cache, store and config directories of the phikit runs.
     let root: URL
-    private let process = Process()
-    private let input = Pipe()
-
-    struct Request: Decodable {
-        var id: Int
-        var server: String
-        var path: String
-        var range: String?
-        var auth: Bool
-        var status: Int
-    }
+    private let server: HubTestServer
 
     /// `gatedToken`: the repo answers 401/403 unless this token is sent. `model`: serve the
     /// files of this directory instead (safetensors in LFS), e.g. a `TinyModel`.
     init(gatedToken: String? = nil, model: URL? = nil) throws {
-        root = try TinyModel.temporaryDirectory()
-        var files: [(String, [UInt8], Bool)] = [
-            ("config.json", Array(#"{"model_type": "phi3"}"#.utf8), false),
-            ("tokenizer.json", Array(#"{"version": "1.0"}"#.utf8), false),
-            ("sub/extra.json", Array("{}".utf8), false),
-            ("README.md", Array("# model\n".utf8), false),
-            ("model.safetensors", Self.weights, true),
-        ]
+        var files = Fixture.files
         if let model {
             files = try FileManager.default.contentsOfDirectory(atPath: model.path).sorted().map {
-                (
-                    $0, Array(try Data(contentsOf: model.appendingPathComponent($0))),
-                    $0.hasSuffix(".safetensors")
-                )
+                HubTestServer.File(
+                    path: $0, bytes: Array(try Data(contentsOf: model.appendingPathComponent($0))),
+                    lfs: $0.hasSuffix(".safetensors"))
             }
         }
-        var entries: [[String: Any]] = []
-        for (index, (path, bytes, lfs)) in files.enumerated() {
-            let source = root.appendingPathComponent("file\(index)")
-            try Data(bytes).write(to: source)
-            entries.append(["path": path, "source": source.path, "lfs": lfs])
-        }
-        var repo: [String: Any] = [
-            "id": Self.repoID, "refs": ["main": Self.commit],
-            "commits": [Self.commit: ["files": entries]],
-        ]
-        if let gatedToken { repo["gated_token"] = gatedToken }
-        try JSONSerialization.data(withJSONObject: ["repos": [repo]])
-            .write(to: root.appendingPathComponent("spec.json"))
-        try Data("[]".utf8).write(to: root.appendingPathComponent("faults.json"))
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("PhiHubTests/Server/hub_server.py")
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", script.path, "--spec", root.appendingPathComponent("spec.json").path,
-            "--faults", root.appendingPathComponent("faults.json").path,
-            "--log", root.appendingPathComponent("log.jsonl").path,
-        ]
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let urls = try? JSONSerialization.jsonObject(with: line) as? [String: String]
-        endpoint = urls?["hub"] ?? "http://127.0.0.1:9"  // no server: every test then fails loudly
+        server = try HubTestServer(repos: [
+            HubTestServer.Repo(
+                id: Self.repoID, refs: ["main": Self.commit], commits: [Self.commit: files],
+                gatedToken: gatedToken)
+        ])
+        root = try TinyModel.temporaryDirectory()
     }
 
-    deinit {
-        try? input.fileHandleForWriting.close()
-        process.terminate()
-        process.waitUntilExit()
-        try? FileManager.default.removeItem(at: root)
-    }
+    deinit { try? FileManager.default.removeItem(at: root) }
+
+    var endpoint: String { server.endpoint }
 
     /// The environment of a phikit run against this server, with its own cache and store.
     var environment: [String: String] {
@@ -99,28 +52,7 @@ final class HubServerProcess {
     var repoDirectory: URL { root.appendingPathComponent("cache/models--org--model") }
     var snapshot: String { repoDirectory.appendingPathComponent("snapshots/" + Self.commit).path }
 
-    func setFaults(_ json: String) throws {
-        let path = root.appendingPathComponent("faults.json")
-        try? FileManager.default.removeItem(at: path)
-        try Data(json.utf8).write(to: path)
-    }
-
-    /// Answered requests in arrival order, once none is still being answered (at most 5 s).
-    var requests: [Request] {
-        let deadline = Date().addingTimeInterval(5)
-        while true {
-            let data = (try? Data(contentsOf: root.appendingPathComponent("log.jsonl"))) ?? Data()
-            let lines = String(decoding: data, as: UTF8.self).split(separator: "\n")
-            let starts = lines.filter { $0.contains(#""phase": "start""#) }.count
-            let ends = lines.compactMap {
-                try? JSONDecoder().decode(Request.self, from: Data($0.utf8))
-            }
-            if ends.count >= starts || Date() > deadline { return ends.sorted { $0.id < $1.id } }
-            Thread.sleep(forTimeInterval: 0.01)
-        }
-    }
-
-    func clearLog() {
-        try? FileManager.default.removeItem(at: root.appendingPathComponent("log.jsonl"))
-    }
+    func setFaults(_ json: String) throws { try server.setFaults(json) }
+    var requests: [HubTestServer.Request] { server.requests }
+    func clearLog() { server.clearLog() }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HubTestSupport
 import Testing
 
 @testable import PhiHub

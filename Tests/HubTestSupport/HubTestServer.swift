@@ -1,48 +1,69 @@
 import Foundation
 
-/// Runs Server/hub_server.py (Python standard library only) on 127.0.0.1 with a free port for
+/// Runs Tests/PhiHubTests/Server/hub_server.py (Python standard library only) on 127.0.0.1 with a free port for
 /// one test, serving the repos given here; its CDN listener is on 127.0.0.2 (another host) when
 /// that address can be bound. Faults are set by rewriting a JSON file the server re-reads; every
 /// request is logged (method, path, Range, whether a token came) for the test to check.
-final class HubTestServer {
-    struct File {
-        var path: String
-        var bytes: [UInt8]
-        var lfs = false
+public final class HubTestServer {
+    public struct File: Sendable {
+        public var path: String
+        public var bytes: [UInt8]
+        public var lfs = false
+
+        public init(path: String, bytes: [UInt8], lfs: Bool = false) {
+            self.path = path
+            self.bytes = bytes
+            self.lfs = lfs
+        }
     }
 
-    struct Repo {
-        var id: String
-        var refs: [String: String]
-        var commits: [String: [File]]
-        var gatedToken: String?
-        var isPrivate = false
+    public struct Repo: Sendable {
+        public var id: String
+        public var refs: [String: String]
+        public var commits: [String: [File]]
+        public var gatedToken: String?
+        public var isPrivate = false
+
+        public init(
+            id: String, refs: [String: String], commits: [String: [File]],
+            gatedToken: String? = nil, isPrivate: Bool = false
+        ) {
+            self.id = id
+            self.refs = refs
+            self.commits = commits
+            self.gatedToken = gatedToken
+            self.isPrivate = isPrivate
+        }
     }
 
-    struct Request: Decodable {
-        var id: Int
-        var phase: String
-        var server: String
-        var method: String
-        var path: String
-        var range: String?
-        var auth: Bool
-        var status: Int
-        var bytes: Int
-        var t: Double
+    public struct Request: Decodable, Sendable {
+        public var id: Int
+        public var phase: String
+        public var server: String
+        public var method: String
+        public var path: String
+        public var range: String?
+        public var auth: Bool
+        public var status: Int
+        public var bytes: Int
+        public var t: Double
     }
 
-    let endpoint: String
-    let cdn: String
-    let directory: String
+    public let endpoint: String
+    public let cdn: String
+    public let directory: String
     private let process: Process
     private let input: Pipe
 
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("Server/hub_server.py").path
+        .deletingLastPathComponent().appendingPathComponent("PhiHubTests/Server/hub_server.py")
+        .path
 
-    init(repos: [Repo], pageSize: Int = 1000) throws {
-        let directory = try makeTemporaryDirectory()
+    public init(repos: [Repo], pageSize: Int = 1000) throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("phikit-hub-server-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true)
         self.directory = directory
         var specRepos: [[String: Any]] = []
         for repo in repos {
@@ -100,7 +121,7 @@ final class HubTestServer {
     }
 
     /// Replaces the fault list (JSON array, see hub_server.py); counters start over.
-    func setFaults(_ json: String) throws {
+    public func setFaults(_ json: String) throws {
         // A new file (not an in-place write) so the server sees a new mtime even within a tick.
         let path = directory + "/faults.json"
         try Data(json.utf8).write(to: URL(fileURLWithPath: path + ".new"))
@@ -110,7 +131,7 @@ final class HubTestServer {
 
     /// The answered requests in arrival order, once every request that arrived is answered
     /// (the server logs an answer after sending it; waits at most 5 s for stragglers).
-    var requests: [Request] {
+    public var requests: [Request] {
         let deadline = Date().addingTimeInterval(5)
         while true {
             let text =
@@ -126,12 +147,12 @@ final class HubTestServer {
         }
     }
 
-    func clearLog() {
+    public func clearLog() {
         try? FileManager.default.removeItem(atPath: directory + "/log.jsonl")
     }
 
     /// Requests for file bytes (resolve or CDN), as opposed to API calls.
-    var fileRequests: [Request] {
+    public var fileRequests: [Request] {
         requests.filter { $0.path.contains("/resolve/") || $0.server == "cdn" }
     }
 
@@ -145,28 +166,28 @@ final class HubTestServer {
         return String(decoding: data.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
     }
 
-    struct ServerError: Error, CustomStringConvertible {
-        var message: String
-        var description: String { message }
+    public struct ServerError: Error, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
     }
 }
 
 /// The repo most tests pull: three small JSON files (one in a folder) and one LFS weight file,
 /// whose hashes were computed with Python's hashlib (git blob sha1, sha256).
-enum Fixture {
-    static let repoID = "org/model"
-    static let commit = String(repeating: "c", count: 40)
-    static let config = Array(#"{"model_type": "phi3"}"#.utf8)
-    static let tokenizer = Array(#"{"version": "1.0"}"#.utf8)
-    static let weights: [UInt8] = (0..<1_000_000).map { UInt8(($0 * 31 + 7) % 251) }
-    static let configBlob = "d819ed66b72ceff70f6c646e22edfa1065d6e399"
-    static let tokenizerBlob = "fdef94443aef6c464d438c4654540cb4245f8f1e"
-    static let extraBlob = "9e26dfeeb6e641a33dae4961196235bdb965b21b"
-    static let readmeBlob = "e339422d0f5def57816b7df65a4fd8979edc765d"
-    static let weightsSHA256 = "03e13961ed7fa418171dcd51141cf32b71b1baee49433b42aea7764eccfc0405"
-    static let weightsPointerBlob = "3c341b1a0b31476fe8e3dfbcf55d260bd6d5cd3a"
+public enum Fixture {
+    public static let repoID = "org/model"
+    public static let commit = String(repeating: "c", count: 40)
+    public static let config = Array(#"{"model_type": "phi3"}"#.utf8)
+    public static let tokenizer = Array(#"{"version": "1.0"}"#.utf8)
+    public static let weights: [UInt8] = (0..<1_000_000).map { UInt8(($0 * 31 + 7) % 251) }
+    public static let configBlob = "d819ed66b72ceff70f6c646e22edfa1065d6e399"
+    public static let tokenizerBlob = "fdef94443aef6c464d438c4654540cb4245f8f1e"
+    public static let extraBlob = "9e26dfeeb6e641a33dae4961196235bdb965b21b"
+    public static let readmeBlob = "e339422d0f5def57816b7df65a4fd8979edc765d"
+    public static let weightsSHA256 = "03e13961ed7fa418171dcd51141cf32b71b1baee49433b42aea7764eccfc0405"
+    public static let weightsPointerBlob = "3c341b1a0b31476fe8e3dfbcf55d260bd6d5cd3a"
 
-    static var files: [HubTestServer.File] {
+    public static var files: [HubTestServer.File] {
         [
             .init(path: "config.json", bytes: config),
             .init(path: "tokenizer.json", bytes: tokenizer),
@@ -176,7 +197,7 @@ enum Fixture {
         ]
     }
 
-    static func repo(
+    public static func repo(
         id: String = repoID, gatedToken: String? = nil, isPrivate: Bool = false
     ) -> HubTestServer.Repo {
         .init(
