@@ -61,13 +61,17 @@ public func convert(
                         elapsed: elapsed(), tensor: name))
             }
             try writeMetadata(plan, source: source, into: dir)
+            // Last, so it lists every file: what `phikit verify` checks the output against.
+            try ConvertManifest.write(
+                into: dir, source: source, options: options, threads: options.threads)
             try install(dir, at: output)
         }
     } catch {
         if let temp { try? FileManager.default.removeItem(atPath: temp) }
         throw error
     }
-    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? [])
+        .filter { $0 != ConvertManifest.fileName }.sorted()
     let written = files.reduce(0) { sum, name in
         let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
         return sum + ((size as? NSNumber)?.intValue ?? 0)
