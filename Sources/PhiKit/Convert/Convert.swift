@@ -70,8 +70,7 @@ public func convert(
         if let temp { try? FileManager.default.removeItem(atPath: temp) }
         throw error
     }
-    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? [])
-        .filter { $0 != ConvertManifest.fileName }.sorted()
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
     let written = files.reduce(0) { sum, name in
         let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
         return sum + ((size as? NSNumber)?.intValue ?? 0)

@@ -90,7 +90,8 @@ struct VerifyCommand: Command {
         var lines = [Format.table(header: ["LAYER", "STATUS", "CHECKED"], rows: layerRows)]
         if !r.findings.isEmpty { lines.append("") }
         for f in r.findings {
-            let place = [f.file, f.tensor].compactMap { $0 }.joined(separator: " ")
+            let place = [f.file, f.tensor.map { "tensor " + $0 }].compactMap { $0 }
+                .joined(separator: ", ")
             lines.append(
                 "\(f.severity.rawValue): \(f.layer.rawValue): "
                     + (place.isEmpty ? "" : place + ": ") + f.message)
