@@ -26,7 +26,6 @@ struct ScanResult: Sendable {
     var failures: [String: String] = [:]
     /// File path → tensor name → its numbers.
     var statistics: [String: [String: TensorStatistics]] = [:]
-    var bytesRead = 0
 }
 
 /// Reads every file once, at disk speed, on `threads` threads: one task hashes a file
@@ -210,8 +209,6 @@ private final class ScanBoard: Sendable {
     var error: (any Error)? { firstError.withLock { $0 } }
 
     func result() -> ScanResult {
-        var result = state.withLock { $0 }
-        result.bytesRead = bytes.load(ordering: .relaxed)
-        return result
+        state.withLock { $0 }
     }
 }

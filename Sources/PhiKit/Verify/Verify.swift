@@ -67,7 +67,7 @@ public func verify(
         repo: target.snapshot?.repoID, commit: target.snapshot?.commit,
         reference: reference.label, layers: outcomes.map(\.result), findings: findings,
         files: verifiedFiles(files, scan), tensors: tensors, smoke: smoke,
-        bytesRead: scan.bytesRead,
+        bytesRead: scan.digests.values.reduce(0) { $0 + $1.size },
         seconds: Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
 }
 

@@ -139,7 +139,7 @@ public struct VerifyReport: Sendable, Encodable {
     public var files: [VerifiedFile]
     public var tensors: [VerifiedTensor]
     public var smoke: SmokeResult?
-    /// Bytes read to hash and scan the files.
+    /// Bytes of the files read (each read once, for its hashes and its tensors' numbers).
     public var bytesRead: Int
     public var seconds: Double
 
