@@ -33,7 +33,7 @@ struct SmokeCheck {
             let container = try ModelContainer(located, threads: options.threads)
             generated = try container.generate(
                 .text(prompt),
-                parameters: .greedy(maxTokens: expected?.count ?? options.smokeTokens)
+                parameters: .greedy(maxTokens: expected?.count ?? options.smokeTokenCount)
             ) { _ in Cancellation.isRequested ? .stop : .more }
         } catch let error as any UserFacingError {
             outcome.error("smoke_failed", error.message, hint: error.hint)

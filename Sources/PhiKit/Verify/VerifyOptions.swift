@@ -9,21 +9,21 @@ public struct VerifyOptions: Sendable {
     /// Also load the model and generate a few tokens greedily.
     public var smoke: Bool
     /// Tokens the smoke test generates when the registry has no fingerprint for the model.
-    public var smokeTokens: Int
+    public var smokeTokenCount: Int
     /// Threads that hash and scan files (and run the smoke test).
     public var threads: Int
     /// Where `HF_*`, `PHIKIT_*` and `HOME` are read from (tests pass their own).
     public var environment: [String: String]
 
     public init(
-        model: String, offline: Bool = false, smoke: Bool = false, smokeTokens: Int = 16,
+        model: String, offline: Bool = false, smoke: Bool = false, smokeTokenCount: Int = 16,
         threads: Int = ProcessInfo.processInfo.activeProcessorCount,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.model = model
         self.offline = offline
         self.smoke = smoke
-        self.smokeTokens = smokeTokens
+        self.smokeTokenCount = smokeTokenCount
         self.threads = threads
         self.environment = environment
     }
@@ -33,7 +33,8 @@ public struct VerifyOptions: Sendable {
 public enum VerifyProgress: Sendable {
     /// Asking the Hub for the snapshot's file list.
     case fetchingListing(repoID: String)
-    /// Hashing and scanning files: bytes done of the total, about ten times a second.
+    /// Hashing and scanning files, about ten times a second: work done of the total, in bytes
+    /// (a weight file counts twice, once hashed and once scanned, though it is read once).
     case reading(done: Int, total: Int)
     case checking(VerifyLayer)
 }

@@ -76,8 +76,7 @@ struct VerifyCommand: Command {
             Diagnostics.progress("asking the Hub for the files of \(repoID) …")
         case .reading(let done, let total):
             let percent = total > 0 ? 100 * done / total : 100
-            Diagnostics.progress(
-                "reading \(Format.bytes(done)) of \(Format.bytes(total)) (\(percent)%)")
+            Diagnostics.progress("hashing and scanning the files: \(percent)%")
         case .checking(let layer):
             Diagnostics.progress("checking \(layer.rawValue) …")
         }
