@@ -118,13 +118,16 @@ PK_AVX2_INLINE void lanes_add(lanes *l, pk_stats *s, __m256i u, uint64_t index) 
     int bad_bits = _mm256_movemask_ps(_mm256_castsi256_ps(bad));
     if (bad_bits) {
         __m256i nan = _mm256_cmpgt_epi32(a, _mm256_set1_epi32(0x7F800000));
-        int nan_count = __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(nan)));
+        int nan_count =
+            __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(nan)));
         l->nan += (uint64_t)nan_count;
         l->inf += (uint64_t)(__builtin_popcount((unsigned)bad_bits) - nan_count);
-        if (s->first_bad < 0) s->first_bad = (int64_t)(index + (uint64_t)__builtin_ctz((unsigned)bad_bits));
+        if (s->first_bad < 0)
+            s->first_bad = (int64_t)(index + (uint64_t)__builtin_ctz((unsigned)bad_bits));
     }
     __m256i zero = _mm256_cmpeq_epi32(a, _mm256_setzero_si256());
-    l->zeros += (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)));
+    l->zeros +=
+        (uint64_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(zero)));
     __m256 v = _mm256_castsi256_ps(u);
     __m256 badf = _mm256_castsi256_ps(bad);
     l->min = _mm256_min_ps(l->min, _mm256_blendv_ps(v, _mm256_set1_ps(INFINITY), badf));

@@ -61,7 +61,8 @@ struct VerifyCLITests {
         let hub = try Self.pulledModel()
         let trees = hub.repoDirectory.appendingPathComponent("trees")
         try FileManager.default.removeItem(at: trees)
-        let online = try Phikit.run(["verify", "org/model", "--json"], environment: hub.environment)
+        let online = try Phikit.run(
+            ["verify", "org/model", "--json"], environment: hub.environment)
         #expect(online.status == 0, "\(online.stderr)")
         #expect(online.stdout.contains(#""reference" : "hub_api""#))
 

@@ -6,7 +6,8 @@ import PhiFormats
 /// model is still the bytes convert wrote (a converted model has no Hub listing to check).
 ///
 ///     {"format_version": 1, "tool": "phikit 0.1.0",
-///      "source": {"model": "phi-3.5-mini-hf", "directory": "…", "repo": "…", "revision": "main"},
+///      "source": {"model": "phi-3.5-mini-hf", "directory": "…", "repo": "…",
+///                 "revision": "main"},
 ///      "settings": {"quantize": true, "bits": 4, "group_size": 64, "dtype": null, …},
 ///      "files": {"config.json": {"size": 4327, "sha256": "…"}, "model.safetensors": {…}}}
 ///

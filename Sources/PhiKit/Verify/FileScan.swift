@@ -173,7 +173,9 @@ enum FileScan {
 
     static func hex(_ digest: [UInt8]) -> String {
         let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self)
+        return String(
+            decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self
+        )
     }
 }
 

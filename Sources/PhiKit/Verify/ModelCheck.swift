@@ -47,7 +47,8 @@ struct ModelCheck {
             return nil
         }
         do {
-            let config = try ModelConfig(data: Array(data), source: "config.json", validating: false)
+            let config = try ModelConfig(
+                data: Array(data), source: "config.json", validating: false)
             try config.validate()
             return config
         } catch {
@@ -60,8 +61,10 @@ struct ModelCheck {
     /// A float weight (a norm, or a Linear/Embedding left unquantized).
     private mutating func checkFloat(_ name: String, shape: [Int], tied: Bool) {
         guard let (file, info) = take(name) else {
-            missing(name, note: name == "lm_head.weight" && !tied
-                ? "tie_word_embeddings is false, so the model needs its own lm_head" : nil)
+            missing(
+                name,
+                note: name == "lm_head.weight" && !tied
+                    ? "tie_word_embeddings is false, so the model needs its own lm_head" : nil)
             return
         }
         if info.dtype == .u32 {

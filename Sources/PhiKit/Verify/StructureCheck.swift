@@ -39,7 +39,8 @@ enum StructureCheck {
         let names = candidates.map(\.path)
         if files.file(ShardIndex.fileName) != nil {
             do {
-                weights.index = try ShardIndex(data: readBytes(files, ShardIndex.fileName),
+                weights.index = try ShardIndex(
+                    data: readBytes(files, ShardIndex.fileName),
                     source: ShardIndex.fileName)
             } catch {
                 outcome.error("invalid_index", file: ShardIndex.fileName, error.problem)
@@ -99,8 +100,7 @@ enum StructureCheck {
     }
 
     /// Tensors of the selected files; one tensor in two files is an error.
-    private static func collectTensors(_ weights: inout WeightSet, _ outcome: inout LayerOutcome)
-    {
+    private static func collectTensors(_ weights: inout WeightSet, _ outcome: inout LayerOutcome) {
         for name in weights.selected {
             guard let file = weights.opened[name] else { continue }
             for info in file.tensors {
@@ -178,8 +178,9 @@ enum StructureCheck {
     }
 
     private static func readBytes(_ files: ModelFiles, _ name: String) -> [UInt8] {
-        guard let file = files.file(name), let data = FileManager.default.contents(
-            atPath: file.absolute)
+        guard let file = files.file(name),
+            let data = FileManager.default.contents(
+                atPath: file.absolute)
         else { return [] }
         return Array(data)
     }

@@ -125,7 +125,8 @@ struct TextCheck {
                 checkID(id, file: "generation_config.json", field: "eos_token_id")
             }
         } catch {
-            outcome.error("invalid_generation_config", file: "generation_config.json", error.problem)
+            outcome.error(
+                "invalid_generation_config", file: "generation_config.json", error.problem)
         }
         if let eos = ModelContainer.eosToken(directory: directory) {
             checkToken(eos, file: "tokenizer_config.json", field: "eos_token")

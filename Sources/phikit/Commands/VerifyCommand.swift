@@ -98,7 +98,8 @@ struct VerifyCommand: Command {
         }
         if let smoke = r.smoke {
             lines.append("")
-            lines.append("smoke: \(smoke.prompt.debugDescription) → \(smoke.text.debugDescription)")
+            lines.append(
+                "smoke: \(smoke.prompt.debugDescription) → \(smoke.text.debugDescription)")
         }
         let errors = r.errorCount
         let warnings = r.warningCount

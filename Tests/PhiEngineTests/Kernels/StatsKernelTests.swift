@@ -81,10 +81,13 @@ struct StatsKernelTests {
             (0, false, 0, 8), (7, true, 1, 7), (8, false, 0, 8), (1000, true, 3, 1000),
             (1000, true, 0, 13), (4099, false, 2, 256), (4099, true, 1, 4099),
         ] {
-            let data = [UInt8](repeating: 0, count: offset)
+            let data =
+                [UInt8](repeating: 0, count: offset)
                 + Self.bytes(kind, count: count, bad: bad, seed: UInt64(count + offset))
-            let ref = Self.stats(kind, data, offset: offset, count: count, piece: piece, fast: false)
-            let fast = Self.stats(kind, data, offset: offset, count: count, piece: piece, fast: true)
+            let ref = Self.stats(
+                kind, data, offset: offset, count: count, piece: piece, fast: false)
+            let fast = Self.stats(
+                kind, data, offset: offset, count: count, piece: piece, fast: true)
             let label = "\(kind) n \(count) offset \(offset) piece \(piece)"
             #expect(fast.count == ref.count && ref.count == UInt64(count), "\(label)")
             #expect(fast.nan == ref.nan, "\(label)")

@@ -155,7 +155,8 @@ struct VerifyBreakageTests {
         let shapes = report.findings("wrong_shape")
         #expect(shapes.contains { $0.tensor == "model.embed_tokens.weight" })
         #expect(shapes.contains { $0.tensor == "model.norm.weight" })
-        #expect(shapes.allSatisfy { $0.layer == .model && $0.file?.hasSuffix(".safetensors") == true })
+        #expect(
+            shapes.allSatisfy { $0.layer == .model && $0.file?.hasSuffix(".safetensors") == true })
         #expect(report.findings("size_mismatch").map(\.file) == ["config.json"])
         #expect(!report.passed)
     }
@@ -190,7 +191,10 @@ struct VerifyBreakageTests {
             model.appendingPathComponent(shard), in: model,
             edit: {
                 $0.append(
-                    (TensorSpec(name: stray, dtype: .f32, shape: [2, 2]), [UInt8](repeating: 63, count: 16)))
+                    (
+                        TensorSpec(name: stray, dtype: .f32, shape: [2, 2]),
+                        [UInt8](repeating: 63, count: 16)
+                    ))
             },
             editIndex: { $0[stray] = shard })
         let report = try F.verify(model)

@@ -49,7 +49,8 @@ struct VerifyReferenceTests {
             var environment = F.environment(work)
             environment["PHIKIT_REGISTRY"] = registry.path
             let report = try PhiKit.verify(
-                VerifyOptions(model: "tiny-pinned", offline: true, threads: 2, environment: environment))
+                VerifyOptions(
+                    model: "tiny-pinned", offline: true, threads: 2, environment: environment))
             #expect(report.passed == passes, "\(report.findings)")
             if !passes {
                 #expect(report.findings("registry_size").map(\.file) == [registry.path])
@@ -79,7 +80,8 @@ struct VerifyReferenceTests {
         let found = report.findings.filter { $0.layer == .text }
         #expect(found.count == 1)
         #expect(found.first?.file == "chat_template.jinja")
-        #expect(["invalid_chat_template", "chat_template_render"].contains(found.first?.code ?? ""))
+        #expect(
+            ["invalid_chat_template", "chat_template_render"].contains(found.first?.code ?? ""))
         #expect(!report.passed)
     }
 }
