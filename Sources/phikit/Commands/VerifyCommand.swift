@@ -6,7 +6,7 @@ import PhiKit
 struct VerifyCommand: Command {
     static let name = "verify"
     static let summary = "Check a model's hashes, safetensors, tensor shapes, numbers and tokenizer"
-    static let usage = "phikit verify <model|dir> [--offline] [--smoke] [--json]"
+    static let usage = "phikit verify <model|dir> [--offline] [--smoke] [--threads <n>] [--json]"
     static let help = """
         Checks a model in layers and reports each problem with the file and tensor it
         concerns:
