@@ -16,8 +16,11 @@
 #
 # "cold-ish": before such a run the model's pages are dropped from the page cache with
 # posix_fadvise(DONTNEED) on its files only (not drop_caches: the machine is shared), so the
-# bytes come from the disk (or whatever cache the VM's host keeps). "warm": the files are read
-# into the page cache first, so the run measures CPU work (hashing, scanning), not the disk.
+# bytes come from the disk (or whatever cache the VM's host keeps); pages another process has
+# mapped (e.g. a bench_run.sh engine on the same phi35-mlx4) stay, so the share of the model
+# still cached at the start of each run is recorded (fincore) and shown; that is why verify
+# reads its own copy of phi35-mlx4 (verify-phi35-mlx4, 2.1 GB more on disk). "warm": the files are
+# read into the page cache first, so the run measures CPU work (hashing, scanning), not the disk.
 # Exit status: 0 when every run succeeded and verify found the model intact.
 set -euo pipefail
 
@@ -28,7 +31,8 @@ PHIKIT_BIN=${PHIKIT_BIN:-$REPO/.build/release/phikit}
 REF_VENV=${PHIKIT_REF_VENV:-/opt/phikit-ref}
 REPEAT=${BENCH_REPEAT:-3}
 FIXTURES=${PHIKIT_FIXTURES:-$REPO/../shared/fixtures}
-MODEL=$BENCH_DIR/phi35-mlx4
+SOURCE_MODEL=$BENCH_DIR/phi35-mlx4
+MODEL=$BENCH_DIR/verify-phi35-mlx4
 CACHE=$BENCH_DIR/verify-hub
 REPO_ID=bench/phi35-mlx4
 
@@ -41,14 +45,20 @@ ensure_gnu_time
 mkdir -p "$BENCH_DIR/logs" "$BENCH_DIR/results"
 
 # --- model -----------------------------------------------------------------------------------
-if [ ! -f "$MODEL/config.json" ]; then
+if [ ! -f "$SOURCE_MODEL/config.json" ]; then
   CKPT=$BENCH_DIR/phi35-random-bf16
-  note "no $MODEL: generating $CKPT and converting it with phikit"
+  note "no $SOURCE_MODEL: generating $CKPT and converting it with phikit"
   "$REF_VENV/bin/python" "$HERE/make_random_checkpoint.py" "$CKPT" \
     --config "$FIXTURES/microsoft--Phi-3.5-mini-instruct/config.json" ||
     die "could not generate the checkpoint"
-  "$PHIKIT_BIN" convert "$CKPT" -o "$MODEL" -q --bits 4 --group-size 64 > "$BENCH_DIR/logs/verify-convert.log" 2>&1 ||
+  "$PHIKIT_BIN" convert "$CKPT" -o "$SOURCE_MODEL" -q --bits 4 --group-size 64 > "$BENCH_DIR/logs/verify-convert.log" 2>&1 ||
     die "phikit convert failed (log $BENCH_DIR/logs/verify-convert.log)"
+fi
+if [ ! -f "$MODEL/config.json" ] || [ "$SOURCE_MODEL/model.safetensors" -nt "$MODEL/config.json" ]; then
+  note "copying $SOURCE_MODEL to $MODEL (pages of its own, see above)"
+  rm -rf "$MODEL" "$CACHE"
+  cp -r --reflink=auto "$SOURCE_MODEL" "$MODEL.incomplete" && mv "$MODEL.incomplete" "$MODEL" ||
+    die "could not copy $SOURCE_MODEL"
 fi
 note "snapshot of $MODEL in $CACHE"
 python3 "$HERE/make_verify_cache.py" "$MODEL" "$CACHE" "$REPO_ID" || die "could not lay out the snapshot"
@@ -65,8 +75,13 @@ for path in sys.argv[1:]:
 PY
 }
 
+cached_bytes() {  # bytes of the model in the page cache now (-1 without fincore)
+  command -v fincore > /dev/null || { echo -1; return; }
+  fincore --bytes --noheadings --output RES "${FILES[@]}" | awk '{s += $1} END {print s + 0}'
+}
+
 RESULTS=$BENCH_DIR/results/verify-$(date +%Y%m%d-%H%M%S).tsv
-printf 'engine\tcache\trun\twall_s\tmaxrss_kb\tcpu_pct\tload_before\n' > "$RESULTS"
+printf 'engine\tcache\trun\twall_s\tmaxrss_kb\tcpu_pct\tload_before\tcached_bytes\n' > "$RESULTS"
 
 run() {  # engine cache run-number
   local engine=$1 cache=$2 i=$3 log=$BENCH_DIR/logs/verify-$1-$2-run$3
@@ -78,7 +93,7 @@ run() {  # engine cache run-number
   esac
   sync
   if [ "$cache" = cold ]; then evict; else cat "${FILES[@]}" > /dev/null; fi
-  local before; before=$(loadavg)
+  local before cached; before=$(loadavg); cached=$(cached_bytes)
   note "round $i/$REPEAT, $cache: $engine (load $before)"
   HF_HUB_CACHE=$CACHE HF_HUB_OFFLINE=1 /usr/bin/time -v -o "$log.time" "${cmd[@]}" > "$log.log" 2>&1 ||
     { tail -n 20 "$log.log" >&2; die "$engine failed (log $log.log)"; }
@@ -86,7 +101,8 @@ run() {  # engine cache run-number
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n=split($2,p,":"); s=0; for(j=1;j<=n;j++) s=s*60+p[j]; print s}' "$log.time")
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log.time")
   cpu=$(awk -F': ' '/Percent of CPU/ {sub("%","",$2); print $2}' "$log.time")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$engine" "$cache" "$i" "$wall" "$rss" "$cpu" "$before" >> "$RESULTS"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$engine" "$cache" "$i" "$wall" "$rss" "$cpu" "$before" \
+    "$cached" >> "$RESULTS"
 }
 
 # Engines alternate inside every round, cold then warm, so drifting background load (the
@@ -110,15 +126,17 @@ gb = int(nbytes) / 1e9
 print(f"phikit verify of a {gb:.2f} GB MLX 4-bit Phi-3.5-mini snapshot (every file hashed, every "
       f"tensor scanned) vs reading it; median of {repeat} rounds, engines alternated; {ncpu} CPUs "
       f"(shared machine); phikit {rev}\n")
-print("| cache | engine | wall s | GB/s | verify ÷ engine | CPU % | peak RSS MB |")
-print("|---|---|---|---|---|---|---|")
+print("| cache | engine | wall s | GB/s | verify ÷ engine | CPU % | peak RSS MB | cached at start |")
+print("|---|---|---|---|---|---|---|---|")
 for cache in ("cold", "warm"):
     v = med("verify", cache, "wall_s")
     for e in ("cat", "sha256sum", "verify"):
         w = med(e, cache, "wall_s")
         ratio = "" if e == "verify" else f"{v / w:.2f}×"
+        c = med(e, cache, "cached_bytes")
+        cached = "?" if c < 0 else f"{100 * c / int(nbytes):.0f}%"
         print(f"| {cache} | {e} | {w:.2f} | {gb / w:.2f} | {ratio} | {med(e, cache, 'cpu_pct'):.0f} | "
-              f"{med(e, cache, 'maxrss_kb') / 1024:.0f} |")
+              f"{med(e, cache, 'maxrss_kb') / 1024:.0f} | {cached} |")
 loads = sorted({r["load_before"] for r in rows})
 print(f"\nload average before the runs ranged over: {loads[0]} … {loads[-1]}")
 PY
