@@ -12,6 +12,7 @@
 #   make bench-pull       phikit pull vs huggingface_hub.snapshot_download on a generated 2.2 GB repo
 #   make bench-run        generation speed vs llama.cpp, same random weights, both Phi shapes
 #                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
+#   make bench-verify     phikit verify vs cat and sha256sum of a 2.1 GB MLX 4-bit Phi-3.5-mini
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -23,7 +24,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run install fmt clean
+.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run bench-verify install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -43,7 +44,7 @@ demo: deps build
 test:
 	$(SWIFT) test
 
-bench: bench-convert bench-tokenizer bench-pull bench-run
+bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify
 
 bench-convert: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
@@ -56,6 +57,9 @@ bench-pull: build
 
 bench-tokenizer: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_tokenizer.sh
+
+bench-verify: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_verify.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit

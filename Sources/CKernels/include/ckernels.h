@@ -10,4 +10,5 @@
 #include "pk_matvec.h"
 #include "pk_ops.h"
 #include "pk_pool.h"
+#include "pk_stats.h"
 #endif

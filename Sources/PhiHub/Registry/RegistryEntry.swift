@@ -21,12 +21,15 @@ public struct RegistryEntry: Codable, Sendable, Equatable {
     /// Bytes a default `phikit pull` fetches: exact for a pinned revision, an estimate
     /// from the architecture otherwise.
     public var downloadSize: Int?
+    /// The token ids a greedy generation of `defaultPrompt` starts with (chat template applied
+    /// when the model has one): `phikit verify --smoke` generates as many and compares.
+    public var smokeTokens: [Int]?
     /// The registry file this entry came from (not part of the JSON).
     public var source: String = ""
 
     enum CodingKeys: String, CodingKey {
         case name, aliases, repo, path, revision, description, defaultPrompt, extraEOSTokens
-        case parameters, downloadSize
+        case parameters, downloadSize, smokeTokens
     }
 
     /// Whether `revision` pins a commit (so `downloadSize` is exact).
@@ -60,6 +63,7 @@ public struct RegistryEntry: Codable, Sendable, Equatable {
         extraEOSTokens = try c.decodeIfPresent([String].self, forKey: .extraEOSTokens) ?? []
         parameters = try Self.positive(c, .parameters)
         downloadSize = try Self.positive(c, .downloadSize)
+        smokeTokens = try c.decodeIfPresent([Int].self, forKey: .smokeTokens)
     }
 
     private static func positive(

@@ -61,6 +61,9 @@ public func convert(
                         elapsed: elapsed(), tensor: name))
             }
             try writeMetadata(plan, source: source, into: dir)
+            // Last, so it lists every file: what `phikit verify` checks the output against.
+            try ConvertManifest.write(
+                into: dir, source: source, options: options, threads: options.threads)
             try install(dir, at: output)
         }
     } catch {

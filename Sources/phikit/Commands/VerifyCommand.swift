@@ -1,30 +1,115 @@
-/// `phikit verify MODEL|DIR`: check a model's files, tensors and config.
-/// Parsing is final; the checks are not written yet.
+import Foundation
+import PhiFormats
+import PhiKit
+
+/// `phikit verify MODEL|DIR`: prove a model intact, consistent and runnable.
 struct VerifyCommand: Command {
     static let name = "verify"
-    static let summary = "Check a model's hashes, safetensors, tensor shapes and config"
-    static let usage = "phikit verify <model|dir> [--json]"
+    static let summary = "Check a model's hashes, safetensors, tensor shapes, numbers and tokenizer"
+    static let usage = "phikit verify <model|dir> [--offline] [--smoke] [--threads <n>] [--json]"
     static let help = """
-        Checks a cached or converted model: file hashes against the Hub's (sha256 for LFS
-        files), safetensors structure, tensor names and shapes against config.json,
-        quantization, and the tokenizer. Exits 1 when a check fails.
+        Checks a model in layers and reports each problem with the file and tensor it
+        concerns:
+          bytes      every file's sha256 (LFS) or git sha1 against the Hub's listing of the
+                     snapshot's commit (saved by pull; fetched when missing and online), or
+                     against the manifest `convert` wrote; missing, extra and partial files,
+                     broken snapshot links, the registry's pinned size
+          structure  every safetensors file well-formed; the shard index consistent
+          model      tensor names, shapes and dtypes as config.json implies; quantized layouts
+          numbers    NaN/Inf anywhere; all-zero or constant tensors
+          text       the tokenizer loads and fits the embedding, the chat template renders,
+                     every stop token exists
+          smoke      (--smoke) a short greedy generation runs, and matches the registry's
+                     fingerprint when it has one
+        Every file is read once, hashes and tensor scans in parallel.
 
         arguments:
-          <model|dir>   registry alias, Hub id or model directory
+          <model|dir>   registry alias, Hub id in the cache, or model directory
 
         options:
-          --json        print the report as JSON
+          --offline     never ask the Hub for a file list (also when HF_HUB_OFFLINE is set)
+          --smoke       also load the model and generate a few tokens
+          --threads <n> threads to read with (default: all cores)
+          --json        print the whole report as one JSON object
+
+        exit codes: 0 all good, 1 problems found, 66 model not found, 69 the Hub's file list
+          could not be fetched (try --offline), 130 interrupted
         """
 
-    var model: String
+    var options: VerifyOptions
     var json: Bool
 
     init(_ args: inout ArgumentReader) throws {
+        let offline = args.flag("--offline")
+        let smoke = args.flag("--smoke")
+        let threads = try args.option("--threads", as: Int.self)
         json = args.flag("--json")
-        model = try args.positional("model|dir")
+        let model = try args.positional("model|dir")
         try args.finish()
+        if let threads, !(1...1024).contains(threads) {
+            throw UsageError("--threads must be between 1 and 1024")
+        }
+        options = VerifyOptions(model: model, offline: offline, smoke: smoke)
+        if let threads { options.threads = threads }
     }
 
-    static var isImplemented: Bool { false }
-    func run() throws { throw NotImplementedError(command: Self.name) }
+    func run() throws {
+        let report: VerifyReport
+        do {
+            report = try Cancellation.cancellable {
+                try PhiKit.verify(options) { Self.show($0) }
+            }
+        } catch {
+            Diagnostics.endProgress()
+            throw error
+        }
+        Diagnostics.endProgress()
+        print(json ? try Format.json(report) : Self.render(report))
+        if !report.passed {
+            throw VerifyFailed(directory: report.directory, errors: report.errorCount)
+        }
+    }
+
+    private static func show(_ event: VerifyProgress) {
+        switch event {
+        case .fetchingListing(let repoID):
+            Diagnostics.progress("asking the Hub for the files of \(repoID) …")
+        case .reading(let done, let total):
+            let percent = total > 0 ? 100 * done / total : 100
+            Diagnostics.progress("hashing and scanning the files: \(percent)%")
+        case .checking(let layer):
+            Diagnostics.progress("checking \(layer.rawValue) …")
+        }
+    }
+
+    /// One line per layer, one per finding (severity, layer, file and tensor, message, hint),
+    /// and a summary line.
+    static func render(_ r: VerifyReport) -> String {
+        let layerRows = r.layers.map { [$0.layer.rawValue, $0.status.rawValue, $0.summary] }
+        var lines = [Format.table(header: ["LAYER", "STATUS", "CHECKED"], rows: layerRows)]
+        if !r.findings.isEmpty { lines.append("") }
+        for f in r.findings {
+            let place = [f.file, f.tensor.map { "tensor " + $0 }].compactMap { $0 }
+                .joined(separator: ", ")
+            lines.append(
+                "\(f.severity.rawValue): \(f.layer.rawValue): "
+                    + (place.isEmpty ? "" : place + ": ") + f.message)
+            if let hint = f.hint { lines.append("    hint: \(hint)") }
+        }
+        if let smoke = r.smoke {
+            lines.append("")
+            lines.append(
+                "smoke: \(smoke.prompt.debugDescription) → \(smoke.text.debugDescription)")
+        }
+        let errors = r.errorCount
+        let warnings = r.warningCount
+        let verdict = r.passed ? "OK" : "FAILED"
+        lines.append("")
+        lines.append(
+            "\(verdict): \(errors) \(errors == 1 ? "error" : "errors"), \(warnings) "
+                + "\(warnings == 1 ? "warning" : "warnings"); \(r.files.count) files, "
+                + "\(Format.bytes(r.bytesRead)) read in \(Format.fixed(r.seconds, decimals: 2)) s"
+                + " (\(r.kind), bytes checked against \(r.reference))")
+        return lines.joined(separator: "\n")
+    }
 }

@@ -1,0 +1,85 @@
+import Foundation
+
+/// What `phikit verify` was asked to do.
+public struct VerifyOptions: Sendable {
+    /// A registry alias, a Hub id in the cache, or a model directory.
+    public var model: String
+    /// Never ask the Hub for a snapshot's file list (also when `HF_HUB_OFFLINE` is set).
+    public var offline: Bool
+    /// Also load the model and generate a few tokens greedily.
+    public var smoke: Bool
+    /// Tokens the smoke test generates when the registry has no fingerprint for the model.
+    public var smokeTokenCount: Int
+    /// Threads that hash and scan files (and run the smoke test).
+    public var threads: Int
+    /// Where `HF_*`, `PHIKIT_*` and `HOME` are read from (tests pass their own).
+    public var environment: [String: String]
+
+    public init(
+        model: String, offline: Bool = false, smoke: Bool = false, smokeTokenCount: Int = 16,
+        threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.model = model
+        self.offline = offline
+        self.smoke = smoke
+        self.smokeTokenCount = smokeTokenCount
+        self.threads = threads
+        self.environment = environment
+    }
+}
+
+/// What `verify` reports while it works, on the calling thread.
+public enum VerifyProgress: Sendable {
+    /// Asking the Hub for the snapshot's file list.
+    case fetchingListing(repoID: String)
+    /// Hashing and scanning files, about ten times a second: work done of the total, in bytes
+    /// (a weight file counts twice, once hashed and once scanned, though it is read once).
+    case reading(done: Int, total: Int)
+    case checking(VerifyLayer)
+}
+
+/// What one layer's check found.
+struct LayerOutcome {
+    let layer: VerifyLayer
+    var findings: [VerifyFinding] = []
+    /// One line for the report (what was checked against what, or why it was skipped).
+    var summary: String = ""
+    var skipped = false
+
+    init(_ layer: VerifyLayer) { self.layer = layer }
+
+    var result: LayerResult {
+        let status: LayerResult.Status =
+            skipped
+            ? .skipped
+            : hasErrors ? .failed : findings.isEmpty ? .passed : .warnings
+        return LayerResult(layer: layer, status: status, summary: summary)
+    }
+
+    var hasErrors: Bool { findings.contains { $0.severity == .error } }
+
+    mutating func error(
+        _ code: String, file: String? = nil, tensor: String? = nil, _ message: String,
+        hint: String? = nil
+    ) {
+        findings.append(
+            VerifyFinding(layer, .error, code, file: file, tensor: tensor, message, hint: hint))
+    }
+
+    mutating func warning(
+        _ code: String, file: String? = nil, tensor: String? = nil, _ message: String,
+        hint: String? = nil
+    ) {
+        findings.append(
+            VerifyFinding(layer, .warning, code, file: file, tensor: tensor, message, hint: hint))
+    }
+
+    /// Marks the layer as not run, saying why.
+    static func skipped(_ layer: VerifyLayer, _ why: String) -> LayerOutcome {
+        var outcome = LayerOutcome(layer)
+        outcome.skipped = true
+        outcome.summary = why
+        return outcome
+    }
+}
