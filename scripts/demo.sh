@@ -11,4 +11,6 @@ run() { echo; printf "$ phikit"; printf " %q" "$@"; echo; "$bin" "$@"; }
 run run stories-260k -p "$prompt" --stats
 run convert stories-260k -q --force
 run run stories-260k-4bit -p "$prompt" --stats
+run verify stories-260k --smoke
+run verify stories-260k-4bit
 run list stories

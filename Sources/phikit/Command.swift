@@ -20,9 +20,6 @@ protocol Command {
     /// What follows the usage in `phikit help <name>`: a description, then the arguments and
     /// options, one per line, aligned.
     static var help: String { get }
-    /// False while only the parsing is in place and `run()` throws `NotImplementedError`;
-    /// the overview marks such commands "(not yet available)".
-    static var isImplemented: Bool { get }
 
     /// Reads this command's arguments and ends with `try args.finish()`; throws `UsageError`.
     init(_ args: inout ArgumentReader) throws
@@ -31,13 +28,4 @@ protocol Command {
 
 extension Command {
     static var aliases: [String] { [] }
-    static var isImplemented: Bool { true }
-}
-
-/// Thrown by the commands whose parsing is in place but whose work is not written yet.
-struct NotImplementedError: UserFacingError {
-    var command: String
-    var message: String { "'phikit \(command)' is not implemented yet" }
-    var hint: String? { "available now: " + CommandTable.implemented.joined(separator: ", ") }
-    var exitCode: ExitCode { .usage }
 }

@@ -18,9 +18,6 @@ enum CommandTable {
         ]
     }
 
-    /// Names of the commands that do real work in this build.
-    static var implemented: [String] { all.filter { $0.isImplemented }.map { $0.name } }
-
     static func find(_ word: String) -> (any Command.Type)? {
         all.first { $0.name == word || $0.aliases.contains(word) }
     }

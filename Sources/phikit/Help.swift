@@ -7,9 +7,7 @@ enum Help {
     static var overview: String {
         let width = CommandTable.all.map { $0.name.count }.max() ?? 0
         let commands = CommandTable.all.map { command in
-            let planned =
-                command.isImplemented ? "" : " (not yet available)"
-            return "  " + command.name.padding(to: width) + "   " + command.summary + planned
+            "  " + command.name.padding(to: width) + "   " + command.summary
         }
         return """
             phikit \(PhiKitVersion.string): get Phi-family language models from the Hugging Face Hub,

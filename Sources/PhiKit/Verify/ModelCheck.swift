@@ -19,6 +19,14 @@ struct ModelCheck {
     /// Returns the config when it is valid (the text layer and the smoke test use it).
     mutating func run() -> (ModelConfig?, LayerOutcome) {
         guard let config = loadConfig() else { return (nil, outcome) }
+        // A weight file the structure layer could not read hides its tensors; reporting them all
+        // as missing would bury the one real finding.
+        let unreadable = weights.selected.filter { weights.opened[$0] == nil }
+        if weights.tensors.isEmpty && !unreadable.isEmpty {
+            outcome.skipped = true
+            outcome.summary = "no readable safetensors to check against config.json"
+            return (config, outcome)
+        }
         var quantizedLayers = 0
         for (name, shape) in config.expectedTensorShapes() {
             let module = String(name.dropLast(".weight".count))

@@ -56,7 +56,9 @@ enum StructureCheck {
             "\(names.count) safetensors \(names.count == 1 ? "file" : "files"), "
             + "\(count) tensors"
             + (weights.selectionIsIndex ? ", index consistent" : "")
-        if outcome.hasErrors { outcome.summary = "\(names.count) safetensors files" }
+        if outcome.hasErrors {
+            outcome.summary = "\(names.count) safetensors \(names.count == 1 ? "file" : "files")"
+        }
         return (weights, outcome)
     }
 
