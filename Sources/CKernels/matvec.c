@@ -38,7 +38,7 @@ void pk_dequantize_rows_ref(const pk_matrix *m, long r0, long r1, float *out) {
 
 /* ---- portable fast versions (plain C the compiler vectorises) --------------------------- */
 
-long pk_matvec_prep_floats(long cols) { return cols / 2 + 3 * (cols / 32) + 64; }
+long pk_matvec_prep_floats(long cols) { return cols + 3 * (cols / 32) + cols / 16 + 96; }
 
 /* The portable kernel needs only the group sums (it multiplies float x directly). */
 void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep) {

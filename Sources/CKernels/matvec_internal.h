@@ -76,6 +76,23 @@ PK_MV_INLINE float *pk_mv_xsum(const float *prep, long cols) {
 PK_MV_INLINE float *pk_mv_xres(const float *prep, long cols) {
     return (float *)(uintptr_t)(prep + cols / 2 + 2 * (cols / 32) + 48);
 }
+/* For the AVX-512 4-bit tile kernel (matvec_avx512_q4.c), which multiplies prompt tokens
+   while decoding keeps the general kernel, so a prepared input holds both layouts:
+     xexp [cols/16]  xscale spread over the tile kernel's lanes
+     x16q [cols]     int16 x in the tile kernel's order
+   pk_matvec_prep_floats counts them for every matrix. */
+PK_MV_INLINE float *pk_mv_xexp(const float *prep, long cols) {
+    return (float *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + 64);
+}
+PK_MV_INLINE int16_t *pk_mv_x16q(const float *prep, long cols) {
+    return (int16_t *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + cols / 16 + 80);
+}
+
+/* Rows the AVX-512 tile kernel takes: 4-bit, groups of 64 or 128, whole 256-value quads. */
+PK_MV_INLINE int pk_mv_q4_tiled(const pk_matrix *m) {
+    return m->kind == PK_W_AFFINE && m->bits == 4 && (m->group == 64 || m->group == 128)
+           && m->cols % 256 == 0;
+}
 
 /* Fills xscale, xsum and a natural-order x16 (kernels needing another order permute after). */
 void pk_mv_prepare_x16(const pk_matrix *m, const float *x, float *prep);
@@ -99,6 +116,9 @@ void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *x, long ld
                          const float *prep, long prep_stride, float *y, long ldy, long r0,
                          long r1);
 void pk_mv_dequant_avx512(const pk_matrix *m, long r0, long r1, float *out);
+void pk_mv_prepare_q4(const pk_matrix *m, float *prep);
+void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *prep, long prep_stride,
+                            float *y, long ldy, long r0, long r1);
 #endif
 
 #endif
