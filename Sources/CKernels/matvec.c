@@ -38,39 +38,11 @@ void pk_dequantize_rows_ref(const pk_matrix *m, long r0, long r1, float *out) {
 
 /* ---- portable fast versions (plain C the compiler vectorises) --------------------------- */
 
-long pk_matvec_prep_floats(long cols) { return cols / 2 + 3 * (cols / 32) + 64; }
+long pk_matvec_prep_floats(long cols) { return cols + 3 * (cols / 32) + cols / 16 + 96; }
 
 /* The portable kernel needs only the group sums (it multiplies float x directly). */
 void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep) {
-    if (m->kind != PK_W_AFFINE) return;
-    float *xsum = pk_mv_xsum(prep, m->cols);
-    for (long g = 0; g < m->cols / m->group; g++) {
-        float s = 0;
-        for (long i = 0; i < m->group; i++) s += x[g * m->group + i];
-        xsum[g] = s;
-    }
-}
-
-void pk_mv_prepare_x16(const pk_matrix *m, const float *x, float *prep) {
-    pk_mv_prepare_portable(m, x, prep);
-    int16_t *x16 = pk_mv_x16(prep);
-    float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
-    float *xres = pk_mv_xres(prep, m->cols);
-    for (long g = 0; g < m->cols / m->group; g++) {
-        const float *xg = x + g * m->group;
-        float top = 0;
-        for (long i = 0; i < m->group; i++) top = fmaxf(top, fabsf(xg[i]));
-        float inverse = top > 0 ? 32767.0f / top : 0;
-        xscale[g] = top / 32767.0f;
-        int32_t total = 0;
-        for (long i = 0; i < m->group; i++) {
-            float v = rintf(xg[i] * inverse);  /* |v| <= 32767 (+1 ulp of rounding at most) */
-            int16_t q = (int16_t)(v > 32767 ? 32767 : v < -32767 ? -32767 : v);
-            x16[g * m->group + i] = q;
-            total += q;
-        }
-        xres[g] = xsum[g] - xscale[g] * (float)total;
-    }
+    if (m->kind == PK_W_AFFINE) pk_mv_group_sums(m, x, prep);
 }
 
 /* Float rows, widened 1024 columns at a time into `tmp` (f16/bf16) or read in place (f32). */

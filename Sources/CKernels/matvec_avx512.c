@@ -194,6 +194,7 @@ AVX512_INLINE void affine_row(const pk_matrix *m, long r, const int T, const xvi
 AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep) {
     if (m->kind != PK_W_AFFINE) return;
     pk_mv_prepare_x16(m, x, prep);
+    if (pk_mv_q4_tiled(m)) pk_mv_prepare_q4(m, prep);
     if (m->bits != 4) return;
     int16_t *x16 = pk_mv_x16(prep), tmp[64];
     long c = 0;
@@ -262,6 +263,10 @@ AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *
         /* per row, every token: the row is read from memory once and then from cache */
         for (long r = r0; r < r1; r++)
             for (int t = 0; t < tokens; t++) y[t * ldy + (r - r0)] = float_row(m, r, x + t * ldx);
+        return;
+    }
+    if (tokens > 1 && pk_mv_q4_tiled(m)) {  /* prompt blocks; see matvec_avx512_q4.c */
+        pk_mv_matvec_q4_avx512(m, tokens, prep, prep_stride, y, ldy, r0, r1);
         return;
     }
     xview xv[PK_MV_TOKENS];

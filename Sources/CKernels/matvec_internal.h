@@ -1,6 +1,7 @@
 /* Helpers shared by the matvec kernels (matvec_*.c); not part of the public interface. */
 #ifndef PHIKIT_MATVEC_INTERNAL_H
 #define PHIKIT_MATVEC_INTERNAL_H
+#include <math.h>
 #include <string.h>
 
 #include "pk_affine_quant.h"
@@ -76,9 +77,58 @@ PK_MV_INLINE float *pk_mv_xsum(const float *prep, long cols) {
 PK_MV_INLINE float *pk_mv_xres(const float *prep, long cols) {
     return (float *)(uintptr_t)(prep + cols / 2 + 2 * (cols / 32) + 48);
 }
+/* For the AVX-512 4-bit tile kernel (matvec_avx512_q4.c), which multiplies prompt tokens
+   while decoding keeps the general kernel, so a prepared input holds both layouts:
+     xexp [cols/16]  xscale spread over the tile kernel's lanes
+     x16q [cols]     int16 x in the tile kernel's order
+   pk_matvec_prep_floats counts them for every matrix. */
+PK_MV_INLINE float *pk_mv_xexp(const float *prep, long cols) {
+    return (float *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + 64);
+}
+PK_MV_INLINE int16_t *pk_mv_x16q(const float *prep, long cols) {
+    return (int16_t *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + cols / 16 + 80);
+}
 
-/* Fills xscale, xsum and a natural-order x16 (kernels needing another order permute after). */
-void pk_mv_prepare_x16(const pk_matrix *m, const float *x, float *prep);
+/* Rows the AVX-512 tile kernel takes: 4-bit, groups of 64 or 128, whole 256-value quads. */
+PK_MV_INLINE int pk_mv_q4_tiled(const pk_matrix *m) {
+    return m->kind == PK_W_AFFINE && m->bits == 4 && (m->group == 64 || m->group == 128)
+           && m->cols % 256 == 0;
+}
+
+/* xsum: the sum of x over each group, in order. */
+PK_MV_INLINE void pk_mv_group_sums(const pk_matrix *m, const float *x, float *prep) {
+    float *xsum = pk_mv_xsum(prep, m->cols);
+    for (long g = 0; g < m->cols / m->group; g++) {
+        float s = 0;
+        for (long i = 0; i < m->group; i++) s += x[g * m->group + i];
+        xsum[g] = s;
+    }
+}
+
+/* Fills xscale, xsum and a natural-order x16 (kernels needing another order permute after).
+   Inline so that each SIMD file compiles it for its own level (rintf then becomes one
+   rounding instruction instead of a libm call per value: 3% of prompt time). */
+PK_MV_INLINE void pk_mv_prepare_x16(const pk_matrix *m, const float *x, float *prep) {
+    pk_mv_group_sums(m, x, prep);
+    int16_t *x16 = pk_mv_x16(prep);
+    float *xscale = pk_mv_xscale(prep, m->cols), *xsum = pk_mv_xsum(prep, m->cols);
+    float *xres = pk_mv_xres(prep, m->cols);
+    for (long g = 0; g < m->cols / m->group; g++) {
+        const float *xg = x + g * m->group;
+        float top = 0;
+        for (long i = 0; i < m->group; i++) top = fmaxf(top, fabsf(xg[i]));
+        float inverse = top > 0 ? 32767.0f / top : 0;
+        xscale[g] = top / 32767.0f;
+        int32_t total = 0;
+        for (long i = 0; i < m->group; i++) {
+            float v = rintf(xg[i] * inverse);  /* |v| <= 32767 (+1 ulp of rounding at most) */
+            int16_t q = (int16_t)(v > 32767 ? 32767 : v < -32767 ? -32767 : v);
+            x16[g * m->group + i] = q;
+            total += q;
+        }
+        xres[g] = xsum[g] - xscale[g] * (float)total;
+    }
+}
 
 /* Portable fast versions (also the fallback off x86). */
 void pk_mv_prepare_portable(const pk_matrix *m, const float *x, float *prep);
@@ -99,6 +149,9 @@ void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *x, long ld
                          const float *prep, long prep_stride, float *y, long ldy, long r0,
                          long r1);
 void pk_mv_dequant_avx512(const pk_matrix *m, long r0, long r1, float *out);
+void pk_mv_prepare_q4(const pk_matrix *m, float *prep);
+void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *prep, long prep_stride,
+                            float *y, long ldy, long r0, long r1);
 #endif
 
 #endif

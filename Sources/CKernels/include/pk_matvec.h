@@ -18,6 +18,10 @@
    two integer ops per 16-32 weights instead of a conversion and an FMA per weight. Float
    kinds multiply float32 rows (widened from f16/bf16 on the fly) with float32 x.
 
+   Several tokens of 4-bit rows with groups of 64 or 128 (every MLX Phi checkpoint) take an
+   AVX-512 tile kernel instead (matvec_avx512_q4.c): 3 rows x 4 tokens per pass, x in its own
+   order, four groups' integer sums converted and scaled together; same rounding of x.
+
    Every kernel has a scalar `_ref` (the oracle: double accumulation, no tricks) and a fast
    version (AVX-512 with VBMI, AVX2+FMA+F16C, or portable C, chosen at run time so the default
    build runs on any x86-64). Tests compare them on random shapes. Pointers need no alignment;

@@ -38,6 +38,24 @@ struct MatvecKernelTests {
         }
     }
 
+    /// 4-bit rows of whole 256-value quads with groups of 64 or 128 take the AVX-512 tile
+    /// kernel for several tokens (3 rows × 4 tokens at a time): row counts that leave 1 or 2
+    /// rows over, a 16-group chunk with a partial one after it, all scale dtypes.
+    @Test("4-bit rows in 256-value quads (the tile kernel)", arguments: [64, 128])
+    func quadRows(group: Int) {
+        var random = KernelRandom(seed: UInt64(group) + 4)
+        for (scaleDType, rows, cols) in [
+            (Int32(PK_AQ_BF16), 7, 256), (Int32(PK_AQ_F16), 12, 512),
+            (Int32(PK_AQ_F32), 5, 1280), (Int32(PK_AQ_BF16), 8, 3072),
+        ] {
+            let m = TestMatrix(
+                bits: 4, group: group, scaleDType: scaleDType, rows: rows, cols: cols,
+                random: &random)
+            check(m, random: &random)
+            check(m, random: &random, tokens: 2)
+        }
+    }
+
     @Test(
         "float rows f32/f16/bf16, widths with tails",
         arguments: [Int32(PK_W_F32), Int32(PK_W_F16), Int32(PK_W_BF16)])
