@@ -34,8 +34,9 @@ long pk_prepare_chunks(const pk_matvec_job *job) {
 void pk_prepare_task(void *raw, long token, int thread) {
     (void)thread;
     const pk_matvec_job *job = raw;
-    pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx,
-                      (float *)(uintptr_t)(job->prep + token * job->prep_stride));
+    float *prep = (float *)(uintptr_t)(job->prep + token * job->prep_stride);
+    if (job->tokens == 1) pk_matvec_prepare_single(job->isa, job->m, job->x, prep);
+    else pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx, prep);
 }
 
 /* 64 rows per sgemm: large enough for an efficient call, small enough to balance threads. */

@@ -191,10 +191,11 @@ AVX512_INLINE void affine_row(const pk_matrix *m, long r, const int T, const xvi
 }
 
 /* x16 in the order affine_row reads it: natural, except 4-bit rows (see nibble_words). */
-AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep) {
+AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep,
+                                    int tiles) {
     if (m->kind != PK_W_AFFINE) return;
     pk_mv_prepare_x16(m, x, prep);
-    if (pk_mv_q4_tiled(m)) pk_mv_prepare_q4(m, prep);
+    if (tiles && pk_mv_q4_tiled(m)) pk_mv_prepare_q4(m, prep);
     if (m->bits != 4) return;
     int16_t *x16 = pk_mv_x16(prep), tmp[64];
     long c = 0;

@@ -90,8 +90,10 @@ struct MatvecKernelTests {
                 m.withMatrix { matrix in
                     x.withUnsafeBufferPointer { xp in
                         prep.withUnsafeMutableBufferPointer { p in
+                            // one input: the decode preparation (no tile layout)
+                            let prepare = count == 1 ? pk_matvec_prepare_single : pk_matvec_prepare
                             for t in 0..<count {
-                                pk_matvec_prepare(
+                                prepare(
                                     isa, matrix, xp.baseAddress! + t * m.cols,
                                     p.baseAddress! + t * stride)
                             }
