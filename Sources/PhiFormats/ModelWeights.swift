@@ -35,24 +35,15 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
             ? try ShardIndex(directory: directory) : nil
         self.index = index
 
-        let shards = index?.shardFiles ?? []
-        let chosen: [String]
-        if shards.contains(where: names.contains) {
-            if let missing = shards.first(where: { !names.contains($0) }) {
-                throw WeightsError.missingShard(directory: directory, file: missing)
-            }
-            (chosen, selection) = (shards, .index)
-        } else if case let model = names.filter({ $0.hasPrefix("model") }), !model.isEmpty {
-            (chosen, selection) = (model, .modelFiles)
-        } else if let missing = shards.first(where: { !names.contains($0) }) {
+        let choice = WeightFileChoice(names: names, shards: index?.shardFiles ?? [])
+        if let missing = choice.missingShards.first {
             throw WeightsError.missingShard(directory: directory, file: missing)
-        } else if case let weight = names.filter({ $0.hasPrefix("weight") }), !weight.isEmpty {
-            (chosen, selection) = (weight, .weightFiles)
-        } else if !names.isEmpty {
-            (chosen, selection) = (names, .allFiles)
-        } else {
+        }
+        guard let selection = choice.selection else {
             throw WeightsError.noSafetensors(directory: directory)
         }
+        self.selection = selection
+        let chosen = choice.files
 
         var files: [SafeTensorsFile] = []
         var lookup: [String: (file: Int, info: TensorInfo)] = [:]

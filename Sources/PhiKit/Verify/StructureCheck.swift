@@ -9,6 +9,8 @@ struct WeightSet: @unchecked Sendable {  // SafeTensorsFile is immutable after i
     var index: ShardIndex?
     /// The weight files, chosen the way loaders choose them (see ModelWeights).
     var selected: [String] = []
+    /// The rule that chose them.
+    var selection: ModelWeights.Selection?
     /// Tensor name → the selected file that holds it and its entry.
     var tensors: [String: (file: String, info: TensorInfo)] = [:]
     /// Tensors the index places in a shard that is missing or unreadable (already reported:
@@ -48,55 +50,40 @@ enum StructureCheck {
         }
         select(&weights, names: names, &outcome)
         collectTensors(&weights, &outcome)
-        if weights.index != nil && !weights.selected.isEmpty && weights.selectionIsIndex {
+        if weights.selection == .index {
             checkIndex(&weights, names: names, &outcome)
         }
         let count = weights.tensors.count
         outcome.summary =
             "\(names.count) safetensors \(names.count == 1 ? "file" : "files"), "
             + "\(count) tensors"
-            + (weights.selectionIsIndex ? ", index consistent" : "")
+            + (weights.selection == .index ? ", index consistent" : "")
         if outcome.hasErrors {
             outcome.summary = "\(names.count) safetensors \(names.count == 1 ? "file" : "files")"
         }
         return (weights, outcome)
     }
 
-    /// ModelWeights' rule: the index's shards when any is present (then all must be), else
-    /// `model*.safetensors`, else `weight*.safetensors`, else every top-level file.
+    /// The files loaders read (PhiFormats' `WeightFileChoice`, the rule `ModelWeights`
+    /// follows), with every problem of the choice reported rather than only the first.
     private static func select(
         _ weights: inout WeightSet, names: [String], _ outcome: inout LayerOutcome
     ) {
-        let shards = weights.index?.shardFiles ?? []
-        let model = names.filter { $0.hasPrefix("model") }
-        let weight = names.filter { $0.hasPrefix("weight") }
-        if shards.contains(where: names.contains) {
-            weights.selected = shards
-            for shard in shards where !names.contains(shard) {
-                outcome.error(
-                    "missing_shard", file: shard,
-                    "is named by \(ShardIndex.fileName) but missing",
-                    hint: "the download looks incomplete; pull the model again")
-            }
-            return
+        let choice = WeightFileChoice(names: names, shards: weights.index?.shardFiles ?? [])
+        for shard in choice.missingShards {
+            outcome.error(
+                "missing_shard", file: shard, "is named by \(ShardIndex.fileName) but missing",
+                hint: "the download looks incomplete; pull the model again")
         }
-        if !shards.isEmpty {
-            if model.isEmpty {
-                for shard in shards {
-                    outcome.error(
-                        "missing_shard", file: shard,
-                        "is named by \(ShardIndex.fileName) but missing",
-                        hint: "the download looks incomplete; pull the model again")
-                }
-                return
-            }
+        if choice.indexIsStale {
             outcome.warning(
                 "stale_index", file: ShardIndex.fileName,
                 "names none of the weight files present (an index left from another model?); "
                     + "loaders that follow it will fail")
         }
-        weights.selected = !model.isEmpty ? model : !weight.isEmpty ? weight : names
-        if weights.selected.isEmpty {
+        weights.selected = choice.files
+        weights.selection = choice.selection
+        if choice.selection == nil && choice.missingShards.isEmpty {
             outcome.error("no_weights", "no safetensors weights in the model directory")
         }
     }
@@ -185,13 +172,5 @@ enum StructureCheck {
                 atPath: file.absolute)
         else { return [] }
         return Array(data)
-    }
-}
-
-extension WeightSet {
-    /// Whether the index chose the weight files.
-    var selectionIsIndex: Bool {
-        guard let index else { return false }
-        return !selected.isEmpty && Set(selected) == Set(index.shardFiles)
     }
 }
