@@ -33,6 +33,9 @@ public struct SHA256Hasher: Sendable {
         return digest
     }
 
+    /// The digest as lowercase hex, the form the Hub and the HF cache use.
+    public func finalizeHex() -> String { hexString(finalize()) }
+
     public static func hex(of bytes: some Collection<UInt8>) -> String {
         var hasher = SHA256Hasher()
         hasher.update(bytes)
@@ -77,6 +80,9 @@ public struct GitBlobSHA1: Sendable {
         pk_sha1_final(&copy, &digest)
         return digest
     }
+
+    /// The blob id as lowercase hex, the form the Hub and the HF cache use.
+    public func finalizeHex() -> String { hexString(finalize()) }
 
     public static func hex(of bytes: [UInt8]) -> String {
         var hasher = GitBlobSHA1(size: bytes.count)

@@ -143,12 +143,10 @@ final class BlobHasher: @unchecked Sendable {  // the ring is handed over throug
         }
 
         var hex: String {
-            let bytes: [UInt8] =
-                switch self {
-                case .sha256(let h): h.finalize()
-                case .gitSHA1(let h): h.finalize()
-                }
-            return bytes.map { String(format: "%02x", $0) }.joined()
+            switch self {
+            case .sha256(let h): h.finalizeHex()
+            case .gitSHA1(let h): h.finalizeHex()
+            }
         }
     }
 }

@@ -130,8 +130,8 @@ enum FileScan {
             offset = end
         }
         return FileDigests(
-            size: bytes.count, sha256: sha.map { hex($0.finalize()) },
-            gitSHA1: git.map { hex($0.finalize()) })
+            size: bytes.count, sha256: sha.map { $0.finalizeHex() },
+            gitSHA1: git.map { $0.finalizeHex() })
     }
 
     /// Every tensor of a kernel-readable dtype, in file order.
@@ -169,13 +169,6 @@ enum FileScan {
         return TensorInfo(
             name: t.name, dtype: .u8, shape: [range.count],
             dataOffsets: (base + range.lowerBound)..<(base + range.upperBound))
-    }
-
-    static func hex(_ digest: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(
-            decoding: digest.flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] }, as: UTF8.self
-        )
     }
 }
 
