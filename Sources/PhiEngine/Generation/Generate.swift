@@ -63,7 +63,9 @@ public func generate(
     var outcome = GenerationOutcome(
         tokens: [], stopReason: .maxTokens, promptTokens: prompt.count,
         promptSeconds: prefilled - start, timeToFirstToken: 0, decodeSteps: 0, decodeSeconds: 0)
-    outcome.tokens.reserveCapacity(parameters.maxTokens)
+    // At most what the context can still hold: a huge `maxTokens` aborted on allocation.
+    outcome.tokens.reserveCapacity(
+        min(parameters.maxTokens, max(0, session.maxContext - session.position) + 1))
     var firstTokenAt = prefilled
     while true {
         let token = sampler.sample(logits, history: session.tokens)

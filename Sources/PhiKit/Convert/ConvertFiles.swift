@@ -41,15 +41,18 @@ enum ConvertFiles {
     /// tokenizer_config.json's `chat_template` when it is a single string (a list of named
     /// templates is left where it is).
     static func chatTemplate(in directory: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: directory + "/tokenizer_config.json"),
+        guard let data = try? LocalFile.read(directory + "/tokenizer_config.json"),
             let json = try? JSONValue(parsing: data)
         else { return nil }
         return json["chat_template"]?.stringValue
     }
 
     private static func copy(_ from: String, to: String) throws {
-        guard let data = FileManager.default.contents(atPath: from) else {
-            throw ConvertError.io(path: from, detail: "cannot read")
+        let data: [UInt8]
+        do {
+            data = try LocalFile.read(from)
+        } catch {
+            throw ConfigError.unreadable(error)
         }
         try put(data, to)
     }

@@ -22,7 +22,10 @@ extension ModelContainer {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
         let stops = try stopTokens(extra: extraStopTokens)
         try parameters.validate()
-        let context = min(engine.maxPositions, max(4096, ids.count + parameters.maxTokens))
+        // `-m` beyond the model's positions means "until the context is full" (clamped before
+        // adding: `-m 9223372036854775807` overflowed here).
+        let wanted = ids.count + min(parameters.maxTokens, engine.maxPositions)
+        let context = min(engine.maxPositions, max(4096, wanted))
         let session = try InferenceSession(model: engine, maxContext: context)
         var decoder = StreamingDecoder(tokenizer: tokenizer)
         var text = ""

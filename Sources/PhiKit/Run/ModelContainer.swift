@@ -119,7 +119,7 @@ public final class ModelContainer: Sendable {
     /// tokenizer_config.json's `eos_token`: a string, or an AddedToken object's `content`.
     static func eosToken(directory: String) -> String? {
         let path = (directory as NSString).appendingPathComponent("tokenizer_config.json")
-        guard let data = FileManager.default.contents(atPath: path),
+        guard let data = try? LocalFile.read(path),
             let config = try? JSONValue(parsing: data), let eos = config["eos_token"]
         else { return nil }
         return eos.stringValue ?? eos["content"]?.stringValue
