@@ -33,7 +33,9 @@ struct HostileFilesCLITests {
 
     @Test(
         "a directory in place of a model file gives 65 whichever file it is",
-        arguments: ["config.json", "generation_config.json", "tokenizer_config.json"])
+        arguments: [
+            "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+        ])
     func directoryInPlaceOfAFile(file: String) throws {
         let model = try Hostile.storiesCopy()
         defer { try? FileManager.default.removeItem(at: model.deletingLastPathComponent()) }

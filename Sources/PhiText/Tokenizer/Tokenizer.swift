@@ -36,12 +36,9 @@ public final class Tokenizer: Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw TokenizerError.missingFile(path: path)
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-        } catch {
-            throw TokenizerError.unreadable(path: path, reason: error.localizedDescription)
-        }
+        // One reader for every model file: a FIFO in its place blocked, and Foundation said
+        // "error 256" for a directory (now 65, as for config.json).
+        let data = try LocalFile.read(path)
         return try Tokenizer(tokenizerJSON: data, source: path)
     }
 
