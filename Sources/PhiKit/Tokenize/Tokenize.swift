@@ -54,7 +54,7 @@ public func tokenize(
 {
     let (tokenizer, loadSeconds) = try loadTokenizer(model: model)
     let start = DispatchTime.now().uptimeNanoseconds
-    let ids = tokenizer.encode(text, addSpecialTokens: addSpecialTokens)
+    let ids = try tokenizer.encode(text, addSpecialTokens: addSpecialTokens)
     let encodeSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     return TokenizeResult(
         ids: ids, tokens: ids.map { tokenizer.token(for: $0) ?? "" }, text: text,
@@ -94,7 +94,7 @@ public func tokenizeLines(
     var lines = text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false)
     if text.utf8.last == 0x0A { lines.removeLast() }
     let ids = lines.map {
-        tokenizer.encode(String(decoding: $0, as: UTF8.self), addSpecialTokens: addSpecialTokens)
+        try tokenizer.encode(String(decoding: $0, as: UTF8.self), addSpecialTokens: addSpecialTokens)
     }
     let encodeSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     return (ids, loadSeconds, encodeSeconds)
