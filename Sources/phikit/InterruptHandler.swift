@@ -12,6 +12,8 @@ import PhiFormats
 enum InterruptHandler {
     static func install() {
         Cancellation.prepareForSignalHandler()
+        AnswerInterrupt.prepareForSignalHandler()
+        TerminalMode.prepareForSignalHandler()
         signal(SIGINT, handleInterrupt)
         // A parent may hand us a mask with SIGINT blocked (Foundation's Process spawns children
         // with its worker thread's mask); then Ctrl-C would stay pending forever.
@@ -28,5 +30,9 @@ enum InterruptHandler {
 /// isolation on entry by creating the concurrency runtime's executors — which allocates, and
 /// deadlocked a convert that Ctrl-C caught inside malloc (about one run in ten).
 private func handleInterrupt(_: Int32) {
-    if !Cancellation.interrupt() { _exit(130) }
+    if AnswerInterrupt.request() { return }  // chat: stop this answer, keep chatting
+    if !Cancellation.interrupt() {
+        TerminalMode.restoreFromSignal()
+        _exit(130)
+    }
 }

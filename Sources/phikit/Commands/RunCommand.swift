@@ -12,6 +12,7 @@ struct RunCommand: Command {
                    [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>] [--seed <s>]
                    [--no-chat-template] [--extra-eos-token <token>]... [--ignore-eos]
                    [--threads <n>] [--stats] [--json]
+        phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
         Runs <model> on a prompt and streams the reply to stdout as it is generated. A model
@@ -28,6 +29,8 @@ struct RunCommand: Command {
                                    is not a terminal and not empty, else the registry's
                                    default prompt)
           --system <text>          system message (models with a chat template)
+          --chat <file.json>       answer a saved conversation ([{"role", "content"}], as
+                                   `chat`'s /save writes it and `tokenize --chat` reads it)
           -m, --max-tokens <n>     stop after n tokens (default: 256)
           --temp <t>               sampling temperature; 0 is greedy (default: 0, as mlx-lm)
           --top-p <p>              nucleus sampling: keep the likeliest tokens up to mass p
@@ -59,6 +62,7 @@ struct RunCommand: Command {
     var model: String
     var prompt: String?
     var system: String?
+    var chat: String?
     var parameters: GenerationParameters
     var useChatTemplate: Bool
     var extraEOSTokens: [String]
@@ -69,6 +73,7 @@ struct RunCommand: Command {
     init(_ args: inout ArgumentReader) throws {
         prompt = try args.option("-p", "--prompt")
         system = try args.option("--system")
+        chat = try args.option("--chat")
         let maxTokens = try args.option("-m", "--max-tokens", as: Int.self) ?? 256
         let temperature = try args.option("--temp", as: Double.self) ?? 0
         let topP = try args.option("--top-p", as: Double.self) ?? 1
@@ -85,6 +90,9 @@ struct RunCommand: Command {
         json = args.flag("--json")
         model = try args.positional("model")
         try args.finish()
+        if chat != nil && (prompt != nil || system != nil || !useChatTemplate) {
+            throw UsageError("--chat takes the conversation alone (no -p, --system or --no-chat-template)")
+        }
         guard maxTokens > 0 else { throw UsageError("--max-tokens must be at least 1") }
         guard temperature >= 0 else { throw UsageError("--temp must not be negative") }
         guard topP > 0, topP <= 1 else { throw UsageError("--top-p must be in (0, 1]") }
@@ -116,12 +124,15 @@ struct RunCommand: Command {
             throw error
         }
         view.clear()
-        let text = try promptText(container)
+        let request: RunPrompt =
+            if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {
+                .text(try promptText(container), system: system)
+            }
         // The first Ctrl-C asks generation to stop after the current token (the handler in
         // main.swift only sets the flag while a cancellable job runs); a second one exits.
         let outcome = try Cancellation.cancellable {
             try container.generate(
-                .text(text, system: system), parameters: parameters,
+                request, parameters: parameters,
                 useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens
             ) { piece in
                 if !json {
