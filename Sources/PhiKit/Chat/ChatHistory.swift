@@ -1,6 +1,7 @@
 import Foundation
 import PhiEngine
 import PhiFormats
+import PhiText
 
 /// One message of a chat, and whether it was cut short (Ctrl-C, or the app stopped it).
 /// A cut answer keeps exactly the text that was shown, so the next turn renders what the model

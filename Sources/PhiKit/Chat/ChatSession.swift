@@ -1,6 +1,7 @@
 import Foundation
 import PhiEngine
 import PhiFormats
+import PhiText
 
 /// A conversation with a loaded model that keeps its KV cache between turns: the library
 /// half of `phikit chat`, for apps that embed a chat.

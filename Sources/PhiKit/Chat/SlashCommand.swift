@@ -1,5 +1,6 @@
 import PhiEngine
 import PhiFormats
+import PhiText
 
 /// What a chat does with a line that starts with `/` (ollama's and mlx_lm.chat's commands).
 /// Anything else the user types is a message for the model.

@@ -1,10 +1,10 @@
 import Testing
 
-@testable import PhiKit
+@testable import PhiText
 
 /// `--stop`: matched across piece boundaries, held back while undecided, never shown.
-@Suite("chat stop strings")
-struct ChatStopStringTests {
+@Suite("stop strings")
+struct StopStringTests {
     /// Feeds `pieces` and returns what was shown, piece by piece, and whether it stopped.
     private func run(_ stops: [String], _ pieces: [String]) -> (shown: [String], stopped: Bool) {
         var matcher = StopStringMatcher(stops)
