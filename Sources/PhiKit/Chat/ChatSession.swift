@@ -76,33 +76,23 @@ public final class ChatSession {
         if dropped > 0 { trimmed(dropped) }
         let reused = prepare(ids)
 
-        var decoder = StreamingDecoder(tokenizer: container.tokenizer)
-        var matcher = StopStringMatcher(stopStrings)
-        var answer = ""
-        func show(_ piece: String) {
-            let visible = matcher.append(piece)
-            guard !visible.isEmpty else { return }
-            answer += visible
-            onText(visible)
-        }
+        var shown = ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings)
         let outcome = try PhiEngine.generate(
             session: session, prompt: Array(ids[reused...]), parameters: parameters,
             stopTokens: stopTokens
         ) { token in
-            show(decoder.append(token))
-            if matcher.isStopped { return .stop }
+            let piece = shown.append(token)
+            if !piece.isEmpty { onText(piece) }
+            if shown.isStopped { return .stop }
             return isCancelled() ? .stop : .more
         }
-        if !matcher.isStopped {
-            show(decoder.flush())
-            let rest = matcher.flush()
-            answer += rest
-            if !rest.isEmpty { onText(rest) }
-        }
-        let isCut = outcome.stopReason == .cancelled && !matcher.isStopped
+        let rest = shown.finish()
+        if !rest.isEmpty { onText(rest) }
+        let answer = shown.text
+        let isCut = outcome.stopReason == .cancelled && !shown.isStopped
         history.append(role: "assistant", content: answer, isCut: isCut)
         let reply = ChatReply(
-            text: answer, isCut: isCut, stoppedByString: matcher.isStopped,
+            text: answer, isCut: isCut, stoppedByString: shown.isStopped,
             droppedMessages: dropped, promptTokens: ids.count, reusedTokens: reused,
             generation: outcome)
         lastReply = reply

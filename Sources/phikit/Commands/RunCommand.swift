@@ -11,7 +11,7 @@ struct RunCommand: Command {
         phikit run <model> [-p <prompt>] [--system <text>] [-m <n>] [--temp <t>] [--top-p <p>]
                    [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>] [--seed <s>]
                    [--no-chat-template] [--extra-eos-token <token>]... [--ignore-eos]
-                   [--threads <n>] [--stats] [--json]
+                   [--stop <text>]... [--threads <n>] [--stats] [--json]
         phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
@@ -46,6 +46,8 @@ struct RunCommand: Command {
           --no-chat-template       send the prompt as plain text
           --extra-eos-token <t>    also stop at this token (a string such as <|end|>, or an
                                    id); repeatable
+          --stop <text>            end the reply at this text (which is not printed);
+                                   repeatable
           --ignore-eos             do not stop at end tokens (benchmarks: exactly -m tokens)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
@@ -66,6 +68,7 @@ struct RunCommand: Command {
     var parameters: GenerationParameters
     var useChatTemplate: Bool
     var extraEOSTokens: [String]
+    var stopStrings: [String]
     var threads: Int?
     var stats: Bool
     var json: Bool
@@ -84,6 +87,7 @@ struct RunCommand: Command {
         let seed = try args.option("--seed", as: Int.self)
         useChatTemplate = !args.flag("--no-chat-template")
         extraEOSTokens = try args.options("--extra-eos-token")
+        stopStrings = try args.options("--stop")
         let ignoreEOS = args.flag("--ignore-eos")
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
@@ -134,7 +138,8 @@ struct RunCommand: Command {
         let outcome = try Cancellation.cancellable {
             try container.generate(
                 request, parameters: parameters,
-                useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens
+                useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
+                stopStrings: stopStrings
             ) { piece in
                 if !json {
                     // Streamed as soon as each piece is complete; a failed write (a closed
