@@ -35,10 +35,8 @@ public final class ChatSession {
         if let system = options.system { history.system = system }
         let entry = container.model.entry
         var parameters = options.parameters
-        if options.temperature == nil, let t = entry?.defaultTemperature {
-            parameters.temperature = Float(t)
-        }
-        if let t = options.temperature { parameters.temperature = t }
+        parameters.temperature =
+            options.temperature ?? entry?.defaultTemperature.map(Float.init) ?? 0.6
         parameters.maxTokens = options.maxTokens ?? entry?.defaultMaxTokens ?? 1024
         try parameters.validate()
         self.parameters = parameters
@@ -138,7 +136,7 @@ public struct ChatOptions: Sendable {
     public var system: String?
     /// A conversation to continue (`--load`).
     public var history: ChatHistory?
-    /// Everything but the temperature and the answer length, which follow the registry.
+    /// Everything but the temperature and the answer length (`temperature`, `maxTokens`).
     public var parameters: GenerationParameters
     public var temperature: Float?
     public var maxTokens: Int?

@@ -73,7 +73,7 @@ struct ChatCommand: Command {
         if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
         if stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
         options = ChatOptions(
-            system: system, parameters: sampling.parameters, temperature: temperature.map(Float.init),
+            system: system, parameters: try sampling.parameters(), temperature: temperature.map(Float.init),
             maxTokens: maxTokens, maxContext: maxContext, stopStrings: stopStrings,
             extraStopTokens: extraEOS)
     }
@@ -94,33 +94,5 @@ struct ChatCommand: Command {
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
         let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats)
         try loop.run()
-    }
-}
-
-/// The sampling flags `chat` shares with `run` (temperature and length aside: their defaults
-/// differ).
-struct SamplingFlags {
-    var parameters: GenerationParameters
-
-    init(_ args: inout ArgumentReader) throws {
-        let topP = try args.option("--top-p", as: Double.self) ?? 1
-        let topK = try args.option("--top-k", as: Int.self) ?? 0
-        let minP = try args.option("--min-p", as: Double.self) ?? 0
-        let penalty = try args.option("--repetition-penalty", as: Double.self)
-        let penaltyContext = try args.option("--repetition-context-size", as: Int.self) ?? 20
-        let seed = try args.option("--seed", as: Int.self)
-        guard topP > 0, topP <= 1 else { throw UsageError("--top-p must be in (0, 1]") }
-        guard topK >= 0 else { throw UsageError("--top-k must not be negative") }
-        guard minP >= 0, minP <= 1 else { throw UsageError("--min-p must be in [0, 1]") }
-        if let penalty, penalty <= 0 {
-            throw UsageError("--repetition-penalty must be positive")
-        }
-        guard penaltyContext >= 0 else {
-            throw UsageError("--repetition-context-size must not be negative")
-        }
-        parameters = GenerationParameters(
-            topP: Float(topP), topK: topK, minP: Float(minP),
-            repetitionPenalty: penalty.map(Float.init), repetitionContextSize: penaltyContext,
-            seed: seed.map { UInt64(bitPattern: Int64($0)) })
     }
 }

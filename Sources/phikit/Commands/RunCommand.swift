@@ -79,12 +79,7 @@ struct RunCommand: Command {
         chat = try args.option("--chat")
         let maxTokens = try args.option("-m", "--max-tokens", as: Int.self) ?? 256
         let temperature = try args.option("--temp", as: Double.self) ?? 0
-        let topP = try args.option("--top-p", as: Double.self) ?? 1
-        let topK = try args.option("--top-k", as: Int.self) ?? 0
-        let minP = try args.option("--min-p", as: Double.self) ?? 0
-        let penalty = try args.option("--repetition-penalty", as: Double.self)
-        let penaltyContext = try args.option("--repetition-context-size", as: Int.self) ?? 20
-        let seed = try args.option("--seed", as: Int.self)
+        let sampling = try SamplingFlags(&args)
         useChatTemplate = !args.flag("--no-chat-template")
         extraEOSTokens = try args.options("--extra-eos-token")
         stopStrings = try args.options("--stop")
@@ -99,23 +94,13 @@ struct RunCommand: Command {
         }
         guard maxTokens > 0 else { throw UsageError("--max-tokens must be at least 1") }
         guard temperature >= 0 else { throw UsageError("--temp must not be negative") }
-        guard topP > 0, topP <= 1 else { throw UsageError("--top-p must be in (0, 1]") }
-        guard topK >= 0 else { throw UsageError("--top-k must not be negative") }
-        guard minP >= 0, minP <= 1 else { throw UsageError("--min-p must be in [0, 1]") }
-        if let penalty, penalty <= 0 {
-            throw UsageError("--repetition-penalty must be positive")
-        }
-        guard penaltyContext >= 0 else {
-            throw UsageError("--repetition-context-size must not be negative")
-        }
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
-        parameters = GenerationParameters(
-            maxTokens: maxTokens, temperature: Float(temperature), topP: Float(topP), topK: topK,
-            minP: Float(minP), repetitionPenalty: penalty.map(Float.init),
-            repetitionContextSize: penaltyContext,
-            seed: seed.map { UInt64(bitPattern: Int64($0)) }, ignoreEOS: ignoreEOS)
+        parameters = try sampling.parameters()
+        parameters.maxTokens = maxTokens
+        parameters.temperature = Float(temperature)
+        parameters.ignoreEOS = ignoreEOS
     }
 
     func run() throws {
