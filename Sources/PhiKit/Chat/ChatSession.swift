@@ -28,12 +28,12 @@ public final class ChatSession {
 
     public init(container: ModelContainer, options: ChatOptions = ChatOptions()) throws {
         guard container.chatTemplate != nil else {
-            throw ChatPromptError.noChatTemplate(directory: container.model.directory)
+            throw ChatPromptError.noChatTemplate(directory: container.location.directory)
         }
         self.container = container
         history = options.history ?? ChatHistory()
         if let system = options.system { history.system = system }
-        let entry = container.model.entry
+        let entry = container.location.entry
         var parameters = options.parameters
         parameters.temperature =
             options.temperature ?? entry?.defaultTemperature.map(Float.init) ?? 0.6
@@ -42,24 +42,25 @@ public final class ChatSession {
         self.parameters = parameters
         stopStrings = options.stopStrings
         stopTokens = try container.stopTokens(extra: options.extraStopTokens)
-        let positions = container.engine.maxPositions
+        let positions = container.model.maxPositions
         if let requested = options.maxContext, requested > positions || requested < 1 {
             throw ChatError.contextTooLarge(requested: requested, positions: positions)
         }
         maxContext = options.maxContext ?? min(positions, 4096)
-        session = try InferenceSession(model: container.engine, maxContext: maxContext)
+        session = try container.makeSession(maxContext: maxContext)
     }
 
     /// Sends `text` as the user's next message and streams the answer to `onText` (whole
     /// UTF-8, stop strings withheld). `trimmed` hears how many old messages were dropped to
-    /// make room, before the answer starts. `isCancelled` is polled between tokens: when it
-    /// answers true the answer stops, stays in the history marked cut, and the reply says so.
+    /// make room, before the answer starts. When `cancel` is cancelled (Ctrl-C, the app), the
+    /// answer stops after the current token, stays in the history marked cut, and the reply
+    /// says so.
     ///
     /// A message that cannot fit even alone throws `ChatError.messageTooLong` and leaves the
     /// history as it was.
     @discardableResult
     public func send(
-        _ text: String, isCancelled: () -> Bool = { false },
+        _ text: String, cancel: CancellationToken? = nil,
         trimmed: (Int) -> Void = { _ in }, onText: (String) -> Void
     ) throws -> ChatReply {
         history.append(role: "user", content: text)
@@ -72,17 +73,14 @@ public final class ChatSession {
             throw error
         }
         if dropped > 0 { trimmed(dropped) }
-        let reused = prepare(ids)
-
         var shown = ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings)
         let outcome = try PhiEngine.generate(
-            session: session, prompt: Array(ids[reused...]), parameters: parameters,
-            stopTokens: stopTokens
+            session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
+            cancel: cancel
         ) { token in
             let piece = shown.append(token)
             if !piece.isEmpty { onText(piece) }
-            if shown.isStopped { return .stop }
-            return isCancelled() ? .stop : .more
+            return shown.isStopped ? .stop : .more
         }
         let rest = shown.finish()
         if !rest.isEmpty { onText(rest) }
@@ -91,7 +89,8 @@ public final class ChatSession {
         history.append(role: "assistant", content: answer, isCut: isCut)
         let reply = ChatReply(
             text: answer, isCut: isCut, stoppedByString: shown.isStopped,
-            droppedMessages: dropped, promptTokens: ids.count, reusedTokens: reused,
+            droppedMessages: dropped, promptTokens: ids.count,
+            reusedTokens: outcome.reusedPromptTokens,
             generation: outcome)
         lastReply = reply
         return reply
@@ -118,15 +117,6 @@ public final class ChatSession {
             }
             dropped += gone
         }
-    }
-
-    /// Makes the session hold a prefix of `ids` it already computed; returns its length.
-    /// (The cache can only grow: when what it holds is not a prefix of `ids`, start over.)
-    private func prepare(_ ids: [Int]) -> Int {
-        let held = session.tokens
-        if held.count < ids.count && ids.starts(with: held) { return held.count }
-        session.reset()
-        return 0
     }
 }
 

@@ -72,9 +72,9 @@ final class ChatLoop {
     private func answer(_ text: String) {
         var printed = ""
         do {
-            let reply = try AnswerInterrupt.during {
+            let reply = try AnswerInterrupt.during { cancel in
                 try chat.send(
-                    text, isCancelled: { AnswerInterrupt.isRequested },
+                    text, cancel: cancel,
                     trimmed: { dropped in
                         self.note(
                             "(dropped the \(dropped) oldest messages to fit the context of "

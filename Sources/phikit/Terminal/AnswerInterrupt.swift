@@ -1,31 +1,36 @@
+import PhiFormats
 import Synchronization
 
-/// Ctrl-C while `chat` streams an answer stops that answer only: the SIGINT handler asks here
-/// first, and only when no answer is running does Ctrl-C go on to end the process.
+/// Ctrl-C while `chat` streams an answer stops that answer only: the SIGINT handler cancels
+/// the answer's own `CancellationToken` (a per-job token, not the process-wide
+/// `Cancellation`), and only when no answer is running does Ctrl-C go on to end the process.
 enum AnswerInterrupt {
-    private static let answering = Atomic<Bool>(false)
-    private static let requested = Atomic<Bool>(false)
+    /// The running answer's token as a raw pointer; 0 when none runs.
+    private static let current = Atomic<UInt>(0)
+    /// Keeps the last token alive until the next answer starts, so a handler that read the
+    /// pointer just as its answer ended still cancels a live object.
+    nonisolated(unsafe) private static var lastToken: CancellationToken?
 
-    /// Touches the atomics before the handler can run (see `Cancellation`).
+    /// Touches the atomic before the handler can run (see `Cancellation`).
     static func prepareForSignalHandler() {
-        _ = answering.load(ordering: .relaxed)
-        _ = requested.load(ordering: .relaxed)
+        _ = current.load(ordering: .relaxed)
     }
 
     /// From the SIGINT handler: true when an answer was running and will stop.
     static func request() -> Bool {
-        guard answering.load(ordering: .acquiring) else { return false }
-        requested.store(true, ordering: .releasing)
+        let bits = current.load(ordering: .acquiring)
+        guard bits != 0, let pointer = UnsafeRawPointer(bitPattern: bits) else { return false }
+        // cancel() is one atomic store: safe in a signal handler.
+        Unmanaged<CancellationToken>.fromOpaque(pointer).takeUnretainedValue().cancel()
         return true
     }
 
-    static var isRequested: Bool { requested.load(ordering: .acquiring) }
-
-    /// Runs `body` (one answer) so that Ctrl-C stops it instead of the process.
-    static func during<T>(_ body: () throws -> T) rethrows -> T {
-        requested.store(false, ordering: .releasing)
-        answering.store(true, ordering: .releasing)
-        defer { answering.store(false, ordering: .releasing) }
-        return try body()
+    /// Runs `body` (one answer) with a fresh token that Ctrl-C cancels.
+    static func during<T>(_ body: (CancellationToken) throws -> T) rethrows -> T {
+        let token = CancellationToken()
+        lastToken = token
+        current.store(UInt(bitPattern: Unmanaged.passUnretained(token).toOpaque()), ordering: .releasing)
+        defer { current.store(0, ordering: .releasing) }
+        return try body(token)
     }
 }
