@@ -64,10 +64,12 @@ enum TerminalMode {
         }
     }
 
-    /// While an answer streams: Ctrl-C is SIGINT (it stops the answer), keys are not echoed.
+    /// While an answer streams: Ctrl-C is SIGINT (it stops the answer); keys typed ahead are
+    /// neither echoed into the answer nor edited by the line discipline (Backspace, Ctrl-D),
+    /// so the editor gets them as typed.
     static func enterAnswer() {
         var quiet = original.pointee
-        quiet.c_lflag &= ~tcflag_t(ECHO)
+        quiet.c_lflag &= ~tcflag_t(ECHO | ICANON)
         apply(quiet)
     }
 
