@@ -7,7 +7,7 @@
 #   scripts/fuzz/run.sh repro <target> <file>       # run one input
 #   scripts/fuzz/run.sh minimize <target> <crash>   # minimize a crashing input
 #
-# targets: safetensors, json, config
+# targets: safetensors, json, config, jinja, regex, tokenizer
 # Everything generated (objects, binaries, corpora, crash files, logs) goes under
 # $PHIKIT_FUZZ_OUT (default /tmp/phikit-fuzz), never into the repo.
 set -euo pipefail
@@ -20,7 +20,9 @@ TOOLCHAIN_BIN="${PHIKIT_FUZZ_TOOLCHAIN:-/opt/swift/usr/bin}"
 SWIFTC="$TOOLCHAIN_BIN/swiftc"
 CLANG="$TOOLCHAIN_BIN/clang"
 NICE=(nice -n 10)
-TARGETS=(safetensors json config)
+TARGETS=(safetensors json config jinja regex tokenizer)
+# Targets over PhiText (the chat template interpreter and the tokenizer) link it as well.
+TEXT_TARGETS=" jinja regex tokenizer "
 
 # Resource limits that define the properties: no unbounded allocation, no hang.
 LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
@@ -28,7 +30,8 @@ LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 check_target() {
-    case "$1" in safetensors|json|config) ;; *) die "unknown target '$1' (safetensors, json, config)";; esac
+    case "$1" in safetensors|json|config|jinja|regex|tokenizer) ;;
+        *) die "unknown target '$1' (${TARGETS[*]})";; esac
 }
 
 define_for() {
@@ -36,6 +39,9 @@ define_for() {
         safetensors) echo FUZZ_SAFETENSORS ;;
         json) echo FUZZ_JSON ;;
         config) echo FUZZ_CONFIG ;;
+        jinja) echo FUZZ_JINJA ;;
+        regex) echo FUZZ_REGEX ;;
+        tokenizer) echo FUZZ_TOKENIZER ;;
     esac
 }
 
@@ -44,6 +50,9 @@ max_len_for() {
         safetensors) echo 8192 ;;
         json) echo 4096 ;;
         config) echo 8192 ;;
+        jinja) echo 4096 ;;
+        regex) echo 1024 ;;
+        tokenizer) echo 32768 ;;
     esac
 }
 
@@ -73,11 +82,20 @@ EOF
         -emit-module -emit-module-path "$BUILD/modules/PhiFormats.swiftmodule" \
         -c "$REPO"/Sources/PhiFormats/*.swift -o "$BUILD/PhiFormats.o"
 
+    # PhiText (tokenizer, chat templates) on top, for the text targets.
+    "${NICE[@]}" "$SWIFTC" -module-name PhiText -parse-as-library -swift-version 6 \
+        -wmo -num-threads 0 -O -g -sanitize=fuzzer,address \
+        -I "$BUILD/modules" \
+        -emit-module -emit-module-path "$BUILD/modules/PhiText.swiftmodule" \
+        -c $(find "$REPO/Sources/PhiText" -name '*.swift' | sort) -o "$BUILD/PhiText.o"
+
     for t in "${TARGETS[@]}"; do
+        local text=()
+        [[ "$TEXT_TARGETS" == *" $t "* ]] && text=("$BUILD/PhiText.o")
         "${NICE[@]}" "$SWIFTC" -module-name PhiFuzz -parse-as-library -swift-version 6 \
             -O -g -sanitize=fuzzer,address -D "$(define_for "$t")" \
             -use-ld=lld -I "$BUILD/modules" "$HERE/FuzzHarness.swift" \
-            "$BUILD/PhiFormats.o" "${objs[@]}" -o "$BUILD/fuzz-$t"
+            "${text[@]}" "$BUILD/PhiFormats.o" "${objs[@]}" -o "$BUILD/fuzz-$t"
         echo "   $BUILD/fuzz-$t"
     done
 }
@@ -96,10 +114,12 @@ fuzz() {
     # -jobs=1 -workers=1: one fuzzing process on one core; libFuzzer writes its output to
     # fuzz-0.log in the current directory.
     local rc=0
-    ( cd "$logs" && "${NICE[@]}" "$BUILD/fuzz-$t" \
+    local dict=()
+    [[ -f "$HERE/$t.dict" ]] && dict=(-dict="$HERE/$t.dict")
+    ( cd "$logs" && PHIKIT_FUZZ_REPO="$REPO" "${NICE[@]}" "$BUILD/fuzz-$t" \
         -jobs=1 -workers=1 -max_total_time="$secs" -max_len="$(max_len_for "$t")" \
         "${LIMITS[@]}" -print_final_stats=1 \
-        -dict="$HERE/$t.dict" -artifact_prefix="$artifacts/" \
+        "${dict[@]}" -artifact_prefix="$artifacts/" \
         "$corpus" "$HERE/seeds/$t" ) || rc=$?
     grep -E '^#[0-9]+' "$logs/fuzz-0.log" | tail -n 1 || true
     grep -E '^(stat::|SUMMARY|==[0-9]+==ERROR|\*\*\* Swift runtime failure|Fatal error|fuzz property)' "$logs/fuzz-0.log" || true
@@ -117,7 +137,7 @@ regress() {
         while IFS= read -r -d '' f; do
             n=$((n + 1))
             # One process per input so that every failing input is reported.
-            if ! SWIFT_BACKTRACE=enable=no "$BUILD/fuzz-$t" "${LIMITS[@]}" "$f" >"$OUT/regress.log" 2>&1; then
+            if ! PHIKIT_FUZZ_REPO="$REPO" SWIFT_BACKTRACE=enable=no "$BUILD/fuzz-$t" "${LIMITS[@]}" "$f" >"$OUT/regress.log" 2>&1; then
                 bad=$((bad + 1))
                 echo "FAIL $t: ${f#"$REPO"/}"
                 grep -E 'Swift runtime failure|Fatal error|fuzz property|ERROR: (AddressSanitizer|libFuzzer)' \
@@ -137,7 +157,7 @@ case "${1:-}" in
     repro)
         [[ $# -eq 3 ]] || die "usage: run.sh repro <target> <file>"
         check_target "$2"; ensure_built "$2"
-        "$BUILD/fuzz-$2" "${LIMITS[@]}" "$3" ;;
+        PHIKIT_FUZZ_REPO="$REPO" "$BUILD/fuzz-$2" "${LIMITS[@]}" "$3" ;;
     minimize)
         [[ $# -eq 3 ]] || die "usage: run.sh minimize <target> <crash-file>"
         check_target "$2"; ensure_built "$2"

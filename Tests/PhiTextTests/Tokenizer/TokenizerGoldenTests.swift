@@ -15,7 +15,7 @@ struct TokenizerGoldenTests {
         try #require(golden.entries.count == corpus.count, "golden is stale: rerun make_golden.py")
         var failures: [String] = []
         for (index, (text, expected)) in zip(corpus, golden.entries).enumerated() {
-            let ids = tokenizer.encode(text)
+            let ids = try tokenizer.encode(text)
             let same =
                 ids.count == expected.count && TokenizerFixtures.hash(ids) == expected.hash
                 && (expected.ids == nil || expected.ids! == ids)
@@ -52,7 +52,7 @@ struct TokenizerGoldenTests {
         var failures: [String] = []
         for (index, (text, expected)) in zip(TokenizerFixtures.corpus, golden.entries).enumerated()
         {
-            let ids = tokenizer.encode(text)
+            let ids = try tokenizer.encode(text)
             let decoded = tokenizer.decode(ids)
             if !expected.decoded.matches(decoded, input: text) {
                 failures.append(
@@ -91,7 +91,7 @@ struct TokenizerGoldenTests {
         let tokenizer = try TokenizerFixtures.tokenizer(name)
         var failures: [String] = []
         for (index, text) in TokenizerFixtures.corpus.enumerated() {
-            let ids = tokenizer.encode(text)
+            let ids = try tokenizer.encode(text)
             for skip in index % 4 == 0 ? [false, true] : [false] {
                 var stream = StreamingDecoder(tokenizer: tokenizer, skipSpecialTokens: skip)
                 var pieces = ids.map { stream.append($0) }

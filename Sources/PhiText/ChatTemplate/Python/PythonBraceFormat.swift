@@ -142,7 +142,7 @@ enum PythonBraceFormat {
         default:
             throw JinjaError.render("unsupported format spec '\(spec)'")
         }
-        let width = Int(widthText) ?? Int.max
+        let width = widthText.isEmpty ? 0 : Int(widthText) ?? Int.max
         try JinjaBudget.checkLength(width, "a formatted field")
         let padding = max(0, width - body.unicodeScalars.count)
         guard padding > 0 else { return body }

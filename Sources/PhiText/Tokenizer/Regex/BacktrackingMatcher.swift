@@ -10,7 +10,7 @@ struct BacktrackingMatcher: Sendable {
     let root: RegexNode
 
     /// The end (scalar index) of the match starting exactly at `start`, if any.
-    func match(_ text: ScalarText, at start: Int, budget: RegexBudget) -> Int? {
+    func match(_ text: ScalarText, at start: Int, budget: RegexBudget = RegexBudget()) -> Int? {
         guard !budget.exhausted else { return nil }
         var end: Int?
         _ = text.scalars.withUnsafeBufferPointer { scalars in
