@@ -1,6 +1,6 @@
 # phikit — build, test, benchmark. Every target works on a fresh Debian 12 machine after `make deps`.
 #
-#   make deps        system packages (libcurl, OpenBLAS, pkg-config; python3 for the demo
+#   make deps        system packages (libcurl, pkg-config; python3 for the demo
 #                    checkpoint and test scripts); idempotent, as root or via sudo
 #   make build       release build → .build/release/phikit   (NATIVE=1 adds -march=native: opt-in,
 #                    the binary then only runs on CPUs like this one)
@@ -14,6 +14,8 @@
 #   make bench-run        generation speed vs llama.cpp, same random weights, both Phi shapes
 #                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make bench-verify     phikit verify vs cat and sha256sum of a 2.1 GB MLX 4-bit Phi-3.5-mini
+#   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
+#                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -22,10 +24,10 @@ SWIFT ?= swift
 NATIVE ?= 0
 RELEASE_FLAGS := -c release $(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
 BIN := .build/release/phikit
-DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev pkg-config python3
+DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify install fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -48,7 +50,7 @@ test:
 test-fast:
 	PHIKIT_SKIP_SLOW=1 $(SWIFT) test
 
-bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify
+bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat
 
 bench-convert: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
@@ -64,6 +66,9 @@ bench-tokenizer: build
 
 bench-verify: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_verify.sh
+
+bench-chat: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit
