@@ -12,10 +12,6 @@ public enum ConvertError: UserFacingError, Equatable {
     case alreadyQuantized(directory: String, bits: Int)
     /// `--dequantize` on a model with no quantized tensors.
     case notQuantized(directory: String)
-    /// A tensor config.json's architecture has no place for.
-    case unexpectedTensor(name: String, file: String)
-    /// A tensor config.json requires is in no weight file.
-    case missingTensor(name: String, directory: String)
     case wrongShape(name: String, file: String, expected: [Int], actual: [Int])
     case wrongDType(name: String, file: String, dtype: DType, expected: String)
     /// A packed `.weight`/`.scales` pair that config.json's `quantization` does not describe.
@@ -31,9 +27,6 @@ public enum ConvertError: UserFacingError, Equatable {
         case .quantizeAndDequantize: "choose either --quantize or --dequantize, not both"
         case .alreadyQuantized(let dir, let bits): "\(dir) is already quantized (\(bits)-bit)"
         case .notQuantized(let dir): "\(dir) has no quantized tensors to dequantize"
-        case .unexpectedTensor(let name, let file):
-            "\(file): tensor '\(name)' is not part of this architecture"
-        case .missingTensor(let name, let dir): "\(dir): tensor '\(name)' is missing"
         case .wrongShape(let name, let file, let expected, let actual):
             "\(file): tensor '\(name)' has shape \(actual), config.json implies \(expected)"
         case .wrongDType(let name, let file, let dtype, let expected):
@@ -50,7 +43,7 @@ public enum ConvertError: UserFacingError, Equatable {
         case .outputExists: "pass --force to replace it, or -o to choose another directory"
         case .alreadyQuantized: "convert --dequantize first to re-quantize with other settings"
         case .notQuantized: "drop --dequantize (use --dtype to change the float type)"
-        case .unexpectedTensor, .missingTensor, .wrongShape:
+        case .wrongShape:
             "the weights do not match config.json; is the download complete and unmodified?"
         case .badOption(_, let hint): hint
         default: nil
@@ -62,7 +55,7 @@ public enum ConvertError: UserFacingError, Equatable {
         case .outputExists, .outputIsSource, .quantizeAndDequantize, .alreadyQuantized,
             .notQuantized, .badOption:
             .usage
-        case .unexpectedTensor, .missingTensor, .wrongShape, .wrongDType, .inconsistentQuantization:
+        case .wrongShape, .wrongDType, .inconsistentQuantization:
             .dataError
         case .io: .ioError
         }

@@ -25,15 +25,32 @@ enum TinyModels {
         }
     }
 
-    /// name → (shape, float32 values) in the Phi-3 tensor order.
+    /// name → (shape, float32 values) in the order tiny_models.py numbers them: the schema's
+    /// modules with each layer's two norms moved around its attention (input_layernorm first,
+    /// post_attention_layernorm before the MLP), as the script lists them.
     static func weights(
         _ config: ModelConfig, seed: UInt64, amplitude: Float
-    ) -> [(name: String, shape: [Int], values: [Float])] {
-        config.expectedTensorShapes().enumerated().map { k, tensor in
-            let r = uniform(seed: seed, tensor: k, count: tensor.shape.reduce(1, *))
-            let values =
-                tensor.name.contains("norm") ? r.map { 1 + $0 * 0.25 } : r.map { $0 * amplitude }
-            return (tensor.name, tensor.shape, values)
+    ) throws -> [(name: String, shape: [Int], values: [Float])] {
+        let modules = try ModelLayout(config: config).modules
+        func rank(_ m: ModuleSpec) -> Int {
+            let order = [
+                "input_layernorm", "qkv_proj", "o_proj", "post_attention_layernorm",
+                "gate_up_proj", "down_proj",
+            ]
+            return order.firstIndex { m.path.hasSuffix("." + $0) } ?? 0
+        }
+        let ordered = modules.enumerated().sorted { a, b in
+            // Same layer (or both outside the layers): the script's order; else schema order.
+            let layer = { (m: ModuleSpec) in m.path.split(separator: ".").dropFirst(2).first }
+            guard layer(a.element) == layer(b.element), a.element.path.hasPrefix("model.layers."),
+                b.element.path.hasPrefix("model.layers.")
+            else { return a.offset < b.offset }
+            return rank(a.element) < rank(b.element)
+        }.map(\.element)
+        return ordered.enumerated().map { k, module in
+            let r = uniform(seed: seed, tensor: k, count: module.shape.reduce(1, *))
+            let values = module.kind == .norm ? r.map { 1 + $0 * 0.25 } : r.map { $0 * amplitude }
+            return (module.weightName, module.shape, values)
         }
     }
 
@@ -46,7 +63,7 @@ enum TinyModels {
         json.set("torch_dtype", .string(dtype.pythonName))
         try dir.write("config.json", json.serialized())
         let parsed = try ModelConfig(data: Array(json.serialized().utf8), source: "config.json")
-        let tensors = weights(parsed, seed: seed, amplitude: amplitude).map {
+        let tensors = try weights(parsed, seed: seed, amplitude: amplitude).map {
             Tensor(name: $0.name, shape: $0.shape, dtype: dtype, bytes: encode($0.values, dtype))
         }
         try writeSafetensors(tensors, to: dir.file("model.safetensors"))
