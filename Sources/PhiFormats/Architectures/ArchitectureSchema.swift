@@ -17,7 +17,7 @@ public protocol ArchitectureSchema: Sendable {
 
     /// The output projection's module path (`lm_head`). When config.json ties the embeddings
     /// the model has no such module, and a checkpoint that still carries its weight has it
-    /// ignored (see `LeftoverPolicy`).
+    /// ignored (see `IgnoredTensor`, the leftover policy).
     var outputHead: String { get }
 }
 

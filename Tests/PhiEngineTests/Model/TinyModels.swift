@@ -25,28 +25,23 @@ enum TinyModels {
         }
     }
 
-    /// name → (shape, float32 values) in the order tiny_models.py numbers them: the schema's
-    /// modules with each layer's two norms moved around its attention (input_layernorm first,
-    /// post_attention_layernorm before the MLP), as the script lists them.
+    /// name → (shape, float32 values) in the order tiny_models.py numbers them (its
+    /// `tensor_shapes`: per layer the input norm first, the post-attention norm before the
+    /// MLP), with shapes and kinds from the schema.
     static func weights(
         _ config: ModelConfig, seed: UInt64, amplitude: Float
     ) throws -> [(name: String, shape: [Int], values: [Float])] {
-        let modules = try ModelLayout(config: config).modules
-        func rank(_ m: ModuleSpec) -> Int {
-            let order = [
-                "input_layernorm", "qkv_proj", "o_proj", "post_attention_layernorm",
-                "gate_up_proj", "down_proj",
-            ]
-            return order.firstIndex { m.path.hasSuffix("." + $0) } ?? 0
-        }
-        let ordered = modules.enumerated().sorted { a, b in
-            // Same layer (or both outside the layers): the script's order; else schema order.
-            let layer = { (m: ModuleSpec) in m.path.split(separator: ".").dropFirst(2).first }
-            guard layer(a.element) == layer(b.element), a.element.path.hasPrefix("model.layers."),
-                b.element.path.hasPrefix("model.layers.")
-            else { return a.offset < b.offset }
-            return rank(a.element) < rank(b.element)
-        }.map(\.element)
+        let layout = try ModelLayout(config: config)
+        let perLayer = [
+            "input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj",
+            "post_attention_layernorm", "mlp.gate_up_proj", "mlp.down_proj",
+        ]
+        let paths =
+            ["model.embed_tokens"]
+            + (0..<config.layerCount).flatMap { i in perLayer.map { "model.layers.\(i).\($0)" } }
+            + ["model.norm"] + (config.tieWordEmbeddings ? [] : ["lm_head"])
+        let ordered = paths.map(layout.module)
+        precondition(Set(ordered.map(\.path)) == Set(layout.modules.map(\.path)))
         return ordered.enumerated().map { k, module in
             let r = uniform(seed: seed, tensor: k, count: module.shape.reduce(1, *))
             let values = module.kind == .norm ? r.map { 1 + $0 * 0.25 } : r.map { $0 * amplitude }
