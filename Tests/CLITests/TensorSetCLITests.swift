@@ -1,5 +1,4 @@
 import Foundation
-import PhiFormats
 import Testing
 
 /// The bundled stories-260k (phi3, tied embeddings) with one tensor added or removed, through
@@ -22,22 +21,60 @@ struct TensorSetCLITests {
             ]
         }
 
-        init(edit: (inout [(TensorSpec, [UInt8])]) -> Void) throws {
+        /// `edit` sees the tensors as (name, header entry, data bytes), in file order.
+        init(edit: (inout [Tensor]) -> Void) throws {
             work = try TinyModel.temporaryDirectory()
             try FileManager.default.copyItem(
                 at: URL(fileURLWithPath: TensorSetCLITests.bundled), to: directory)
-            let path = directory.appendingPathComponent("model.safetensors").path
-            let file = try SafeTensorsFile(path: path)
-            var tensors = file.tensors.map {
-                (
-                    TensorSpec(name: $0.name, dtype: $0.dtype, shape: $0.shape),
-                    [UInt8](file.data($0))
+            let url = directory.appendingPathComponent("model.safetensors")
+            var (tensors, metadata) = try Self.read(url)
+            edit(&tensors)
+            try Self.write(tensors, metadata: metadata, to: url)
+        }
+
+        typealias Tensor = (name: String, dtype: String, shape: [Int], bytes: Data)
+
+        /// The file laid out by hand (8-byte header length, JSON header, data), as TinyModel
+        /// writes them: these tests check the binary, not phikit's own reader and writer.
+        static func read(_ url: URL) throws -> ([Tensor], Any?) {
+            let data = try Data(contentsOf: url)
+            let length = data.prefix(8).reversed().reduce(0) { $0 << 8 | Int($1) }
+            let header = try #require(
+                try JSONSerialization.jsonObject(with: data.subdata(in: 8..<8 + length))
+                    as? [String: Any])
+            let body = data.suffix(from: 8 + length)
+            let tensors = header.compactMap { name, value -> (Int, Tensor)? in
+                guard let entry = value as? [String: Any], let dtype = entry["dtype"] as? String,
+                    let shape = entry["shape"] as? [Int],
+                    let offsets = entry["data_offsets"] as? [Int]
+                else { return nil }
+                let start = body.startIndex + offsets[0]
+                return (
+                    offsets[0],
+                    (name, dtype, shape, body.subdata(in: start..<start + offsets[1] - offsets[0]))
                 )
             }
-            let metadata = file.metadata
-            edit(&tensors)
-            try FileManager.default.removeItem(atPath: path)
-            try SafeTensorsWriter.write(path: path, tensors: tensors, metadata: metadata)
+            return (tensors.sorted { $0.0 < $1.0 }.map(\.1), header["__metadata__"])
+        }
+
+        static func write(_ tensors: [Tensor], metadata: Any?, to url: URL) throws {
+            var header: [String: Any] = [:]
+            var offset = 0
+            for t in tensors {
+                header[t.name] = [
+                    "dtype": t.dtype, "shape": t.shape,
+                    "data_offsets": [offset, offset + t.bytes.count],
+                ]
+                offset += t.bytes.count
+            }
+            if let metadata { header["__metadata__"] = metadata }
+            var json = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
+            while json.count % 8 != 0 { json.append(UInt8(ascii: " ")) }
+            var bytes = Data()
+            withUnsafeBytes(of: UInt64(json.count).littleEndian) { bytes.append(contentsOf: $0) }
+            bytes.append(json)
+            for t in tensors { bytes.append(t.bytes) }
+            try bytes.write(to: url)
         }
 
         func phikit(_ arguments: String...) throws -> PhikitResult {
@@ -47,19 +84,24 @@ struct TensorSetCLITests {
         func remove() { try? FileManager.default.removeItem(at: work) }
     }
 
-    /// A float32 tensor of `count` zeros (never read when ignored: zeros would change the
-    /// story if the engine used a zero lm_head).
-    static func zeros(_ name: String, _ shape: [Int]) -> (TensorSpec, [UInt8]) {
-        (
-            TensorSpec(name: name, dtype: .f32, shape: shape),
-            [UInt8](repeating: 0, count: 4 * shape.reduce(1, *))
-        )
+    /// A float32 tensor of zeros (never read when ignored: zeros would change the story if
+    /// the engine used a zero lm_head).
+    static func zeros(_ name: String, _ shape: [Int]) -> Checkpoint.Tensor {
+        (name, "F32", shape, Data(count: 4 * shape.reduce(1, *)))
     }
+
+    /// The words of the leftover policy (PhiFormats' `IgnoredTensor.reason`).
+    static let tiedHeadReason =
+        "is not used: config.json ties the embeddings (tie_word_embeddings: true); "
+        + "phikit ignores it and convert leaves it out, as transformers and mlx-lm do"
+    static let rotaryReason =
+        "is a rotary-embedding buffer of an old checkpoint (derived from config.json); "
+        + "phikit ignores it, as transformers and mlx-lm do"
 
     /// run, verify, convert and inspect all accept the checkpoint: the same story as the
     /// bundled model, a verify warning naming the ignored tensor, a conversion byte-identical
     /// to the bundled model's (the tensor left out), an inspect warning.
-    static func expectAccepted(_ name: String, _ why: IgnoredTensor) throws {
+    static func expectAccepted(_ name: String, reason: String) throws {
         let model = try Checkpoint {
             $0.append(zeros(name, name.hasPrefix("lm_head") ? [512, 64] : [4]))
         }
@@ -74,55 +116,58 @@ struct TensorSetCLITests {
         #expect(verify.status == 0, "\(verify.stdout)")
         #expect(
             verify.stdout.contains(
-                "warning: model: model.safetensors, tensor \(name): \(why.reason)"))
+                "warning: model: model.safetensors, tensor \(name): \(reason)"))
 
         let out = model.work.appendingPathComponent("converted").path
         let convert = try model.phikit("convert", dir, "-o", out)
         #expect(convert.status == 0, "\(convert.stderr)")
         let reference = model.work.appendingPathComponent("reference").path
         #expect(try model.phikit("convert", Self.bundled, "-o", reference).status == 0)
-        let converted = try SafeTensorsFile(path: out + "/model.safetensors")
-        #expect(converted.info(name) == nil)
+        let converted = try Checkpoint.read(URL(fileURLWithPath: out + "/model.safetensors"))
+        #expect(!converted.0.contains { $0.name == name })
         #expect(
             FileManager.default.contentsEqual(
                 atPath: out + "/model.safetensors", andPath: reference + "/model.safetensors"))
 
         let inspect = try model.phikit("inspect", dir)
         #expect(inspect.status == 0)
-        #expect(inspect.stderr.contains("warning: tensor '\(name)' \(why.reason)"))
+        #expect(inspect.stderr.contains("warning: tensor '\(name)' \(reason)"))
     }
 
-    /// run and convert fail with `error`'s line (exit 65, convert writes nothing), verify
-    /// reports the same problem for the tensor (exit 1), inspect warns with the same line.
-    static func expectRefused(_ model: Checkpoint, _ error: TensorSetError, tensor: String) throws {
+    /// run and convert fail with `message` (exit 65, convert writes nothing), verify reports
+    /// `problem` for the tensor (exit 1), inspect warns with `message`.
+    static func expectRefused(
+        _ model: Checkpoint, message: String, problem: String, tensor: String
+    ) throws {
         let dir = model.directory.path
         let run = try model.phikit("run", dir, "-p", "", "-m", "8")
         #expect(run.status == 65)
-        #expect(run.stderr.hasPrefix("error: \(error.message)\n"), "\(run.stderr)")
+        #expect(run.stderr.hasPrefix("error: \(message)\n"), "\(run.stderr)")
 
         let out = model.work.appendingPathComponent("converted").path
         let convert = try model.phikit("convert", dir, "-o", out)
         #expect(convert.status == 65)
-        #expect(convert.stderr.hasPrefix("error: \(error.message)\n"), "\(convert.stderr)")
+        #expect(convert.stderr.hasPrefix("error: \(message)\n"), "\(convert.stderr)")
         #expect(!FileManager.default.fileExists(atPath: out))
 
         let verify = try model.phikit("verify", dir)
         #expect(verify.status == 1)
-        #expect(verify.stdout.contains("tensor \(tensor): \(error.problem)\n"), "\(verify.stdout)")
+        #expect(verify.stdout.contains("tensor \(tensor): \(problem)\n"), "\(verify.stdout)")
 
         let inspect = try model.phikit("inspect", dir)
         #expect(inspect.status == 0)
-        #expect(inspect.stderr.contains("warning: \(error.message)\n"), "\(inspect.stderr)")
+        #expect(inspect.stderr.contains("warning: \(message)\n"), "\(inspect.stderr)")
     }
 
     @Test("a tied checkpoint that still carries lm_head.weight is accepted; convert drops it")
     func tiedOutputHead() throws {
-        try Self.expectAccepted("lm_head.weight", .tiedOutputHead)
+        try Self.expectAccepted("lm_head.weight", reason: Self.tiedHeadReason)
     }
 
     @Test("a rotary-embedding inv_freq buffer is ignored by every command")
     func rotaryBuffer() throws {
-        try Self.expectAccepted("model.layers.0.self_attn.rotary_emb.inv_freq", .rotaryBuffer)
+        try Self.expectAccepted(
+            "model.layers.0.self_attn.rotary_emb.inv_freq", reason: Self.rotaryReason)
     }
 
     @Test("a foreign tensor is refused by every command with the same error")
@@ -132,15 +177,19 @@ struct TensorSetCLITests {
         defer { model.remove() }
         let file = model.directory.appendingPathComponent("model.safetensors").path
         try Self.expectRefused(
-            model, .unexpectedTensor(name: name, file: file), tensor: name)
+            model,
+            message: "tensor '\(name)' in \(file) is not part of the model config.json describes",
+            problem: "is not part of the model config.json describes", tensor: name)
     }
 
     @Test("a missing tensor is refused by every command with the same error")
     func missingTensor() throws {
         let name = "model.layers.4.mlp.down_proj.weight"
-        let model = try Checkpoint { $0.removeAll { $0.0.name == name } }
+        let model = try Checkpoint { $0.removeAll { $0.name == name } }
         defer { model.remove() }
+        let dir = model.directory.path
         try Self.expectRefused(
-            model, .missingTensor(name: name, directory: model.directory.path), tensor: name)
+            model, message: "tensor '\(name)' is missing from the weights in \(dir)",
+            problem: "is missing", tensor: name)
     }
 }
