@@ -25,7 +25,7 @@ struct RegexBudgetTests {
     }
 
     @Test("nested quantifiers on a long input stop with an error, in bounded time",
-        arguments: [("(a*)*b", String(repeating: "a", count: 3000) + "c"),
+        arguments: [("(a*)*b", String(repeating: "a", count: 300) + "c"),
             ("(?:ab)+", String(repeating: "ab", count: 5000))])
     func pathological(pattern: String, text: String) throws {
         let t = try tokenizer(splittingOn: pattern)

@@ -129,23 +129,26 @@ struct BacktrackingMatcher: Sendable {
 /// Steps and recursion depth one `SplitPattern.matches` call may spend in the backtracking
 /// matcher. A class: the recursion shares it without threading it through every return.
 final class RegexBudget {
-    /// Oniguruma's default retry limit in a match is 10,000,000; this bounds a whole text.
-    static let maxSteps = 50_000_000
+    /// Steps for a text of `length` bytes: a base plus a few dozen per byte. Oniguruma's
+    /// retry limit is 10,000,000 per search; this bounds the whole text, so that a pattern
+    /// that backtracks exponentially stops within a second or so, not after minutes.
+    static func steps(forLength length: Int) -> Int { 250_000 + 64 * length }
     /// Levels of `run` (a few stack frames each): well inside a 512 KB thread stack.
     static let maxDepth = 2_000
 
+    private let maxSteps: Int
     private var steps = 0
     fileprivate(set) var depth = 0
     private(set) var exhausted = false
 
-    init() {}
+    init(length: Int = 0) { maxSteps = Self.steps(forLength: length) }
 
     /// Counts one step into a deeper level; false (for good) once either limit is passed.
     @inline(__always)
     fileprivate func enter() -> Bool {
         steps += 1
         depth += 1
-        if steps > Self.maxSteps || depth > Self.maxDepth { exhausted = true }
+        if steps > maxSteps || depth > Self.maxDepth { exhausted = true }
         return !exhausted
     }
 }
