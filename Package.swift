@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiEngine"]),
+        // HTTP/1.1 on sockets (HTTP/) and the OpenAI-compatible routes behind `phikit serve`.
+        .target(name: "PhiServer", dependencies: ["PhiFormats"]),
         .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
         .executableTarget(
@@ -44,6 +46,7 @@ let package = Package(
             name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "PhiServerTests", dependencies: ["PhiServer"]),
         .testTarget(name: "CLITests", dependencies: ["PhiFormats", "HubTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
