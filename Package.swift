@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // phikit: layered targets, dependencies point down only (see DESIGN.md):
-//   phikit → PhiKit → {PhiHub, PhiEngine} → PhiFormats → CKernels
+//   phikit → PhiKit → {PhiHub, PhiText, PhiEngine} → PhiFormats → CKernels
 // PhiHub and PhiEngine never import each other. Each C library is imported by exactly one
 // Swift file that wraps it. No Swift package dependencies.
 import PackageDescription
@@ -26,8 +26,11 @@ let package = Package(
         .target(name: "CKernels", cSettings: kernelFlags),
         .target(name: "PhiFormats", dependencies: ["CKernels"]),
         .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
+        // Tokenizer, chat templates, prompts: no model code and no OpenBLAS, so an app or a
+        // server that only tokenizes links PhiFormats and this.
+        .target(name: "PhiText", dependencies: ["PhiFormats"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
-        .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiEngine"]),
+        .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiText", "PhiEngine"]),
         // HTTP/1.1 on sockets (HTTP/) and the OpenAI-compatible routes behind `phikit serve`.
         .target(name: "PhiServer", dependencies: ["PhiFormats"]),
         .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
@@ -44,6 +47,9 @@ let package = Package(
             name: "PhiHubTests", dependencies: ["PhiHub", "HubTestSupport"], exclude: ["Server"]),
         .testTarget(
             name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
+            resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "PhiTextTests", dependencies: ["PhiText", "PhiFormats"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiServerTests", dependencies: ["PhiServer"]),
