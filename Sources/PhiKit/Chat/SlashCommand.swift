@@ -51,7 +51,7 @@ public enum SlashCommand: Sendable, Equatable {
     public static let helpText = """
         /help                 this list
         /reset, /clear        forget the conversation (the system message stays)
-        /system TEXT          set the system message (and start over); /system shows it
+        /system TEXT          set the system message; /system shows it
         /set NAME VALUE       temp, top_p, top_k, min_p, max_tokens, seed,
                               repetition_penalty, repetition_context_size; /set lists them
         /save FILE.json       write the conversation ([{"role", "content"}])

@@ -81,15 +81,7 @@ struct ChatCommand: Command {
     func run() throws {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
-        let view = PullProgressView()
-        let container: ModelContainer
-        do {
-            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
-        } catch {
-            view.clear()
-            throw error
-        }
-        view.clear()
+        let container = try PullProgressView.loadModel(model, threads: threads)
         let chat = try ChatSession(container: container, options: options)
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
         let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats)

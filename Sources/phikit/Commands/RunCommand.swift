@@ -104,15 +104,7 @@ struct RunCommand: Command {
     }
 
     func run() throws {
-        let view = PullProgressView()
-        let container: ModelContainer
-        do {
-            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
-        } catch {
-            view.clear()
-            throw error
-        }
-        view.clear()
+        let container = try PullProgressView.loadModel(model, threads: threads)
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {
                 .text(try promptText(container), system: system)
