@@ -21,7 +21,8 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
         switch self {
         case .phi35, .phi35LongRope:
             Self.fixtures.appendingPathComponent("microsoft--Phi-3.5-mini-instruct")
-        case .phi4mini: Self.fixtures.appendingPathComponent("_derived/microsoft--Phi-4-mini-instruct")
+        case .phi4mini:
+            Self.fixtures.appendingPathComponent("_derived/microsoft--Phi-4-mini-instruct")
         }
     }
 
@@ -46,7 +47,9 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
         config["max_position_embeddings"] = original * 32
         let short: [Double] = (0..<ropeHalf).map { 1.0 + 0.1 * Double($0) }
         let long: [Double] = (0..<ropeHalf).map { 1.5 + 2.0 * Double($0) }
-        let scaling: [String: Any] = ["type": "longrope", "short_factor": short, "long_factor": long]
+        let scaling: [String: Any] = [
+            "type": "longrope", "short_factor": short, "long_factor": long,
+        ]
         config["rope_scaling"] = scaling
         switch self {
         case .phi35, .phi35LongRope:
@@ -98,7 +101,9 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
         var offset = 0
         for t in tensors {
             let bytes = t.shape.reduce(1, *) * 2
-            header[t.name] = ["dtype": "BF16", "shape": t.shape, "data_offsets": [offset, offset + bytes]]
+            header[t.name] = [
+                "dtype": "BF16", "shape": t.shape, "data_offsets": [offset, offset + bytes],
+            ]
             offset += bytes
         }
         var json = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])

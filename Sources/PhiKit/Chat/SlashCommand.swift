@@ -88,7 +88,8 @@ public enum ChatSetting {
         case "min_p": changed.minP = Float(try number("a number in [0, 1]"))
         case "max_tokens", "num_predict": changed.maxTokens = try integer("an integer ≥ 1")
         case "seed":
-            changed.seed = value == "none" ? nil : UInt64(bitPattern: Int64(try integer("an integer")))
+            changed.seed =
+                value == "none" ? nil : UInt64(bitPattern: Int64(try integer("an integer")))
         case "repetition_penalty", "repeat_penalty":
             changed.repetitionPenalty = Float(try number("a number > 0"))
         case "repetition_context_size", "repeat_last_n":

@@ -90,7 +90,8 @@ struct RunCommand: Command {
         model = try args.positional("model")
         try args.finish()
         if chat != nil && (prompt != nil || system != nil || !useChatTemplate) {
-            throw UsageError("--chat takes the conversation alone (no -p, --system or --no-chat-template)")
+            throw UsageError(
+                "--chat takes the conversation alone (no -p, --system or --no-chat-template)")
         }
         guard maxTokens > 0 else { throw UsageError("--max-tokens must be at least 1") }
         guard temperature >= 0 else { throw UsageError("--temp must not be negative") }
