@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Tiny chat models: the real Phi-3.5 and Phi-4-mini tokenizers and chat templates (from the
 /// shared fixtures) on one-layer models of random bf16 weights. Greedy text from random
@@ -13,16 +14,14 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
 
     var description: String { rawValue }
 
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/fixtures")
-
+    /// In ../shared/fixtures (`TestPaths`); a missing one fails the test that builds the model.
     private var tokenizerDirectory: URL {
-        switch self {
-        case .phi35, .phi35LongRope:
-            Self.fixtures.appendingPathComponent("microsoft--Phi-3.5-mini-instruct")
-        case .phi4mini:
-            Self.fixtures.appendingPathComponent("_derived/microsoft--Phi-4-mini-instruct")
+        get throws {
+            switch self {
+            case .phi35, .phi35LongRope:
+                try TestPaths.sharedURL("microsoft--Phi-3.5-mini-instruct")
+            case .phi4mini: try TestPaths.sharedURL("_derived/microsoft--Phi-4-mini-instruct")
+            }
         }
     }
 
@@ -47,9 +46,7 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
         config["max_position_embeddings"] = original * 32
         let short: [Double] = (0..<ropeHalf).map { 1.0 + 0.1 * Double($0) }
         let long: [Double] = (0..<ropeHalf).map { 1.5 + 2.0 * Double($0) }
-        let scaling: [String: Any] = [
-            "type": "longrope", "short_factor": short, "long_factor": long,
-        ]
+        let scaling: [String: Any] = ["type": "longrope", "short_factor": short, "long_factor": long]
         config["rope_scaling"] = scaling
         switch self {
         case .phi35, .phi35LongRope:
@@ -79,6 +76,7 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// Writes the model into a new temporary directory.
     func directory() throws -> URL {
+        let tokenizerDirectory = try tokenizerDirectory
         let dir = try TinyModel.temporaryDirectory()
         try TinyModel.writeJSON(config, to: dir.appendingPathComponent("config.json"))
         for name in ["tokenizer.json", "tokenizer_config.json"] {
@@ -101,9 +99,7 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
         var offset = 0
         for t in tensors {
             let bytes = t.shape.reduce(1, *) * 2
-            header[t.name] = [
-                "dtype": "BF16", "shape": t.shape, "data_offsets": [offset, offset + bytes],
-            ]
+            header[t.name] = ["dtype": "BF16", "shape": t.shape, "data_offsets": [offset, offset + bytes]]
             offset += bytes
         }
         var json = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
