@@ -25,6 +25,7 @@ public enum ModelLocator {
     public static func locate(
         _ text: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> LocalModel {
+        try GGUFConvertError.refuseGGUF(text)
         if !text.contains("/"), !text.hasPrefix("."), !text.hasPrefix("~") {
             let stored = ModelStore.modelsDirectory(environment: environment) + "/" + text
             if isDirectory(stored) {

@@ -7,7 +7,7 @@
 #   scripts/fuzz/run.sh repro <target> <file>       # run one input
 #   scripts/fuzz/run.sh minimize <target> <crash>   # minimize a crashing input
 #
-# targets: safetensors, json, config
+# targets: safetensors, json, config, gguf
 # Everything generated (objects, binaries, corpora, crash files, logs) goes under
 # $PHIKIT_FUZZ_OUT (default /tmp/phikit-fuzz), never into the repo.
 set -euo pipefail
@@ -20,7 +20,7 @@ TOOLCHAIN_BIN="${PHIKIT_FUZZ_TOOLCHAIN:-/opt/swift/usr/bin}"
 SWIFTC="$TOOLCHAIN_BIN/swiftc"
 CLANG="$TOOLCHAIN_BIN/clang"
 NICE=(nice -n 10)
-TARGETS=(safetensors json config)
+TARGETS=(safetensors json config gguf)
 
 # Resource limits that define the properties: no unbounded allocation, no hang.
 LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
@@ -28,7 +28,7 @@ LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 check_target() {
-    case "$1" in safetensors|json|config) ;; *) die "unknown target '$1' (safetensors, json, config)";; esac
+    case "$1" in safetensors|json|config|gguf) ;; *) die "unknown target '$1' (safetensors, json, config, gguf)";; esac
 }
 
 define_for() {
@@ -36,6 +36,7 @@ define_for() {
         safetensors) echo FUZZ_SAFETENSORS ;;
         json) echo FUZZ_JSON ;;
         config) echo FUZZ_CONFIG ;;
+        gguf) echo FUZZ_GGUF ;;
     esac
 }
 
@@ -44,6 +45,7 @@ max_len_for() {
         safetensors) echo 8192 ;;
         json) echo 4096 ;;
         config) echo 8192 ;;
+        gguf) echo 8192 ;;
     esac
 }
 
@@ -71,7 +73,7 @@ EOF
         -wmo -num-threads 0 -O -g -sanitize=fuzzer,address \
         -I "$BUILD/modules" \
         -emit-module -emit-module-path "$BUILD/modules/PhiFormats.swiftmodule" \
-        -c "$REPO"/Sources/PhiFormats/*.swift -o "$BUILD/PhiFormats.o"
+        -c $(find "$REPO/Sources/PhiFormats" -name '*.swift' | sort) -o "$BUILD/PhiFormats.o"
 
     for t in "${TARGETS[@]}"; do
         "${NICE[@]}" "$SWIFTC" -module-name PhiFuzz -parse-as-library -swift-version 6 \
