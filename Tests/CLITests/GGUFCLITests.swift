@@ -55,3 +55,21 @@ struct GGUFCLITests {
         #expect(r.stderr.contains("hint: convert it first: phikit convert \(Self.stories)"))
     }
 }
+
+extension GGUFCLITests {
+    /// Converted, the GGUF tells the same story as the reference phi3 conversion.
+    @Test func convertedModelTellsTheSameStory() throws {
+        let out = FileManager.default.temporaryDirectory.path + "/phikit-gguf-\(UUID())"
+        defer { try? FileManager.default.removeItem(atPath: out) }
+        let c = try Phikit.run("convert", Self.stories, "-o", out, "--exact")
+        #expect(c.status == 0, "\(c.stderr)")
+        #expect(c.stdout.contains("Exact: 48 F32 GGUF tensors."))
+        let reference = Self.stories.replacingOccurrences(
+            of: "karpathy--tinyllamas/stories260K.gguf", with: "karpathy--stories260K-phi3")
+        let a = try Phikit.run("run", out, "-p", "Once upon a time", "-m", "60")
+        let b = try Phikit.run("run", reference, "-p", "Once upon a time", "-m", "60")
+        #expect(a.status == 0 && b.status == 0, "\(a.stderr)\(b.stderr)")
+        #expect(a.stdout.hasPrefix(", there was a little girl named Lily."))
+        #expect(a.stdout == b.stdout)
+    }
+}

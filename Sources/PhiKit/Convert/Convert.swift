@@ -150,7 +150,7 @@ private func writeMetadata(_ plan: ConvertPlan, source: LocalModel, into dir: St
 }
 
 /// `mkdtemp("<output>.incomplete-XXXXXX")`, creating the parent directories first.
-private func makeTemporaryDirectory(beside output: String) throws -> String {
+func makeTemporaryDirectory(beside output: String) throws -> String {
     let parent = (output as NSString).deletingLastPathComponent
     do {
         try FileManager.default.createDirectory(
@@ -177,7 +177,7 @@ private func makeUniqueDirectory(
 
 /// Moves the finished directory into place. An existing output (only with `force`) is moved
 /// aside first and deleted after the rename, so some complete model is always there.
-private func install(_ temp: String, at output: String) throws {
+func install(_ temp: String, at output: String) throws {
     // mkdtemp made the directory 0700; the model should be as readable as any directory the
     // user creates (mlx_lm's output is 0777 & ~umask).
     let mask = umask(0)

@@ -1,0 +1,166 @@
+import PhiFormats
+
+/// Carries out a `GGUFModulePlan`: the bytes of each output tensor, and the largest absolute
+/// change of each inexact GGUF tensor (against ggml's own float32 values).
+struct GGUFTranscoder {
+    let file: GGUFFile
+
+    struct Result {
+        var tensors: [[UInt8]]
+        /// GGUF tensor name → max |converted − ggml value|.
+        var errors: [String: Double]
+    }
+
+    func run(_ plan: GGUFModulePlan) throws -> Result {
+        let rows = plan.module.shape.first ?? 1
+        switch plan.form {
+        case .float(let dtype):
+            var out: [UInt8] = []
+            out.reserveCapacity(plan.module.shape.reduce(1, *) * dtype.size)
+            var errors: [String: Double] = [:]
+            for part in plan.module.parts {
+                let values = floats(part)
+                let bytes = narrowed(values, dtype)
+                if plan.inexact.contains(part.tensor) {
+                    errors[part.tensor.name] = maxError(values, bytes, dtype)
+                }
+                out += bytes
+            }
+            return Result(tensors: [out], errors: errors)
+        case .affine(let bits, let scaleType):
+            let cols = plan.module.shape[1]
+            var q: [UInt8] = []
+            var scales: [Float] = []
+            var biases: [Float] = []
+            q.reserveCapacity(rows * cols)
+            var errors: [String: Double] = [:]
+            for part in plan.module.parts {
+                let groups: AffineGroups
+                if GGUFBlocks.exactBits(part.tensor.type) != nil {
+                    groups = withRows(part) {
+                        GGUFBlocks.affine(part.tensor.type, $0, count: part.tensor.elementCount)
+                    }
+                } else {
+                    let values = floats(part)
+                    groups = try requantize8(values, cols: cols)
+                    errors[part.tensor.name] = maxError(values, groups)
+                }
+                q += groups.q
+                scales += groups.scales
+                biases += groups.biases
+            }
+            return Result(
+                tensors: [pack(q, bits: bits), encode(scales, scaleType), encode(biases, scaleType)],
+                errors: errors)
+        }
+    }
+
+    // MARK: - Pieces
+
+    /// The part's raw bytes with its rows in Hugging Face order (llama q/k: per head, row
+    /// 2i+j of GGML's interleaved pairs goes to row j·(head_dim/2) + i).
+    private func withRows<T>(
+        _ part: GGUFModelLayout.Part, _ body: (UnsafeRawBufferPointer) throws -> T
+    ) rethrows -> T {
+        let data = file.data(part.tensor)
+        guard let heads = part.unpermuteHeads else { return try body(data) }
+        let rows = part.tensor.shape[0]
+        let rowBytes = part.tensor.byteCount / rows
+        let headDim = rows / heads
+        var copy = [UInt8](repeating: 0, count: data.count)
+        copy.withUnsafeMutableBytes { dst in
+            for h in 0..<heads {
+                for i in 0..<(headDim / 2) {
+                    for j in 0..<2 {
+                        let from = (h * headDim + 2 * i + j) * rowBytes
+                        let to = (h * headDim + j * (headDim / 2) + i) * rowBytes
+                        dst.baseAddress!.advanced(by: to).copyMemory(
+                            from: data.baseAddress! + from, byteCount: rowBytes)
+                    }
+                }
+            }
+        }
+        return try copy.withUnsafeBytes { try body($0) }
+    }
+
+    /// ggml's float32 values of a part, rows in Hugging Face order.
+    func floats(_ part: GGUFModelLayout.Part) -> [Float] {
+        let n = part.tensor.elementCount
+        var out = [Float](repeating: 0, count: n)
+        withRows(part) { raw in
+            out.withUnsafeMutableBufferPointer {
+                GGUFBlocks.dequantize(part.tensor.type, raw, count: n, into: $0)
+            }
+        }
+        return out
+    }
+
+    private func narrowed(_ values: [Float], _ dtype: DType) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: values.count * dtype.size)
+        values.withUnsafeBufferPointer { v in
+            out.withUnsafeMutableBytes { narrow(v, to: dtype, into: $0) }
+        }
+        return out
+    }
+
+    private func maxError(_ values: [Float], _ bytes: [UInt8], _ dtype: DType) -> Double {
+        var back = [Float](repeating: 0, count: values.count)
+        bytes.withUnsafeBytes { raw in back.withUnsafeMutableBufferPointer { widen(raw, dtype, into: $0) } }
+        return zip(values, back).reduce(0) { max($0, Double(abs($1.0 - $1.1))) }
+    }
+
+    private func maxError(_ values: [Float], _ g: AffineGroups) -> Double {
+        var worst = 0.0
+        for i in 0..<values.count {
+            let v = g.scales[i / 32] * Float(g.q[i]) + g.biases[i / 32]
+            worst = max(worst, Double(abs(v - values[i])))
+        }
+        return worst
+    }
+
+    /// mlx's affine quantization of float32 values to 8 bits, groups of 32 (float32 scales).
+    private func requantize8(_ values: [Float], cols: Int) throws -> AffineGroups {
+        let q = try AffineQuantization(bits: 8, groupSize: 32)
+        let rows = values.count / cols
+        let groups = values.count / 32
+        var words = [UInt32](repeating: 0, count: values.count / 4)
+        var scales = [Float](repeating: 0, count: groups)
+        var biases = [Float](repeating: 0, count: groups)
+        try values.withUnsafeBufferPointer { v in
+            try words.withUnsafeMutableBufferPointer { w in
+                try scales.withUnsafeMutableBytes { s in
+                    try biases.withUnsafeMutableBytes { b in
+                        try q.quantize(
+                            v, rows: rows, cols: cols, outDType: .f32, weight: w, scales: s,
+                            biases: b, threads: 2)
+                    }
+                }
+            }
+        }
+        // 8-bit codes: value i is byte i of the little-endian words.
+        let codes = words.withUnsafeBytes { [UInt8]($0) }
+        return AffineGroups(bits: 8, q: codes, scales: scales, biases: biases)
+    }
+
+    /// MLX's packing: each row's codes as one little-endian bit stream, value i at bit
+    /// i·bits (rows are whole words since a row is whole groups of 32).
+    private func pack(_ q: [UInt8], bits: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: q.count * bits / 8)
+        var acc: UInt64 = 0
+        var filled = 0
+        var o = 0
+        for v in q {
+            acc |= UInt64(v) << filled
+            filled += bits
+            while filled >= 8 {
+                out[o] = UInt8(truncatingIfNeeded: acc)
+                o += 1
+                acc >>= 8
+                filled -= 8
+            }
+        }
+        return out
+    }
+
+    private func encode(_ values: [Float], _ dtype: DType) -> [UInt8] { narrowed(values, dtype) }
+}
