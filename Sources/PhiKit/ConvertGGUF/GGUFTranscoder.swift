@@ -118,28 +118,29 @@ struct GGUFTranscoder {
         return worst
     }
 
-    /// mlx's affine quantization of float32 values to 8 bits, groups of 32 (float32 scales).
+    /// Float32 values to affine 8-bit, groups of 32, float32 scales: scale = range / 255,
+    /// bias = the group's minimum, codes rounded to nearest. Every value then lies within
+    /// half a step of its original (mlx's own quantizer pins the larger edge instead, which
+    /// can cost a whole step).
     private func requantize8(_ values: [Float], cols: Int) throws -> AffineGroups {
-        let q = try AffineQuantization(bits: 8, groupSize: 32)
-        let rows = values.count / cols
         let groups = values.count / 32
-        var words = [UInt32](repeating: 0, count: values.count / 4)
-        var scales = [Float](repeating: 0, count: groups)
-        var biases = [Float](repeating: 0, count: groups)
-        try values.withUnsafeBufferPointer { v in
-            try words.withUnsafeMutableBufferPointer { w in
-                try scales.withUnsafeMutableBytes { s in
-                    try biases.withUnsafeMutableBytes { b in
-                        try q.quantize(
-                            v, rows: rows, cols: cols, outDType: .f32, weight: w, scales: s,
-                            biases: b, threads: 2)
-                    }
-                }
+        var out = AffineGroups(
+            bits: 8, q: [UInt8](repeating: 0, count: values.count),
+            scales: [Float](repeating: 0, count: groups), biases: [Float](repeating: 0, count: groups))
+        for g in 0..<groups {
+            let group = values[(32 * g)..<(32 * g + 32)]
+            let lo = group.min()!
+            let hi = group.max()!
+            let scale = (hi - lo) / 255
+            out.scales[g] = scale
+            out.biases[g] = lo
+            guard scale > 0 else { continue }  // a constant group: every code 0, exact
+            for i in 0..<32 {
+                let code = ((values[32 * g + i] - lo) / scale).rounded()
+                out.q[32 * g + i] = UInt8(min(255, max(0, code)))
             }
         }
-        // 8-bit codes: value i is byte i of the little-endian words.
-        let codes = words.withUnsafeBytes { [UInt8]($0) }
-        return AffineGroups(bits: 8, q: codes, scales: scales, biases: biases)
+        return out
     }
 
     /// MLX's packing: each row's codes as one little-endian bit stream, value i at bit
