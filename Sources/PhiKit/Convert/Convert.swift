@@ -70,11 +70,7 @@ public func convert(
         if let temp { try? FileManager.default.removeItem(atPath: temp) }
         throw error
     }
-    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
-    let written = files.reduce(0) { sum, name in
-        let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
-        return sum + ((size as? NSNumber)?.intValue ?? 0)
-    }
+    let (files, written) = outputListing(output)
     return ConvertSummary(
         source: options.source, sourceDirectory: source.directory, outputDirectory: output,
         files: files, tensorCount: plan.outputTensors.count,
@@ -141,6 +137,16 @@ private func writeMetadata(_ plan: ConvertPlan, source: LocalModel, into dir: St
         throw ConvertError.io(path: dir, detail: error.message)
     }
     try ConvertFiles.write(from: source.directory, to: dir, hubRepo: source.hubRepo)
+}
+
+/// The finished output's file names (sorted) and their total size.
+func outputListing(_ output: String) -> (files: [String], bytes: Int) {
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
+    let bytes = files.reduce(0) { sum, name in
+        let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
+        return sum + ((size as? NSNumber)?.intValue ?? 0)
+    }
+    return (files, bytes)
 }
 
 /// `mkdtemp("<output>.incomplete-XXXXXX")`, creating the parent directories first.

@@ -138,11 +138,7 @@ public func convertGGUF(
         if let temp { try? FileManager.default.removeItem(atPath: temp) }
         throw error
     }
-    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
-    let bytes = files.reduce(0) { sum, name in
-        let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
-        return sum + ((size as? NSNumber)?.intValue ?? 0)
-    }
+    let (files, bytes) = outputListing(output)
     var exactTypes: [String: Int] = [:]
     let inexactNames = Set(inexact.map(\.tensor))
     for t in file.tensors where !inexactNames.contains(t.name) {
@@ -158,6 +154,7 @@ private func describe(_ form: GGUFModulePlan.Form) -> String {
     switch form {
     case .float(let d): d.pythonName
     case .affine(let bits, let scales): "affine \(bits)-bit g32 (\(scales.pythonName) scales)"
+    case .mxfp4: "mxfp4"
     }
 }
 
@@ -165,10 +162,14 @@ private func describe(_ form: GGUFModulePlan.Form) -> String {
 /// group size 32 throughout. nil when nothing is quantized.
 private func quantizationJSON(_ plans: [GGUFModulePlan]) -> JSONValue? {
     var bitsOf: [(String, Int)] = []
+    var mxfp4: [String] = []
     for p in plans {
-        if case .affine(let bits, _) = p.form {
-            bitsOf.append((String(p.module.name.dropLast(".weight".count)), bits))
-        }
+        let module = String(p.module.name.dropLast(".weight".count))
+        if case .affine(let bits, _) = p.form { bitsOf.append((module, bits)) }
+        if p.form == .mxfp4 { mxfp4.append(module) }
+    }
+    if bitsOf.isEmpty, !mxfp4.isEmpty {
+        return .object([("group_size", .int(32)), ("bits", .int(4)), ("mode", .string("mxfp4"))])
     }
     guard !bitsOf.isEmpty else { return nil }
     var counts: [Int: Int] = [:]
@@ -180,6 +181,10 @@ private func quantizationJSON(_ plans: [GGUFModulePlan]) -> JSONValue? {
     for (module, bits) in bitsOf where bits != main {
         entries.append(
             (module, .object([("group_size", .int(32)), ("bits", .int(bits)), ("mode", .string("affine"))])))
+    }
+    for module in mxfp4 {
+        entries.append(
+            (module, .object([("group_size", .int(32)), ("bits", .int(4)), ("mode", .string("mxfp4"))])))
     }
     return .object(entries)
 }

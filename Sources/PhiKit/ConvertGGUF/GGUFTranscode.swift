@@ -19,6 +19,8 @@ struct GGUFModulePlan {
         case float(DType)
         /// MLX affine, group 32.
         case affine(bits: Int, scales: DType)
+        /// MLX `mxfp4` (E2M1 codes, E8M0 scale per 32): GGUF MXFP4 as it is.
+        case mxfp4
     }
 
     let module: GGUFModelLayout.Module
@@ -38,6 +40,13 @@ struct GGUFModulePlan {
                 TensorSpec(name: module.name, dtype: .u32, shape: [rows, cols * bits / 32]),
                 TensorSpec(name: base + ".scales", dtype: scales, shape: [rows, cols / 32]),
                 TensorSpec(name: base + ".biases", dtype: scales, shape: [rows, cols / 32]),
+            ]
+        case .mxfp4:
+            let base = String(module.name.dropLast(".weight".count))
+            let cols = module.shape[1]
+            return [
+                TensorSpec(name: module.name, dtype: .u32, shape: [rows, cols / 8]),
+                TensorSpec(name: base + ".scales", dtype: .u8, shape: [rows, cols / 32]),
             ]
         }
     }
@@ -65,6 +74,11 @@ struct GGUFModulePlan {
                     path: file.path, tensors: [first.tensor.name], type: first.tensor.type.name)
             }
             return GGUFModulePlan(module: m, form: .float(dtype), inexact: lossy.map(\.tensor))
+        }
+        // MXFP4 has the same codes and scale bytes as mlx's mxfp4 (ggml doubles the table and
+        // halves the scale): exact unless --dtype / --dequantize asked for float above.
+        if types.allSatisfy({ $0 == .mxfp4 }) {
+            return GGUFModulePlan(module: m, form: .mxfp4, inexact: [])
         }
         // Affine: exact parts keep their codes; float parts and types with no exact form
         // are re-quantized to 8 bits. A fused tensor takes the widest part's bits (a code

@@ -27,6 +27,27 @@ struct GGUFTranscoder {
                 out += bytes
             }
             return Result(tensors: [out], errors: errors)
+        case .mxfp4:
+            var codes: [UInt8] = []
+            var scales: [UInt8] = []
+            for part in plan.module.parts {
+                withRows(part) { raw in
+                    for b in 0..<(part.tensor.elementCount / 32) {
+                        let p = raw.baseAddress! + b * 17
+                        scales.append(p.load(as: UInt8.self))
+                        // ggml: value j in the low nibble of byte j, j+16 in its high
+                        // nibble; mlx: value i in nibble i (low nibble first).
+                        var block = [UInt8](repeating: 0, count: 32)
+                        for j in 0..<16 {
+                            let byte = p.load(fromByteOffset: 1 + j, as: UInt8.self)
+                            block[j] = byte & 0xF
+                            block[j + 16] = byte >> 4
+                        }
+                        codes += block
+                    }
+                }
+            }
+            return Result(tensors: [pack(codes, bits: 4), scales], errors: [:])
         case .affine(let bits, let scaleType):
             let cols = plan.module.shape[1]
             var q: [UInt8] = []

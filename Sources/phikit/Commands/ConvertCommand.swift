@@ -48,8 +48,8 @@ struct ConvertCommand: Command {
         llama files get their q/k rows put back in Hugging Face order and q/k/v, gate/up
         fused. Block types with an exact MLX form come over without rounding, as MLX affine
         group-32 weights: Q4_0, Q4_1 (4-bit), Q5_0, Q5_1 (5-bit), Q8_0 (8-bit) with fp16
-        scales, Q4_K (4-bit) and Q5_K (5-bit) with float32 scales; F32/F16/BF16 stay float.
-        Q6_K, Q2_K, IQ4_NL and MXFP4 have none: they are re-quantized to affine 8-bit g32
+        scales, Q4_K (4-bit) and Q5_K (5-bit) with float32 scales; MXFP4 as mlx mxfp4;
+        F32/F16/BF16 stay float. Q6_K, Q2_K and IQ4_NL have none: they are re-quantized to affine 8-bit g32
         (or become float with --dtype), and the summary lists each with its largest error.
           --exact                  refuse instead of re-quantizing anything
           --dtype <type>           float type for float tensors and for the inexact ones

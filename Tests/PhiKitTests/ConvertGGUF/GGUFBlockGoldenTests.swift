@@ -91,7 +91,25 @@ import Testing
         #expect(got.map(\.bitPattern) == want.map(\.bitPattern), "\(name)")
     }
 
-    @Test(arguments: ["Q6_K", "Q2_K", "IQ4_NL", "MXFP4"])
+    /// MXFP4 → mlx mxfp4: same E2M1 codes (reordered nibbles) and E8M0 scale bytes.
+    @Test func mxfp4TranscodesToMLXMxfp4() throws {
+        let plan = try GGUFModulePlan.make(try module(["MXFP4"]), file: file, settings: .init(exact: true))
+        #expect(plan.form == .mxfp4)
+        let r = try GGUFTranscoder(file: file).run(plan)
+        let words = r.tensors[0].withUnsafeBytes { Array($0.bindMemory(to: UInt32.self)) }
+        var got = [Float](repeating: 0, count: 4 * 256)
+        try words.withUnsafeBufferPointer { w in
+            try r.tensors[1].withUnsafeBufferPointer { s in
+                try got.withUnsafeMutableBufferPointer {
+                    try MicroscaledQuantization(mode: .mxfp4).dequantize(
+                        weight: w, scales: s, rows: 4, cols: 256, outDType: .f32, into: $0)
+                }
+            }
+        }
+        #expect(got == (try reference("MXFP4")))
+    }
+
+    @Test(arguments: ["Q6_K", "Q2_K", "IQ4_NL"])
     func inexactTypesAreRequantizedWithTheirError(_ name: String) throws {
         let plan = try GGUFModulePlan.make(try module([name]), file: file, settings: .init())
         #expect(plan.form == .affine(bits: 8, scales: .f32))
