@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import PhiFormats
@@ -70,7 +71,7 @@ func sampleGGUF() -> GGUFBuilder {
     }
 
     @Test func readsStories260K() throws {
-        let path = SharedFixtures.root + "/karpathy--tinyllamas/stories260K.gguf"
+        let path = try TestPaths.shared("karpathy--tinyllamas/stories260K.gguf")
         let f = try GGUFFile(path: path)
         #expect(f.version == 3 && f.architecture == "llama")
         #expect(f.tensors.count == 48)

@@ -1,22 +1,20 @@
 import Foundation
 import PhiFormats
+import TestSupport
 import Testing
 
 @testable import PhiKit
 
 /// The real stories260K.gguf (llama architecture, f32, llama.cpp's CI model) against the same
 /// model converted independently from llama2.c's files into the phi3 layout.
-@Suite(.enabled(if: ConvertFixtures.haveSharedFixtures, "needs ../shared/fixtures"))
-struct GGUFStoriesTests {
-    static let gguf = ConvertFixtures.shared.appendingPathComponent(
-        "karpathy--tinyllamas/stories260K.gguf").path
-    static let phi3 = ConvertFixtures.shared.appendingPathComponent(
-        "karpathy--stories260K-phi3").path
+@Suite struct GGUFStoriesTests {
+    static var gguf: String { get throws { try TestPaths.shared("karpathy--tinyllamas/stories260K.gguf") } }
+    static var phi3: String { get throws { try TestPaths.shared("karpathy--stories260K-phi3") } }
 
     static func converted() throws -> URL {
         let dir = try ConvertFixtures.temporaryDirectory("gguf-stories")
         let out = dir.appendingPathComponent("model").path
-        var options = ConvertOptions(source: gguf, output: out)
+        var options = ConvertOptions(source: try gguf, output: out)
         options.exact = true
         let summary = try convertGGUF(options)
         #expect(summary.inexact.isEmpty)
@@ -28,7 +26,7 @@ struct GGUFStoriesTests {
         let out = try Self.converted()
         defer { try? FileManager.default.removeItem(at: out.deletingLastPathComponent()) }
         let mine = try SafeTensorsFile(path: out.path + "/model.safetensors")
-        let reference = try SafeTensorsFile(path: Self.phi3 + "/model.safetensors")
+        let reference = try SafeTensorsFile(path: try Self.phi3 + "/model.safetensors")
         #expect(Set(mine.tensors.map(\.name)) == Set(reference.tensors.map(\.name)))
         for t in reference.tensors {
             let m = try #require(mine.info(t.name))
@@ -46,12 +44,12 @@ struct GGUFStoriesTests {
         // tokenizer.json: every key equal to the reference's (vocabulary, merges, normalizer,
         // decoder, post-processor, added tokens).
         let mine = try json(out.path + "/tokenizer.json")
-        let reference = try json(Self.phi3 + "/tokenizer.json")
+        let reference = try json(try Self.phi3 + "/tokenizer.json")
         for member in reference.objectValue! {
             #expect(mine[member.key] == member.value, "tokenizer.json '\(member.key)'")
         }
         let config = try ModelConfig.load(directory: out.path)
-        let want = try ModelConfig.load(directory: Self.phi3)
+        let want = try ModelConfig.load(directory: try Self.phi3)
         #expect(config.hiddenSize == want.hiddenSize && config.layerCount == want.layerCount)
         #expect(config.kvHeads == want.kvHeads && config.tieWordEmbeddings)
         #expect(config.intermediateSize == want.intermediateSize)
