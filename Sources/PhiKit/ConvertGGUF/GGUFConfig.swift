@@ -30,7 +30,7 @@ enum GGUFConfig {
             ("rms_norm_eps", .double(shortestDecimal(h.rmsEpsilon ?? 1e-5))),
             ("rope_scaling", try ropeScaling(file, layout)),
             ("rope_theta", .double(h.ropeFreqBase ?? 10000)),
-            ("sliding_window", h.slidingWindow.map { .int($0) } ?? .null),
+            ("sliding_window", h.slidingWindow.flatMap { $0 > 0 ? .int($0) : nil } ?? .null),  // 0: none
             ("tie_word_embeddings", .bool(layout.tied)),
             ("torch_dtype", .string(floatType.pythonName)),
             ("use_cache", .bool(true)),
