@@ -28,7 +28,9 @@ let package = Package(
         .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiEngine"]),
-        .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
+        // phikit serve: HTTP/1.1 on sockets, the OpenAI routes, the scheduler, the prompt cache.
+        .target(name: "PhiServer", dependencies: ["PhiKit", "PhiEngine", "PhiFormats"]),
+        .executableTarget(name: "phikit", dependencies: ["PhiKit", "PhiServer"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
         .executableTarget(
             name: "engine-bench", dependencies: ["PhiEngine"], path: "scripts/engine/EngineBench"),
@@ -45,6 +47,7 @@ let package = Package(
             resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CLITests", dependencies: ["PhiFormats", "HubTestSupport"]),
+        .testTarget(name: "PhiServerTests", dependencies: ["PhiServer", "PhiKit", "PhiEngine"]),
     ],
     swiftLanguageModes: [.v6]
 )
