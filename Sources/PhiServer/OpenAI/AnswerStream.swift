@@ -12,17 +12,27 @@ struct AnswerStream {
     let parseTools: Bool
 
     func run() {
+        var ended = false
         do {
             try channel.startStream(
                 status: 200,
                 headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
-            try stream()
+            try stream(ended: &ended)
         } catch {
-            job.cancel()  // the client is gone: free the slot now
+            // The client is gone: free the slot now, and log what was generated until the
+            // scheduler noticed (it ends the job at its next step).
+            job.cancel()
+            while !ended {
+                for case .finished(let summary) in job.take() {
+                    channel.logNote = CompletionHandler.logNote(summary)
+                    ended = true
+                }
+            }
         }
     }
 
-    private func stream() throws {
+    /// `ended`: set once the job's last event (finished or failed) was taken.
+    private func stream(ended: inout Bool) throws {
         let wantsLogprobs = job.request.logprobs != nil
         if bodies.endpoint == .chat {
             try send(
@@ -41,10 +51,12 @@ struct AnswerStream {
                             content: content, logprobs: wantsLogprobs ? entries : nil,
                             usageNull: includeUsage))
                 case .failed(let error):
+                    ended = true
                     try send(CompletionHandler.apiError(error).json)
                     try channel.finish()
                     return
                 case .finished(let summary):
+                    ended = true
                     channel.logNote = CompletionHandler.logNote(summary)
                     guard summary.finishReason != .cancelled else {
                         try channel.finish()

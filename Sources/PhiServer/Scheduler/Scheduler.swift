@@ -66,7 +66,9 @@ public final class Scheduler: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         guard !stopping else { throw .stopping }
-        guard waiting.count < configuration.queueCapacity else {
+        // A free slot takes the job at the next turn; only what exceeds the slots waits.
+        let waitingAfter = activeCount + waiting.count + 1 - configuration.parallel
+        guard waitingAfter <= configuration.queueCapacity else {
             throw .queueFull(waiting: waiting.count, active: activeCount)
         }
         waiting.append(job)

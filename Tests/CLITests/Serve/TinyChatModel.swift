@@ -1,0 +1,155 @@
+import Foundation
+
+/// Random-weight models of both Phi shapes with the real tokenizers and chat templates from
+/// ../shared/fixtures, small enough to write in a test (hidden 32, 2 layers): Phi-3.5-mini's
+/// (MHA, untied, 32064 vocabulary) and Phi-4-mini's (GQA 4:2, partial rotary 0.75, tied
+/// embeddings, 200064 vocabulary, tools in the system message).
+enum TinyChatModel: String, CaseIterable, Sendable {
+    case phi35 = "microsoft--Phi-3.5-mini-instruct"
+    case phi4mini = "microsoft--Phi-4-mini-instruct"
+
+    static let fixtures = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("shared/fixtures")
+
+    /// Where the tokenizer files are (Phi-4-mini's tokenizer.json is a reconstruction).
+    var tokenizerDirectory: URL {
+        switch self {
+        case .phi35: Self.fixtures.appendingPathComponent(rawValue)
+        case .phi4mini: Self.fixtures.appendingPathComponent("_derived/" + rawValue)
+        }
+    }
+
+    static var available: Bool {
+        allCases.allSatisfy {
+            FileManager.default.fileExists(
+                atPath: $0.tokenizerDirectory.appendingPathComponent("tokenizer.json").path)
+        }
+    }
+
+    private var config: [String: Any] {
+        var config: [String: Any] = [
+            "model_type": "phi3", "architectures": ["Phi3ForCausalLM"], "hidden_size": 32,
+            "intermediate_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+            "max_position_embeddings": 4096, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+            "torch_dtype": "bfloat16",
+        ]
+        switch self {
+        case .phi35:
+            config["num_key_value_heads"] = 4
+            config["vocab_size"] = 32064
+            config["tie_word_embeddings"] = false
+            config["eos_token_id"] = 32000
+        case .phi4mini:
+            config["num_key_value_heads"] = 2
+            config["vocab_size"] = 200064
+            config["tie_word_embeddings"] = true
+            config["partial_rotary_factor"] = 0.75
+            config["eos_token_id"] = 199999
+        }
+        return config
+    }
+
+    private var endTokens: [Int] { self == .phi35 ? [32007, 32001, 32000] : [200020, 199999] }
+
+    /// Writes the model into a fresh directory.
+    func write(seed: UInt64 = 7) throws -> URL {
+        let dir = try TinyModel.temporaryDirectory()
+        let config = self.config
+        try TinyModel.writeJSON(config, to: dir.appendingPathComponent("config.json"))
+        try TinyModel.writeJSON(
+            ["eos_token_id": endTokens], to: dir.appendingPathComponent("generation_config.json"))
+        for name in ["tokenizer.json", "tokenizer_config.json"] {
+            try FileManager.default.copyItem(
+                at: tokenizerDirectory.appendingPathComponent(name),
+                to: dir.appendingPathComponent(name))
+        }
+        let (hidden, intermediate) = (32, 64)
+        let vocab = config["vocab_size"] as! Int
+        let heads = config["num_attention_heads"] as! Int
+        let kvHeads = config["num_key_value_heads"] as! Int
+        let headDim = hidden / heads
+        var tensors: [(String, [Int])] = [("model.embed_tokens.weight", [vocab, hidden])]
+        for i in 0..<2 {
+            let p = "model.layers.\(i)."
+            tensors += [
+                (p + "input_layernorm.weight", [hidden]),
+                (p + "self_attn.qkv_proj.weight", [(heads + 2 * kvHeads) * headDim, hidden]),
+                (p + "self_attn.o_proj.weight", [hidden, hidden]),
+                (p + "post_attention_layernorm.weight", [hidden]),
+                (p + "mlp.gate_up_proj.weight", [2 * intermediate, hidden]),
+                (p + "mlp.down_proj.weight", [hidden, intermediate]),
+            ]
+        }
+        tensors.append(("model.norm.weight", [hidden]))
+        if self == .phi35 { tensors.append(("lm_head.weight", [vocab, hidden])) }
+        try Self.writeRandomBF16(tensors, seed: seed, to: dir.appendingPathComponent("model.safetensors"))
+        return dir
+    }
+
+    /// bf16 tensors of uniform values in [-0.5, 0.5) (norms around 1), from splitmix64.
+    private static func writeRandomBF16(_ tensors: [(String, [Int])], seed: UInt64, to url: URL)
+        throws
+    {
+        var header: [String: Any] = ["__metadata__": ["format": "pt"]]
+        var offset = 0
+        for (name, shape) in tensors {
+            let bytes = shape.reduce(1, *) * 2
+            header[name] = ["dtype": "BF16", "shape": shape, "data_offsets": [offset, offset + bytes]]
+            offset += bytes
+        }
+        var json = try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys])
+        while json.count % 8 != 0 { json.append(UInt8(ascii: " ")) }
+        var data = Data(capacity: 8 + json.count + offset)
+        withUnsafeBytes(of: UInt64(json.count).littleEndian) { data.append(contentsOf: $0) }
+        data.append(json)
+        var state = seed
+        for (name, shape) in tensors {
+            let count = shape.reduce(1, *)
+            var values = [UInt16](repeating: 0, count: count)
+            for i in 0..<count {
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                z ^= z >> 31
+                let uniform = Float(z >> 40) * 0x1p-24 - 0.5
+                let value: Float = name.contains("norm") ? 1 + uniform * 0.5 : uniform
+                values[i] = UInt16(value.bitPattern >> 16)
+            }
+            values.withUnsafeBytes { data.append(contentsOf: $0) }
+        }
+        try data.write(to: url)
+    }
+}
+
+extension TinyChatModel {
+    /// A Phi-3-shaped model of 150 M zero parameters (sparse file: no disk) with the Phi-3.5
+    /// tokenizer: every logit is 0, so it never ends on its own and each token takes a
+    /// noticeable time — long enough to hang up or fill the queue in the middle of an answer.
+    static func slowDirectory() throws -> URL {
+        let dir = try TinyModel.temporaryDirectory()
+        var config = TinyModel.phi3Config
+        config["hidden_size"] = 1024
+        config["intermediate_size"] = 2048
+        config["num_hidden_layers"] = 8
+        config["num_attention_heads"] = 8
+        config["num_key_value_heads"] = 8
+        config["vocab_size"] = 32064
+        config["max_position_embeddings"] = 4096
+        let vocab = 32064
+        let tensors = TinyModel.mediumTensors(
+            hidden: 1024, intermediate: 2048, layers: 8, vocab: vocab)
+        try TinyModel.writeJSON(config, to: dir.appendingPathComponent("config.json"))
+        try TinyModel.writeSafetensors(
+            tensors, to: dir.appendingPathComponent("model.safetensors"),
+            metadata: ["format": "pt"], sparse: true)
+        for name in ["tokenizer.json", "tokenizer_config.json"] {
+            try FileManager.default.copyItem(
+                at: TinyChatModel.phi35.tokenizerDirectory.appendingPathComponent(name),
+                to: dir.appendingPathComponent(name))
+        }
+        return dir
+    }
+}
