@@ -25,6 +25,7 @@ public enum ModelLocator {
     public static func locate(
         _ text: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> LocalModel {
+        guard ModelName.isUsable(text) else { throw ModelLocatorError.notAName(text) }
         if !text.contains("/"), !text.hasPrefix("."), !text.hasPrefix("~") {
             let stored = ModelStore.modelsDirectory(environment: environment) + "/" + text
             if isDirectory(stored) {
@@ -65,4 +66,17 @@ public enum ModelLocator {
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
             && isDirectory.boolValue
     }
+}
+
+public enum ModelLocatorError: UserFacingError, Equatable {
+    /// Empty or blank: an unset variable in a script, not a model.
+    case notAName(String)
+
+    public var message: String {
+        switch self {
+        case .notAName(let text): "'\(text)' is not a model name or directory"
+        }
+    }
+    public var hint: String? { "`phikit list` shows the models on this machine" }
+    public var exitCode: ExitCode { .usage }
 }

@@ -34,3 +34,13 @@ public enum ModelStore {
         return base
     }
 }
+
+/// What every command accepts as MODEL before looking it up: something that can name a model.
+public enum ModelName {
+    /// False for text that names nothing: empty or blank (an unset shell variable), or holding
+    /// a NUL or a line break. `rm ""` used to resolve to the store folder itself.
+    public static func isUsable(_ text: String) -> Bool {
+        !text.trimmingCharacters(in: .whitespaces).isEmpty
+            && !text.contains(where: { $0 == "\0" || $0.isNewline })
+    }
+}

@@ -37,11 +37,9 @@ enum CLI {
         }
         switch first {
         case "--help", "-h":
-            print(Help.overview)
-            return ExitCode.success.rawValue
+            return output(Help.overview)
         case "--version", "-V":
-            print("phikit \(PhiKitVersion.string)")
-            return ExitCode.success.rawValue
+            return output("phikit \(PhiKitVersion.string)")
         default:
             break
         }
@@ -63,11 +61,21 @@ enum CLI {
             return ExitCode.usage.rawValue
         }
         var reader = ArgumentReader(arguments.dropFirst())
-        if reader.wantsHelp {
-            print(Help.page(for: command))
-            return ExitCode.success.rawValue
-        }
+        if reader.wantsHelp { return output(Help.page(for: command)) }
         return execute(command, &reader)
+    }
+
+    /// Prints a help or version text; exit 0, or 74 when stdout cannot take it.
+    private static func output(_ text: String) -> Int32 {
+        do {
+            try StandardOutput.print(text)
+            return ExitCode.success.rawValue
+        } catch let error as StandardOutputError {
+            Diagnostics.error(error.message)
+            return error.exitCode.rawValue
+        } catch {
+            return ExitCode.ioError.rawValue
+        }
     }
 
     private static func execute(
@@ -78,6 +86,8 @@ enum CLI {
         do {
             try command.init(&reader).run()
             return ExitCode.success.rawValue
+        } catch is StandardOutputClosed {
+            return ExitCode.ioError.rawValue  // quiet, as a Unix tool on SIGPIPE
         } catch let error as UsageError {
             Diagnostics.error(error.message, hint: error.hint)
             Diagnostics.usage(command.usage)

@@ -6,19 +6,22 @@ import PhiFormats
     import Darwin
 #endif
 
-/// Ctrl-C: a job that can stop cleanly (see `Cancellation`) is asked to, and exits 130 after
-/// removing its partial output; anything else — or a second Ctrl-C — exits 130 at once, which
+/// Ctrl-C (and SIGTERM, SIGHUP): a job that can stop cleanly (see `Cancellation`) is asked to,
+/// and exits 130 after removing its partial output; anything else — or a second signal — exits
+/// at once (130 for Ctrl-C, 128 + the signal otherwise), which
 /// is safe because writers go through `*.incomplete` files and rename only when done.
 enum InterruptHandler {
     static func install() {
         Cancellation.prepareForSignalHandler()
-        signal(SIGINT, handleInterrupt)
+        // SIGTERM (kill, systemd, a CI timeout) and SIGHUP (the terminal closed) stop a job the
+        // same way: a convert killed by them used to leave `<out>.incomplete-*` behind.
+        for stopSignal in [SIGINT, SIGTERM, SIGHUP] { signal(stopSignal, handleInterrupt) }
         // A parent may hand us a mask with SIGINT blocked (Foundation's Process spawns children
         // with its worker thread's mask); then Ctrl-C would stay pending forever.
-        var interruptOnly = sigset_t()
-        sigemptyset(&interruptOnly)
-        sigaddset(&interruptOnly, SIGINT)
-        pthread_sigmask(SIG_UNBLOCK, &interruptOnly, nil)
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        for stopSignal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&stopSignals, stopSignal) }
+        pthread_sigmask(SIG_UNBLOCK, &stopSignals, nil)
     }
 }
 
@@ -27,6 +30,6 @@ enum InterruptHandler {
 /// purpose: a closure written in main.swift is main-actor isolated, and Swift 6 checks that
 /// isolation on entry by creating the concurrency runtime's executors — which allocates, and
 /// deadlocked a convert that Ctrl-C caught inside malloc (about one run in ten).
-private func handleInterrupt(_: Int32) {
-    if !Cancellation.interrupt() { _exit(130) }
+private func handleInterrupt(_ signal: Int32) {
+    if !Cancellation.interrupt() { _exit(signal == SIGINT ? 130 : 128 + signal) }
 }

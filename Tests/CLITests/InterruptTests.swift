@@ -31,9 +31,10 @@ import Testing
             #expect(process.terminationStatus == 130)
         }
 
-        /// Ctrl-C in the middle of a convert: exit 130, and neither the output nor its
-        /// temporary `.incomplete-*` directory is left behind.
-        @Test func interruptedConvertLeavesNothing() throws {
+        /// Ctrl-C (or SIGTERM, as `kill` and service managers send) in the middle of a convert:
+        /// exit 130, and neither the output nor its temporary `.incomplete-*` directory is left.
+        @Test(arguments: [SIGINT, SIGTERM])
+        func interruptedConvertLeavesNothing(signal: Int32) throws {
             let binary = try #require(Phikit.url)
             let source = try TinyModel.mediumPhi3Directory()
             let work = try TinyModel.temporaryDirectory()
@@ -56,7 +57,7 @@ import Testing
                 return names.contains { $0.hasPrefix("out.incomplete-") }
             }
             while !started() && process.isRunning && Date() < deadline { usleep(500) }
-            Phikit.interruptAndWait(process, doing: "convert")
+            Phikit.interruptAndWait(process, doing: "convert", signal: signal)
             let message = String(
                 decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             #expect(process.terminationStatus == 130, "stderr: \(message)")

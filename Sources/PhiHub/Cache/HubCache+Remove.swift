@@ -67,6 +67,10 @@ extension HubCache {
     /// an interruption never leaves a ref pointing at a missing snapshot or a link at a
     /// missing blob.
     public func delete(_ plan: CacheDeletion) throws(FileError) {
+        if let escaped = escapingPath(plan) {
+            throw FileError(
+                path: escaped, operation: "remove (it lies outside the cache)", errno: EXDEV)
+        }
         for path in plan.refFiles { try remove(path) }
         for path in plan.snapshotDirectories { try remove(path) }
         for path in plan.listingFiles { try remove(path) }
@@ -74,9 +78,47 @@ extension HubCache {
         for path in plan.stalePartials { removeStalePartial(path, repoID: plan.repoID) }
         if let directory = plan.repoDirectory {
             try remove(directory)
-            try? FileManager.default.removeItem(
-                atPath: root + "/.locks/" + Self.folderName(repoID: plan.repoID))
+            try? FileManager.default.removeItem(atPath: locksDirectory(repoID: plan.repoID))
         }
+    }
+
+    /// `.locks/models--ORG--NAME`: the blob locks of a repo, removed with the whole repo.
+    public func locksDirectory(repoID: String) -> String {
+        root + "/.locks/" + Self.folderName(repoID: repoID)
+    }
+
+    /// The first path of `plan` that a symbolic link inside the repo folder (`snapshots/` or
+    /// `blobs/` pointing elsewhere) would carry outside it, or nil when every path is where it
+    /// looks. Deleting through such a link deleted a user's files.
+    public func escapingPath(_ plan: CacheDeletion) -> String? {
+        guard let repo = plan.repoDirectory ?? plan.snapshotDirectories.first.map(repoOf) else {
+            return nil
+        }
+        let paths =
+            plan.refFiles + plan.snapshotDirectories + plan.listingFiles + plan.blobFiles
+            + plan.stalePartials
+        return paths.first { !Self.isConfined($0, below: repo) }
+    }
+
+    private func repoOf(_ snapshot: String) -> String {
+        ((snapshot as NSString).deletingLastPathComponent as NSString).deletingLastPathComponent
+    }
+
+    /// True when `path`'s folder is really `directory`/… with no symbolic link on the way (the
+    /// item itself may be a link: removing a link removes only the link). A path whose folder
+    /// does not exist has nothing to delete.
+    static func isConfined(_ path: String, below directory: String) -> Bool {
+        guard path.hasPrefix(directory + "/") else { return false }
+        let parent = (path as NSString).deletingLastPathComponent
+        guard let realParent = realPath(parent) else { return true }
+        guard let realDirectory = realPath(directory) else { return false }
+        return realParent == realDirectory + parent.dropFirst(directory.count)
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// Whether a process is writing this partial right now: it holds the blob's lock.

@@ -113,13 +113,7 @@ private func outputDirectory(
             floatType: float)
         path = ModelStore.modelsDirectory(environment: o.environment) + "/" + name
     }
-    let resolvedSource = URL(fileURLWithPath: source.directory).resolvingSymlinksInPath().path
-    if URL(fileURLWithPath: path).resolvingSymlinksInPath().path == resolvedSource {
-        throw ConvertError.outputIsSource(path: path)
-    }
-    if FileManager.default.fileExists(atPath: path) && !o.force {
-        throw ConvertError.outputExists(path: path)
-    }
+    try OutputGuard.check(output: path, source: source, force: o.force)
     return path
 }
 

@@ -5,8 +5,11 @@ import PhiFormats
 public enum ConvertError: UserFacingError, Equatable {
     /// The output exists and `--force` was not given.
     case outputExists(path: String)
-    /// The output would replace (or live inside) the source.
-    case outputIsSource(path: String)
+    /// The output would replace, contain or live inside the source; `detail` says which.
+    case outputIsSource(path: String, detail: String)
+    /// `--force` on an existing output that is not a model folder: `foreign` names what in it
+    /// would have been deleted.
+    case outputNotAModel(path: String, foreign: String)
     case quantizeAndDequantize
     /// `-q` on a model that is already MLX-quantized.
     case alreadyQuantized(directory: String, bits: Int)
@@ -27,7 +30,10 @@ public enum ConvertError: UserFacingError, Equatable {
     public var message: String {
         switch self {
         case .outputExists(let path): "\(path) already exists"
-        case .outputIsSource(let path): "the output \(path) is the source model (or inside it)"
+        case .outputIsSource(let path, let detail):
+            "refusing to write the output \(path): \(detail)"
+        case .outputNotAModel(let path, let foreign):
+            "refusing to replace \(path): it is not a model folder (\(foreign)) and would be deleted"
         case .quantizeAndDequantize: "choose either --quantize or --dequantize, not both"
         case .alreadyQuantized(let dir, let bits): "\(dir) is already quantized (\(bits)-bit)"
         case .notQuantized(let dir): "\(dir) has no quantized tensors to dequantize"
@@ -48,6 +54,9 @@ public enum ConvertError: UserFacingError, Equatable {
     public var hint: String? {
         switch self {
         case .outputExists: "pass --force to replace it, or -o to choose another directory"
+        case .outputIsSource: "choose an -o directory outside the source model"
+        case .outputNotAModel:
+            "--force replaces only an earlier model output; choose another -o directory"
         case .alreadyQuantized: "convert --dequantize first to re-quantize with other settings"
         case .notQuantized: "drop --dequantize (use --dtype to change the float type)"
         case .unexpectedTensor, .missingTensor, .wrongShape:
@@ -59,7 +68,8 @@ public enum ConvertError: UserFacingError, Equatable {
 
     public var exitCode: ExitCode {
         switch self {
-        case .outputExists, .outputIsSource, .quantizeAndDequantize, .alreadyQuantized,
+        case .outputExists, .outputIsSource, .outputNotAModel, .quantizeAndDequantize,
+            .alreadyQuantized,
             .notQuantized, .badOption:
             .usage
         case .unexpectedTensor, .missingTensor, .wrongShape, .wrongDType, .inconsistentQuantization:

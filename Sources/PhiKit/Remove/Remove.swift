@@ -45,6 +45,7 @@ public struct RemovalPlan: Sendable, Encodable {
 public func planRemoval(_ options: RemoveOptions) throws -> RemovalPlan {
     let environment = options.environment
     let text = options.model
+    guard ModelName.isUsable(text) else { throw RemoveError.notAName(text) }
     if !text.contains("/"), !text.hasPrefix("."), options.revision == nil {
         let stored = ModelStore.modelsDirectory(environment: environment) + "/" + text
         if HubCache.isDirectory(stored) { return storePlan(text, directory: stored) }
@@ -59,6 +60,9 @@ public func planRemoval(_ options: RemoveOptions) throws -> RemovalPlan {
         commits = [try commit(matching: revision, in: repo)]
     }
     let deletion = cache.deletionPlan(repo, commits: commits)
+    if let escaped = cache.escapingPath(deletion) {
+        throw RemoveError.outsideCache(path: escaped, repoDirectory: repo.directory)
+    }
     if deletion.repoDirectory == nil, commits == nil, !deletion.livePartials.isEmpty {
         throw RemoveError.downloadInProgress(repoID: repoID, partial: deletion.livePartials[0])
     }
@@ -67,7 +71,9 @@ public func planRemoval(_ options: RemoveOptions) throws -> RemovalPlan {
         + deletion.blobFiles + deletion.stalePartials + [deletion.repoDirectory].compactMap { $0 }
     return RemovalPlan(
         model: text, source: "hf-cache", repoID: repoID, commits: deletion.commits,
-        paths: deletion.repoDirectory.map { [$0] } ?? paths, freedBytes: deletion.freedBytes,
+        paths: deletion.repoDirectory.map { [$0] + existing(cache.locksDirectory(repoID: repoID)) }
+            ?? paths,
+        freedBytes: deletion.freedBytes,
         sharedBlobsKept: deletion.sharedBlobsKept, removesModel: deletion.repoDirectory != nil,
         deletion: deletion)
 }
@@ -88,6 +94,10 @@ public func remove(
             throw RemoveError.cannotDelete(path: path, detail: error.localizedDescription)
         }
     }
+}
+
+private func existing(_ path: String) -> [String] {
+    FileManager.default.fileExists(atPath: path) ? [path] : []
 }
 
 private func storePlan(_ name: String, directory: String) -> RemovalPlan {
@@ -132,6 +142,10 @@ public enum RemoveError: UserFacingError, Equatable {
     case bundled(String)
     case downloadInProgress(repoID: String, partial: String)
     case cannotDelete(path: String, detail: String)
+    /// Empty, blank or holding a NUL: `rm ""` (an unset variable) removed the whole store.
+    case notAName(String)
+    /// A path of the removal leads out of the repo folder through a symbolic link.
+    case outsideCache(path: String, repoDirectory: String)
 
     public var message: String {
         switch self {
@@ -144,6 +158,9 @@ public enum RemoveError: UserFacingError, Equatable {
         case .downloadInProgress(let repo, let partial):
             "a download of '\(repo)' is running (\(partial)); not removing it"
         case .cannotDelete(let path, let detail): "cannot delete \(path): \(detail)"
+        case .notAName(let text): "'\(text)' is not a model name"
+        case .outsideCache(let path, let repo):
+            "refusing to remove \(repo): \(path) lies outside it through a symbolic link"
         }
     }
 
@@ -154,6 +171,8 @@ public enum RemoveError: UserFacingError, Equatable {
             "cached revisions: " + available.joined(separator: ", ")
         case .notAModel: "delete it with your file manager or rm -r"
         case .downloadInProgress: "wait for the pull to finish or stop it, then run rm again"
+        case .notAName: "`phikit list` shows the names of the models on this machine"
+        case .outsideCache: "check the links in the repo folder; delete it by hand if you mean to"
         default: nil
         }
     }
@@ -161,8 +180,8 @@ public enum RemoveError: UserFacingError, Equatable {
     public var exitCode: ExitCode {
         switch self {
         case .notInCache, .revisionNotCached: .noInput
-        case .notAModel, .bundled: .usage
-        case .downloadInProgress, .cannotDelete: .ioError
+        case .notAModel, .bundled, .notAName: .usage
+        case .downloadInProgress, .cannotDelete, .outsideCache: .ioError
         }
     }
 }

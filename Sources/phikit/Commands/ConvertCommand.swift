@@ -91,14 +91,15 @@ struct ConvertCommand: Command {
         }
         Diagnostics.endProgress()
         if json {
-            print(try Format.json(summary))
+            try StandardOutput.print(try Format.json(summary))
             return
         }
         if summary.bits != nil {
-            print("Quantized model with \(summary.bitsPerWeightText) bits per weight.")
+            try StandardOutput.print(
+                "Quantized model with \(summary.bitsPerWeightText) bits per weight.")
         }
         let fileCount = summary.files.filter { $0.hasSuffix(".safetensors") }.count
-        print(
+        try StandardOutput.print(
             "Wrote \(summary.outputDirectory): \(Format.grouped(summary.tensorCount)) tensors, "
                 + "\(Format.grouped(summary.totalParameters)) parameters, "
                 + "\(fileCount) weight \(fileCount == 1 ? "file" : "files"), "

@@ -24,6 +24,6 @@ struct HelpCommand: Command {
     }
 
     func run() throws {
-        print(topic.map(Help.page(for:)) ?? Help.overview)
+        try StandardOutput.print(topic.map(Help.page(for:)) ?? Help.overview)
     }
 }

@@ -37,9 +37,9 @@ struct InspectCommand: Command {
     func run() throws {
         let report = try PhiKit.inspect(path: path)
         if json {
-            print(try Format.json(report))
+            try StandardOutput.print(try Format.json(report))
         } else {
-            print(Self.render(report))
+            try StandardOutput.print(Self.render(report))
             for warning in report.warnings { Diagnostics.warning(warning) }
         }
     }

@@ -49,11 +49,11 @@ struct ListCommand: Command {
                     || ($0.name + " " + ($0.repo ?? "")).lowercased().contains(
                         pattern!.lowercased())
             }
-            print(json ? try Format.json(models) : Self.availableTable(models))
+            try StandardOutput.print(json ? try Format.json(models) : Self.availableTable(models))
             return
         }
         let list = PhiKit.listModels(ListOptions(pattern: pattern, sort: sort))
-        print(json ? try Format.json(list) : Self.table(list))
+        try StandardOutput.print(json ? try Format.json(list) : Self.table(list))
     }
 
     static func table(_ list: ModelList) -> String {

@@ -74,11 +74,11 @@ struct PullCommand: Command {
         }
         view.finish(result)
         if json {
-            print(try Format.json(result))
+            try StandardOutput.print(try Format.json(result))
         } else if result.dryRun {
-            print(Self.dryRunText(result))
+            try StandardOutput.print(Self.dryRunText(result))
         } else {
-            print(result.snapshotDirectory)
+            try StandardOutput.print(result.snapshotDirectory)
         }
     }
 

@@ -64,23 +64,28 @@ struct RmCommand: Command {
         let plan = try PhiKit.planRemoval(RemoveOptions(model: model!, revision: revision))
         let description = Self.describe(plan)
         if dryRun {
-            print(json ? try Format.json(plan) : "[dry-run] would remove " + description)
+            // Every path that would go, one per line: exactly what the real run deletes.
+            let paths = plan.paths.map { "\n  " + $0 }.joined()
+            try StandardOutput.print(
+                json ? try Format.json(plan) : "[dry-run] would remove " + description + paths)
             return
         }
         try confirm("About to remove " + description)
         try PhiKit.remove(plan)
-        print(json ? try Format.json(plan) : "removed " + description)
+        try StandardOutput.print(json ? try Format.json(plan) : "removed " + description)
     }
 
     private func runPrune() throws {
         let preview = PhiKit.prunePartials(dryRun: true)
         if dryRun || preview.removed.isEmpty {
-            print(json ? try Format.json(preview) : Self.describe(preview, dry: dryRun))
+            try StandardOutput.print(
+                json ? try Format.json(preview) : Self.describe(preview, dry: dryRun))
             return
         }
         try confirm(Self.describe(preview, dry: true))
         let result = PhiKit.prunePartials(dryRun: false)
-        print(json ? try Format.json(result) : Self.describe(result, dry: false))
+        try StandardOutput.print(
+            json ? try Format.json(result) : Self.describe(result, dry: false))
     }
 
     /// Asks on a terminal; refuses without one unless -y (a script must say so explicitly).

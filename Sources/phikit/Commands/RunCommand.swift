@@ -119,22 +119,28 @@ struct RunCommand: Command {
         let text = try promptText(container)
         // The first Ctrl-C asks generation to stop after the current token (the handler in
         // main.swift only sets the flag while a cancellable job runs); a second one exits.
+        var outputFailure: (any Error)?
         let outcome = try Cancellation.cancellable {
             try container.generate(
                 .text(text, system: system), parameters: parameters,
                 useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens
             ) { piece in
                 if !json {
-                    print(piece, terminator: "")
-                    fflush(nil)  // stream: each piece as soon as it is complete
+                    // Streamed as soon as each piece is complete; a failed write (a closed
+                    // pipe, a full disk) stops generation: nobody would see the rest.
+                    do { try StandardOutput.print(piece, terminator: "") } catch {
+                        outputFailure = error
+                        return .stop
+                    }
                 }
                 return Cancellation.isRequested ? .stop : .more
             }
         }
+        if let outputFailure { throw outputFailure }
         if json {
-            print(try Format.json(outcome))
+            try StandardOutput.print(try Format.json(outcome))
         } else if !outcome.text.hasSuffix("\n") {
-            print()
+            try StandardOutput.print("")
         }
         if stats { Diagnostics.text(Self.statistics(outcome)) }
         if Cancellation.isRequested { throw RunInterrupted(tokens: outcome.tokens.count) }

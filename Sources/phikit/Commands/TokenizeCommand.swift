@@ -86,7 +86,7 @@ struct TokenizeCommand: Command {
         if decode {
             let decoded = try PhiKit.detokenize(
                 model: model, ids: text, skipSpecialTokens: skipSpecialTokens)
-            print(json ? try Format.json(["text": decoded]) : decoded)
+            try StandardOutput.print(json ? try Format.json(["text": decoded]) : decoded)
             return
         }
         if lines { return try runLines(text) }
@@ -96,11 +96,12 @@ struct TokenizeCommand: Command {
             report(result.loadSeconds, result.encodeSeconds, text.utf8.count, result.ids.count)
         }
         if countOnly {
-            print(result.ids.count)
+            try StandardOutput.print(result.ids.count)
         } else if json {
-            print(try Format.json(Output(ids: result.ids, tokens: result.tokens)))
+            try StandardOutput.print(
+                try Format.json(Output(ids: result.ids, tokens: result.tokens)))
         } else {
-            print(result.ids.map(String.init).joined(separator: " "))
+            try StandardOutput.print(result.ids.map(String.init).joined(separator: " "))
         }
     }
 
@@ -111,11 +112,13 @@ struct TokenizeCommand: Command {
                 result.loadSeconds, result.encodeSeconds, result.text.utf8.count, result.ids.count)
         }
         if countOnly {
-            print(result.ids.count)
+            try StandardOutput.print(result.ids.count)
         } else if json {
-            print(try Format.json(ChatOutput(ids: result.ids, tokens: result.tokens, text: result.text)))
+            try StandardOutput.print(
+                try Format.json(
+                    ChatOutput(ids: result.ids, tokens: result.tokens, text: result.text)))
         } else {
-            print(result.ids.map(String.init).joined(separator: " "))
+            try StandardOutput.print(result.ids.map(String.init).joined(separator: " "))
         }
     }
 
@@ -125,11 +128,11 @@ struct TokenizeCommand: Command {
         let total = result.ids.reduce(0) { $0 + $1.count }
         if timings { report(result.loadSeconds, result.encodeSeconds, text.utf8.count, total) }
         if countOnly {
-            print(total)
+            try StandardOutput.print(total)
         } else if json {
-            print(try Format.json(["ids": result.ids]))
+            try StandardOutput.print(try Format.json(["ids": result.ids]))
         } else {
-            print(
+            try StandardOutput.print(
                 result.ids.map { $0.map(String.init).joined(separator: " ") }.joined(
                     separator: "\n"))
         }

@@ -64,7 +64,7 @@ struct VerifyCommand: Command {
             throw error
         }
         Diagnostics.endProgress()
-        print(json ? try Format.json(report) : Self.render(report))
+        try StandardOutput.print(json ? try Format.json(report) : Self.render(report))
         if !report.passed {
             throw VerifyFailed(directory: report.directory, errors: report.errorCount)
         }

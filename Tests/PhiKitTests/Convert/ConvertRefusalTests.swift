@@ -44,8 +44,8 @@ struct ConvertRefusalTests {
     @Test func existingOutputNeedsForce() throws {
         let s = try Scratch()
         defer { s.remove() }
-        try FileManager.default.createDirectory(at: s.output, withIntermediateDirectories: true)
-        let marker = s.output.appendingPathComponent("keep-me")
+        _ = try convert(s.options())  // an earlier output: --force may replace it
+        let marker = s.output.appendingPathComponent("notes.txt")
         try Data("old".utf8).write(to: marker)
 
         #expect(throws: ConvertError.outputExists(path: s.output.path)) { try convert(s.options()) }
