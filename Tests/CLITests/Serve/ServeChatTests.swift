@@ -135,4 +135,53 @@ struct ServeChatTests {
         #expect(refused == 400)
         #expect((error["error"] as? [String: Any])?["param"] as? String == "tools")
     }
+
+    @Test("a model's <|tool_call|> answer comes back as tool_calls, streamed and not")
+    func toolCalls() throws {
+        let model = try TinyChatModel.scripted(TinyChatModel.toolScript)
+        defer { try? FileManager.default.removeItem(at: model) }
+        let server = try ServeProcess(model.path)
+        let tool: [String: Any] = [
+            "type": "function",
+            "function": ["name": "get_weather", "parameters": ["type": "object"]],
+        ]
+        let request: [String: Any] = [
+            "messages": [["role": "user", "content": "Weather in Paris?"]], "tools": [tool],
+            "temperature": 0,
+        ]
+        let (status, body) = try server.post("/v1/chat/completions", request)
+        #expect(status == 200)
+        let choice = try #require((body["choices"] as? [[String: Any]])?.first)
+        #expect(choice["finish_reason"] as? String == "tool_calls")
+        let message = try #require(choice["message"] as? [String: Any])
+        #expect(message["content"] as? String == "Let me check.")
+        let calls = try #require(message["tool_calls"] as? [[String: Any]])
+        #expect(calls.count == 1)
+        #expect(calls.first?["type"] as? String == "function")
+        #expect((calls.first?["id"] as? String)?.hasPrefix("call_") == true)
+        let function = try #require(calls.first?["function"] as? [String: Any])
+        #expect(function["name"] as? String == "get_weather")
+        #expect(function["arguments"] as? String == #"{"city":"Paris"}"#)
+
+        var streamed = request
+        streamed["stream"] = true
+        let reply = try server.request(
+            "POST", "/v1/chat/completions",
+            json: String(decoding: try JSONSerialization.data(withJSONObject: streamed), as: UTF8.self))
+        let choices = try reply.chunks().compactMap { ($0["choices"] as? [[String: Any]])?.first }
+        let deltas = choices.compactMap { $0["delta"] as? [String: Any] }
+        #expect(deltas.compactMap { $0["content"] as? String }.joined() == "Let me check.")
+        let streamedCalls = deltas.compactMap { $0["tool_calls"] as? [[String: Any]] }.flatMap { $0 }
+        #expect(streamedCalls.count == 1 && streamedCalls.first?["index"] as? Int == 0)
+        #expect(
+            (streamedCalls.first?["function"] as? [String: Any])?["arguments"] as? String
+                == #"{"city":"Paris"}"#)
+        #expect(choices.compactMap { $0["finish_reason"] as? String } == ["tool_calls"])
+
+        // Without tools in the request, the same answer is plain content, nothing dropped.
+        let (_, plain) = try server.post(
+            "/v1/chat/completions",
+            ["messages": [["role": "user", "content": "Hi"]], "temperature": 0])
+        #expect(Self.content(plain) == TinyChatModel.toolScript)
+    }
 }

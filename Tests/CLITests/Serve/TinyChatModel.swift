@@ -153,3 +153,80 @@ extension TinyChatModel {
         return dir
     }
 }
+
+extension TinyChatModel {
+    /// A Phi-4-mini-shaped model whose greedy answer to any chat is `script`: one layer whose
+    /// weights are all zero (so it adds nothing), and embeddings that make it a lookup table —
+    /// each token of the script (and `<|assistant|>`, where answers start) gets its own
+    /// dimension, and the output row of the token that follows it reads that dimension. The
+    /// script's tokens must all differ; it ends with `<|end|>`. Real engine, real tokenizer,
+    /// real template: only the weights are chosen, so tool calls can be tested end to end.
+    static func scripted(_ script: String) throws -> URL {
+        let dir = try TinyModel.temporaryDirectory()
+        for name in ["tokenizer.json", "tokenizer_config.json"] {
+            try FileManager.default.copyItem(
+                at: phi4mini.tokenizerDirectory.appendingPathComponent(name),
+                to: dir.appendingPathComponent(name))
+        }
+        let hidden = 64
+        let vocab = 200064
+        var config = phi4mini.config
+        config["hidden_size"] = hidden
+        config["num_hidden_layers"] = 1
+        config["tie_word_embeddings"] = false
+        try TinyModel.writeJSON(config, to: dir.appendingPathComponent("config.json"))
+        try TinyModel.writeJSON(
+            ["eos_token_id": phi4mini.endTokens],
+            to: dir.appendingPathComponent("generation_config.json"))
+        let encoded = try Phikit.run(["tokenize", dir.path, script, "--no-special-tokens"])
+        let ids = [200019] + encoded.stdout.split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        } + [200020]
+        precondition(Set(ids).count == ids.count && ids.count <= hidden, "script tokens repeat")
+
+        let p = "model.layers.0."
+        let tensors: [TinyModel.Tensor] = [
+            .init(name: "model.embed_tokens.weight", dtype: "BF16", shape: [vocab, hidden]),
+            .init(name: p + "input_layernorm.weight", dtype: "BF16", shape: [hidden]),
+            .init(name: p + "self_attn.qkv_proj.weight", dtype: "BF16", shape: [128, hidden]),
+            .init(name: p + "self_attn.o_proj.weight", dtype: "BF16", shape: [hidden, hidden]),
+            .init(name: p + "post_attention_layernorm.weight", dtype: "BF16", shape: [hidden]),
+            .init(name: p + "mlp.gate_up_proj.weight", dtype: "BF16", shape: [128, hidden]),
+            .init(name: p + "mlp.down_proj.weight", dtype: "BF16", shape: [hidden, 64]),
+            .init(name: "model.norm.weight", dtype: "BF16", shape: [hidden]),
+            .init(name: "lm_head.weight", dtype: "BF16", shape: [vocab, hidden]),
+        ]
+        let file = dir.appendingPathComponent("model.safetensors")
+        try TinyModel.writeSafetensors(tensors, to: file, metadata: ["format": "pt"], sparse: true)
+        // Where each tensor's data starts: after the 8-byte length and the JSON header, in
+        // the order written (writeSafetensors lays them out in array order).
+        let data = try FileHandle(forReadingFrom: file)
+        let length = try data.read(upToCount: 8)!.withUnsafeBytes { $0.load(as: UInt64.self) }
+        try data.close()
+        var start: [String: Int] = [:]
+        var offset = 8 + Int(length)
+        for t in tensors {
+            start[t.name] = offset
+            offset += t.byteCount
+        }
+        let handle = try FileHandle(forWritingTo: file)
+        func put(_ tensor: String, _ index: Int, _ bf16: UInt16) throws {
+            try handle.seek(toOffset: UInt64(start[tensor]! + 2 * index))
+            try handle.write(contentsOf: withUnsafeBytes(of: bf16.littleEndian) { Data($0) })
+        }
+        let one: UInt16 = 0x3F80
+        let four: UInt16 = 0x4080
+        for name in [p + "input_layernorm.weight", p + "post_attention_layernorm.weight", "model.norm.weight"] {
+            for i in 0..<hidden { try put(name, i, one) }
+        }
+        for (k, id) in ids.enumerated() {
+            try put("model.embed_tokens.weight", id * hidden + k, one)
+            if k + 1 < ids.count { try put("lm_head.weight", ids[k + 1] * hidden + k, four) }
+        }
+        try handle.close()
+        return dir
+    }
+
+    static let toolScript =
+        #"Let me check.<|tool_call|>{"name":"get_weather","arguments":{"city": "Paris"}}<|/tool_call|>"#
+}
