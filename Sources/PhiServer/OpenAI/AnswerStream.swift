@@ -23,9 +23,16 @@ struct AnswerStream {
             // scheduler noticed (it ends the job at its next step).
             job.cancel()
             while !ended {
-                for case .finished(let summary) in job.take() {
-                    channel.logNote = CompletionHandler.logNote(summary)
-                    ended = true
+                for event in job.take() {
+                    switch event {
+                    case .text: continue
+                    case .failed(let error):
+                        channel.logNote = "failed: \(CompletionHandler.apiError(error).message)"
+                        ended = true
+                    case .finished(let summary):
+                        channel.logNote = CompletionHandler.logNote(summary)
+                        ended = true
+                    }
                 }
             }
         }
@@ -52,7 +59,9 @@ struct AnswerStream {
                             usageNull: includeUsage))
                 case .failed(let error):
                     ended = true
-                    try send(CompletionHandler.apiError(error).json)
+                    let apiError = CompletionHandler.apiError(error)
+                    channel.logNote = "failed: \(apiError.message)"
+                    try send(apiError.json)
                     try channel.finish()
                     return
                 case .finished(let summary):

@@ -29,7 +29,7 @@ enum ChatPage {
         </head>
         <body>
         <header><b>phikit</b><span id="model">…</span>
-          <input id="key" type="password" placeholder="API key (if the server has one)">
+          <input id="key" type="password" placeholder="API key (optional)">
         </header>
         <div id="log"></div>
         <form id="form">
