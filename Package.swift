@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // phikit: layered targets, dependencies point down only (see DESIGN.md):
-//   phikit → PhiKit → {PhiHub, PhiEngine} → PhiFormats → CKernels
+//   phikit → PhiKit → {PhiHub, PhiText, PhiEngine} → PhiFormats → CKernels
 // PhiHub and PhiEngine never import each other. Each C library is imported by exactly one
 // Swift file that wraps it. No Swift package dependencies.
 import PackageDescription
@@ -26,10 +26,14 @@ let package = Package(
         .target(name: "CKernels", cSettings: kernelFlags),
         .target(name: "PhiFormats", dependencies: ["CKernels"]),
         .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
+        // Tokenizer, chat templates, prompts: no model code and no OpenBLAS, so an app or a
+        // server that only tokenizes links PhiFormats and this.
+        .target(name: "PhiText", dependencies: ["PhiFormats"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
-        .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiEngine"]),
+        .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiText", "PhiEngine"]),
         // phikit serve: HTTP/1.1 on sockets, the OpenAI routes, the scheduler, the prompt cache.
-        .target(name: "PhiServer", dependencies: ["PhiKit", "PhiEngine", "PhiFormats"]),
+        .target(
+            name: "PhiServer", dependencies: ["PhiKit", "PhiText", "PhiEngine", "PhiFormats"]),
         .executableTarget(name: "phikit", dependencies: ["PhiKit", "PhiServer"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
         .executableTarget(
@@ -45,9 +49,13 @@ let package = Package(
         .testTarget(
             name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "PhiTextTests", dependencies: ["PhiText", "PhiFormats"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
         .testTarget(name: "CLITests", dependencies: ["PhiFormats", "HubTestSupport"]),
-        .testTarget(name: "PhiServerTests", dependencies: ["PhiServer", "PhiKit", "PhiEngine"]),
+        .testTarget(
+            name: "PhiServerTests", dependencies: ["PhiServer", "PhiKit", "PhiText", "PhiEngine"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -14,6 +14,12 @@ public enum QuantizationError: UserFacingError, Equatable {
     case unsupportedDType(DType)
     /// A caller-provided buffer is smaller than the shape needs.
     case bufferTooSmall(buffer: String, needed: Int, got: Int)
+    /// `mode` is none of affine, mxfp4, nvfp4, mxfp8.
+    case unsupportedMode(String)
+    /// mxfp4/nvfp4/mxfp8 fix their bits and group size; these are not theirs.
+    case modeParameters(mode: String, bits: Int?, groupSize: Int?)
+    /// NaN or ±infinity at this position of the tensor (no mode can represent it).
+    case nonFinite(row: Int, column: Int)
 
     public var message: String {
         switch self {
@@ -29,6 +35,14 @@ public enum QuantizationError: UserFacingError, Equatable {
             "quantization scales must be float32, float16 or bfloat16, not \(d.pythonName)"
         case .bufferTooSmall(let name, let needed, let got):
             "quantization \(name) buffer holds \(got) elements, needs \(needed)"
+        case .unsupportedMode(let m):
+            "unsupported quantization mode '\(m)' (MLX has affine, mxfp4, nvfp4, mxfp8)"
+        case .modeParameters(let m, let bits, let group):
+            "\(m) quantization cannot use"
+                + [bits.map { " \($0) bits" }, group.map { " group size \($0)" }]
+                .compactMap { $0 }.joined(separator: " and")
+        case .nonFinite(let row, let column):
+            "cannot quantize a non-finite value (row \(row), column \(column))"
         }
     }
 
@@ -38,14 +52,22 @@ public enum QuantizationError: UserFacingError, Equatable {
         case .unsupportedGroupSize: "use --group-size 32, 64 or 128"
         case .shapeNotDivisible: "use a group size that divides the tensor's last dimension"
         case .unsupportedDType: "use --dtype float16, bfloat16 or float32"
+        case .unsupportedMode: "use --q-mode affine, mxfp4, nvfp4 or mxfp8"
+        case .modeParameters(let m, _, _):
+            MicroscaledMode(rawValue: m).map {
+                "\(m) always uses \($0.bits) bits in groups of \($0.groupSize); drop --q-bits "
+                    + "and --q-group-size"
+            }
         default: nil
         }
     }
 
     public var exitCode: ExitCode {
         switch self {
-        case .unsupportedBits, .unsupportedGroupSize, .unsupportedDType: .usage
-        case .shapeNotDivisible: .dataError
+        case .unsupportedBits, .unsupportedGroupSize, .unsupportedDType, .unsupportedMode,
+            .modeParameters:
+            .usage
+        case .shapeNotDivisible, .nonFinite: .dataError
         case .negativeRows, .bufferTooSmall: .software
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import PhiFormats
+import PhiText
 
 /// The non-weight files of a converted model.
 ///
@@ -32,19 +33,21 @@ enum ConvertFiles {
             else { continue }
             try copy(from, to: directory + "/" + name)
         }
-        if !entries.contains("chat_template.jinja"), let template = chatTemplate(in: source) {
+        if !entries.contains("chat_template.jinja"), let template = try chatTemplate(in: source) {
             try put(template.utf8, directory + "/chat_template.jinja")
         }
         try put(ModelCard.text(baseModel: hubRepo).utf8, directory + "/README.md")
     }
 
     /// tokenizer_config.json's `chat_template` when it is a single string (a list of named
-    /// templates is left where it is).
-    static func chatTemplate(in directory: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: directory + "/tokenizer_config.json"),
-            let json = try? JSONValue(parsing: data)
+    /// templates is left where it is). A broken tokenizer_config.json is an error: the
+    /// converted model could not load it either.
+    static func chatTemplate(in directory: String) throws -> String? {
+        guard
+            case .single(let text) = try TokenizerConfig.load(directory: directory)?
+                .chatTemplates()
         else { return nil }
-        return json["chat_template"]?.stringValue
+        return text
     }
 
     private static func copy(_ from: String, to: String) throws {

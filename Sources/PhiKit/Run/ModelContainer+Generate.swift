@@ -1,6 +1,7 @@
 import Foundation
 import PhiEngine
 import PhiFormats
+import PhiText
 
 #if canImport(Glibc)
     import Glibc

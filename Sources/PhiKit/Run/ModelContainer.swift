@@ -2,6 +2,7 @@ import Foundation
 import PhiEngine
 import PhiFormats
 import PhiHub
+import PhiText
 
 /// A model ready to generate: weights (memory-mapped), tokenizer, chat template, and what the
 /// registry knows about it (default prompt, extra stop tokens). The library entry point for
@@ -63,7 +64,8 @@ public final class ModelContainer: Sendable {
                 directory: located.directory, tokens: tokenizer.vocabularySize,
                 embedding: engine.vocabularySize)
         }
-        tokenizerEOS = Self.eosToken(directory: located.directory).flatMap(tokenizer.tokenID(for:))
+        tokenizerEOS = try TokenizerConfig.load(directory: located.directory)?.eosToken
+            .flatMap(tokenizer.tokenID(for:))
         loadSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     }
 
@@ -114,15 +116,6 @@ public final class ModelContainer: Sendable {
             ids.append(id)
         }
         return StopTokens(model: engine, tokenizerEOS: tokenizerEOS, extra: ids)
-    }
-
-    /// tokenizer_config.json's `eos_token`: a string, or an AddedToken object's `content`.
-    static func eosToken(directory: String) -> String? {
-        let path = (directory as NSString).appendingPathComponent("tokenizer_config.json")
-        guard let data = FileManager.default.contents(atPath: path),
-            let config = try? JSONValue(parsing: data), let eos = config["eos_token"]
-        else { return nil }
-        return eos.stringValue ?? eos["content"]?.stringValue
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import PhiEngine
+import PhiText
 import PhiFormats
 
 /// What `phikit tokenize` shows: the ids of a text and their token strings, plus how long

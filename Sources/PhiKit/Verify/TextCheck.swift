@@ -1,7 +1,7 @@
 import Foundation
-import PhiEngine
 import PhiFormats
 import PhiHub
+import PhiText
 
 /// Layer 5: the text side. The tokenizer loads and its ids fit the embedding
 /// (`vocab_size ≥` the tokenizer's size), the chat template (when there is one) renders a
@@ -57,16 +57,27 @@ struct TextCheck {
                 notes[0] += " ≤ vocab_size \(config.vocabSize)"
             }
         }
-        checkChatTemplate(tokenizer)
-        checkStopTokens(tokenizer)
+        do {
+            let tokenizerConfig = try TokenizerConfig.load(directory: directory)
+            checkChatTemplate(tokenizer, tokenizerConfig)
+            checkStopTokens(tokenizer, eosToken: tokenizerConfig?.eosToken)
+        } catch {
+            // The template's special tokens and the eos token live there: one finding for the
+            // file, and the template is not tried.
+            outcome.error("invalid_tokenizer_config", file: TokenizerConfig.fileName, error.problem)
+            checkStopTokens(tokenizer, eosToken: nil)
+        }
         outcome.summary = notes.joined(separator: "; ")
         return outcome
     }
 
-    private mutating func checkChatTemplate(_ tokenizer: Tokenizer) {
+    private mutating func checkChatTemplate(
+        _ tokenizer: Tokenizer, _ tokenizerConfig: TokenizerConfig?
+    ) {
         let template: ChatTemplate?
         do {
-            template = try ChatTemplate.load(modelDirectory: directory)
+            template = try ChatTemplate.load(
+                modelDirectory: directory, tokenizerConfig: tokenizerConfig)
         } catch {
             outcome.error(
                 "invalid_chat_template", file: templateFile,
@@ -94,7 +105,7 @@ struct TextCheck {
             ? "chat_template.jinja" : "tokenizer_config.json"
     }
 
-    private mutating func checkStopTokens(_ tokenizer: Tokenizer) {
+    private mutating func checkStopTokens(_ tokenizer: Tokenizer, eosToken: String?) {
         var found: [Int: String] = [:]
         func checkID(_ id: Int, file: String, field: String) {
             if let token = tokenizer.token(for: id) {
@@ -128,8 +139,8 @@ struct TextCheck {
             outcome.error(
                 "invalid_generation_config", file: "generation_config.json", error.problem)
         }
-        if let eos = ModelContainer.eosToken(directory: directory) {
-            checkToken(eos, file: "tokenizer_config.json", field: "eos_token")
+        if let eos = eosToken {
+            checkToken(eos, file: TokenizerConfig.fileName, field: "eos_token")
         }
         for token in entry?.extraEOSTokens ?? [] {
             let source = entry.map { $0.source.isEmpty ? "registry.json" : $0.source }

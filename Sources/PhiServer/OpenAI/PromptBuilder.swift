@@ -1,4 +1,5 @@
 import PhiEngine
+import PhiText
 import PhiFormats
 import PhiKit
 

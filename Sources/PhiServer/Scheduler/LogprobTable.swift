@@ -1,5 +1,6 @@
 import Foundation
 import PhiEngine
+import PhiText
 
 /// Log-probabilities as OpenAI reports them: the log-softmax of the logits the sampler saw
 /// (before temperature and filters), for the chosen token and the `top` likeliest ones.

@@ -1,4 +1,5 @@
 import PhiEngine
+import PhiText
 
 /// One request being generated: its session, sampler, text decoder and stop-string matcher.
 /// Mirrors `PhiEngine.generate` step for step (same sampler calls on the same logits, same

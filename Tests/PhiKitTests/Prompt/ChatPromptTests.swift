@@ -1,5 +1,5 @@
 import Foundation
-import PhiEngine
+import PhiText
 import Testing
 
 @testable import PhiKit

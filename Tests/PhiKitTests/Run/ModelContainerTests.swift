@@ -1,6 +1,7 @@
 import Foundation
 import PhiEngine
 import PhiFormats
+import PhiText
 import Testing
 
 @testable import PhiKit

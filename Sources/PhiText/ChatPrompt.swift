@@ -1,5 +1,4 @@
 import Foundation
-import PhiEngine
 import PhiFormats
 
 /// A conversation turned into the prompt a model sees, the way transformers'

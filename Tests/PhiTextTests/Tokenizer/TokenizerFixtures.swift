@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// The tokenizers under test, the corpus and the golden files made by
 /// scripts/tokenizer/make_golden.py from the `tokenizers` library.

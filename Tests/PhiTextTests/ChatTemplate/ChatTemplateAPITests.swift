@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// The public surface others build on: ChatMessage rendering, errors that name the template
 /// line (and exit 65), the template's own raise_exception message, the real clock.

@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// The public API around encoding: vocabulary queries, streaming details and load errors.
 /// Expected values come from tokenizers 0.23.3.

@@ -17,9 +17,21 @@ extension ChatTemplate {
     /// overridden by special_tokens_map.json when the config has no `added_tokens_decoder`
     /// (transformers' legacy rule).
     public static func load(modelDirectory: String) throws(ChatTemplateError) -> ChatTemplate? {
+        let config: TokenizerConfig?
+        do {
+            config = try TokenizerConfig.load(directory: modelDirectory)
+        } catch {
+            throw .invalidConfig(path: error.path, message: error.problem)
+        }
+        return try load(modelDirectory: modelDirectory, tokenizerConfig: config)
+    }
+
+    /// As `load(modelDirectory:)`, with tokenizer_config.json already read (nil: the model
+    /// has none).
+    public static func load(
+        modelDirectory: String, tokenizerConfig config: TokenizerConfig?
+    ) throws(ChatTemplateError) -> ChatTemplate? {
         let directory = URL(fileURLWithPath: modelDirectory)
-        let configPath = directory.appendingPathComponent("tokenizer_config.json").path
-        let config = try readJSONObject(configPath)
         var templates: [String: (source: String, origin: String)] = [:]
 
         let jinjaPath = directory.appendingPathComponent("chat_template.jinja").path
@@ -32,7 +44,7 @@ extension ChatTemplate {
             if let text = try readText(path) { templates[String(file.dropLast(6))] = (text, path) }
         }
         if templates.isEmpty, let config {
-            templates = try configTemplates(config, path: configPath)
+            templates = try configTemplates(config)
         }
         guard !templates.isEmpty else { return nil }
         guard let chosen = templates["default"] else {
@@ -50,32 +62,30 @@ extension ChatTemplate {
     }
 
     private static func configTemplates(
-        _ config: [(key: String, value: JSONValue)], path: String
+        _ config: TokenizerConfig
     ) throws(ChatTemplateError) -> [String: (source: String, origin: String)] {
-        guard let value = config.first(where: { $0.key == "chat_template" })?.value, !value.isNull
-        else {
-            return [:]
+        let field: TokenizerConfig.ChatTemplates?
+        do {
+            field = try config.chatTemplates()
+        } catch {
+            throw .invalidConfig(path: error.path, message: error.problem)
         }
-        if let text = value.stringValue { return ["default": (text, path)] }
-        guard let entries = value.arrayValue else {
-            throw .invalidConfig(
-                path: path, message: "chat_template must be a string or a list of {name, template}")
-        }
-        var templates: [String: (source: String, origin: String)] = [:]
-        for entry in entries {
-            guard let name = entry["name"]?.stringValue, let text = entry["template"]?.stringValue
-            else {
-                throw .invalidConfig(
-                    path: path, message: "chat_template entries need a string 'name' and 'template'"
+        switch field {
+        case nil: return [:]
+        case .single(let text): return ["default": (text, config.path)]
+        case .named(let entries):
+            var templates: [String: (source: String, origin: String)] = [:]
+            for entry in entries {
+                templates[entry.name] = (
+                    entry.template, "\(config.path) (chat_template '\(entry.name)')"
                 )
             }
-            templates[name] = (text, "\(path) (chat_template '\(name)')")
+            return templates
         }
-        return templates
     }
 
     private static func specialTokens(
-        config: [(key: String, value: JSONValue)]?, mapPath: String
+        config: TokenizerConfig?, mapPath: String
     ) throws(ChatTemplateError) -> [String: String] {
         var tokens: [String: String] = [:]
         func take(_ members: [(key: String, value: JSONValue)]) {
@@ -87,33 +97,17 @@ extension ChatTemplate {
                 }
             }
         }
-        if let config { take(config) }
-        let hasDecoder = config?.contains { $0.key == "added_tokens_decoder" } ?? false
-        if !hasDecoder, let map = try readJSONObject(mapPath) { take(map) }
+        if let config { take(config.members) }
+        if !(config?.hasAddedTokensDecoder ?? false) {
+            let map: [(key: String, value: JSONValue)]?
+            do {
+                map = try TokenizerConfig.readJSONObject(mapPath)
+            } catch {
+                throw .invalidConfig(path: error.path, message: error.problem)
+            }
+            if let map { take(map) }
+        }
         return tokens
-    }
-
-    /// The members of a JSON object file; nil if the file doesn't exist.
-    private static func readJSONObject(
-        _ path: String
-    ) throws(ChatTemplateError) -> [(key: String, value: JSONValue)]? {
-        guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw .invalidConfig(path: path, message: "cannot read: \(error.localizedDescription)")
-        }
-        let json: JSONValue
-        do {
-            json = try JSONValue(parsing: data)
-        } catch {
-            throw .invalidConfig(path: path, message: "not valid JSON: \(error)")
-        }
-        guard let members = json.objectValue else {
-            throw .invalidConfig(path: path, message: "expected a JSON object")
-        }
-        return members
     }
 
     private static func readText(_ path: String) throws(ChatTemplateError) -> String? {

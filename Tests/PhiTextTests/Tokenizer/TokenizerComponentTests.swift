@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// Every normalizer, pre-tokenizer, model option, added-token option, post-processor and
 /// decoder, each in a small tokenizer, against the `tokenizers` library

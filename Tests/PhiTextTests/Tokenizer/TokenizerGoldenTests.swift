@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// Ids and decodes equal to the `tokenizers` library on the whole corpus, for every
 /// tokenizer (goldens from scripts/tokenizer/make_golden.py).

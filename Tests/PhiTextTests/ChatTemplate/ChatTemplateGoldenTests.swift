@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// Every case of golden.json: the real Phi-3/3.5/4-mini templates and the common templates of
 /// other families, over the conversation set (system or not, multi-turn, unicode, empty and

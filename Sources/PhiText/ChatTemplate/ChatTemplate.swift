@@ -6,17 +6,6 @@ import PhiFormats
 /// Key order is kept, so `tools | tojson` prints keys in the caller's order.
 public typealias TemplateValue = JSONValue
 
-/// One turn of a conversation.
-public struct ChatMessage: Sendable, Codable, Equatable {
-    public var role: String
-    public var content: String
-
-    public init(role: String, content: String) {
-        self.role = role
-        self.content = content
-    }
-}
-
 /// A model's chat template (Jinja), parsed once and rendered the way transformers'
 /// `apply_chat_template(messages, tokenize=False, add_generation_prompt=…)` renders it:
 /// the same Jinja environment (trim_blocks, lstrip_blocks, loop controls, transformers'

@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// ChatTemplate.load against what transformers' AutoTokenizer makes of the same directories
 /// (scripts/chat_template/make_loader_golden.py): which template wins, which special tokens

@@ -1,7 +1,7 @@
 import Foundation
 import PhiFormats
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// The chat-template golden file (scripts/chat_template/make_golden.py) and the real tokenizer
 /// directories in ../shared/fixtures, which tests read in place.

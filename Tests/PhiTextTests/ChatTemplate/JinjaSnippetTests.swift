@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// The interpreter piece by piece: each snippet of snippets.json (whitespace control,
 /// literals, operators, undefined values, loops and scoping, namespaces, macros, filters,

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import PhiEngine
+@testable import PhiText
 
 /// The hand-written o200k/cl100k/GPT-2 matchers return exactly what the general backtracking
 /// matcher returns for the same pattern, at every start position of every corpus text.
