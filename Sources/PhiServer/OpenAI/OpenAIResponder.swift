@@ -13,10 +13,10 @@ public struct OpenAIResponder: HTTPResponder {
     /// `names`: what requests may call the model besides its id (the alias or path `serve`
     /// was given).
     public init(container: ModelContainer, scheduler: Scheduler, names: [String] = []) {
-        let id = container.model.name
+        let id = container.location.name
         completions = CompletionHandler(
             container: container, scheduler: scheduler, modelID: id,
-            modelNames: Set([id, container.model.directory] + names))
+            modelNames: Set([id, container.location.directory] + names))
     }
 
     public func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {

@@ -15,7 +15,7 @@ struct PromptBuilder {
         case .text(let text):
             return container.tokenizer.encode(text, addSpecialTokens: true)
         case .tokens(let ids):
-            let vocabulary = container.engine.vocabularySize
+            let vocabulary = container.model.vocabularySize
             if let bad = ids.first(where: { $0 < 0 || $0 >= vocabulary }) {
                 throw .invalidRequest(
                     "token id \(bad) in 'prompt' is outside the vocabulary (0..<\(vocabulary))",

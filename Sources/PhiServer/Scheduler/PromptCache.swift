@@ -40,7 +40,7 @@ struct PromptCache {
     mutating func takeBest(for prompt: [Int]) -> (entry: CachedSession, reusable: Int)? {
         var best: (index: Int, reusable: Int)?
         for (i, entry) in entries.enumerated() {
-            let reusable = entry.session.reusablePrefix(of: prompt)
+            let reusable = entry.session.reusableLength(of: prompt)
             if reusable > (best?.reusable ?? 0) { best = (i, reusable) }
         }
         guard let best else { return nil }
@@ -69,18 +69,10 @@ struct PromptCache {
 }
 
 extension InferenceSession {
-    /// How many leading tokens of `prompt` this session's cache can keep. At least one
-    /// prompt token is always computed again: its logits pick the first new token.
-    func reusablePrefix(of prompt: [Int]) -> Int {
-        let limit = prompt.count - 1
-        guard limit > 0, !tokens.isEmpty else { return 0 }
-        // Without rewinding, only a cache that is wholly a prefix of the prompt can be kept.
-        guard tokens.count <= limit, prompt.starts(with: tokens) else { return 0 }
-        return tokens.count
-    }
-
-    /// Makes the cache hold exactly `prompt[0..<keep]` (`keep` from `reusablePrefix`).
-    func keepPrefix(_ keep: Int) {
-        if keep < position { reset() }
+    /// How many leading tokens of `prompt` `prepare` would keep from this session's cache:
+    /// the common prefix, within the positions computed as prompt blocks (exact reuse), and
+    /// at least the last two prompt tokens computed again (see `prepare`).
+    func reusableLength(of prompt: [Int]) -> Int {
+        max(0, min(commonPrefixLength(with: prompt), reusablePrefix, prompt.count - 2))
     }
 }

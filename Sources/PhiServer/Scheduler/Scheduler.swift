@@ -47,7 +47,7 @@ public final class Scheduler: @unchecked Sendable {
     public init(container: ModelContainer, configuration: Configuration) {
         self.container = container
         self.configuration = configuration
-        let config = container.engine.config
+        let config = container.model.config
         cache = PromptCache(
             bytesPerToken: 2 * 4 * config.layerCount * config.kvHeads * config.headDim,
             budgetBytes: configuration.cacheBytes, maxEntries: 2 * configuration.parallel)
@@ -142,12 +142,11 @@ public final class Scheduler: @unchecked Sendable {
             } else {
                 entry = CachedSession(
                     try InferenceSession(
-                        model: container.engine, maxContext: configuration.contextSize))
+                        model: container.model, maxContext: configuration.contextSize))
                 sessionCount += 1
             }
-            entry.session.keepPrefix(reusable)
             active.append(
-                Slot(job: job, entry: entry, cachedTokens: reusable, tokenizer: container.tokenizer))
+                Slot(job: job, entry: entry, expectedReuse: reusable, tokenizer: container.tokenizer))
         } catch {
             job.post(.failed(SchedulerFailure(error)))
         }

@@ -8,13 +8,17 @@ final class Slot {
     let job: GenerationJob
     let entry: CachedSession
     var session: InferenceSession { entry.session }
-    let cachedTokens: Int
+    /// Prompt tokens the session's cache supplied (known once the first chunk is in).
+    private(set) var cachedTokens = 0
+    /// What the prompt cache expected to reuse when it picked this session.
+    private let expectedReuse: Int
     private let sampler: Sampler
     private let tokenizer: Tokenizer
     private var decoder: StreamingDecoder
     private var matcher: StopStringMatcher
-    /// Prompt tokens not yet fed (prefill goes in chunks between other slots' steps).
-    private(set) var pendingPrompt: ArraySlice<Int>
+    /// How many prompt tokens are in the session (prefill goes in chunks between other
+    /// slots' steps); nil before the first chunk.
+    private var fed: Int?
     /// The token chosen last, fed by the next step.
     private(set) var nextToken: Int?
     private var generated = 0
@@ -23,27 +27,39 @@ final class Slot {
     private var sentBytes = 0
     private var heldLogprobs: [TokenLogprob] = []
 
-    init(job: GenerationJob, entry: CachedSession, cachedTokens: Int, tokenizer: Tokenizer) {
+    init(job: GenerationJob, entry: CachedSession, expectedReuse: Int, tokenizer: Tokenizer) {
         self.job = job
         self.entry = entry
-        self.cachedTokens = cachedTokens
+        self.expectedReuse = expectedReuse
         self.tokenizer = tokenizer
         let request = job.request
         sampler = Sampler(
             parameters: request.parameters, vocabularySize: entry.session.model.vocabularySize)
         decoder = StreamingDecoder(tokenizer: tokenizer)
         matcher = StopStringMatcher(request.stopStrings)
-        pendingPrompt = request.prompt[cachedTokens...]
     }
 
-    var isPrefilling: Bool { !pendingPrompt.isEmpty }
+    var isPrefilling: Bool { fed != job.request.prompt.count }
 
-    /// Feeds the next chunk of the prompt; returns the logits once the whole prompt is in.
+    /// Feeds the next chunk of the prompt (the first through `prepare`, which keeps the
+    /// cached prefix); returns the logits once the whole prompt is in. A prompt block's
+    /// result per token does not depend on how tokens are grouped, so chunks compute what
+    /// one call would — except a lone token, which takes the decode kernels: no chunk is
+    /// left with one token.
     func prefillChunk(_ size: Int) throws -> UnsafeBufferPointer<Float>? {
-        let chunk = pendingPrompt.prefix(size)
-        let logits = try session.prefill(Array(chunk))
-        pendingPrompt.removeFirst(chunk.count)
-        return pendingPrompt.isEmpty ? logits : nil
+        let prompt = job.request.prompt
+        let start = fed ?? expectedReuse
+        var end = min(prompt.count, start + size)
+        if prompt.count - end == 1 { end += 1 }
+        let logits: UnsafeBufferPointer<Float>
+        if fed == nil {
+            cachedTokens = try session.prepare(Array(prompt[..<end]))
+            logits = session.logits
+        } else {
+            logits = try session.prefill(Array(prompt[start..<end]))
+        }
+        fed = end
+        return end == prompt.count ? logits : nil
     }
 
     /// Picks the next token from `logits` and reports its text; returns why the answer

@@ -98,7 +98,7 @@ struct ServeCommand: Command {
             throw error
         }
         view.clear()
-        let limit = container.engine.maxPositions
+        let limit = container.model.maxPositions
         let context = maxKVSize ?? min(limit, 4096)
         guard context <= limit else {
             throw UsageError("--max-kv-size \(context) is beyond the model's \(limit) positions")
@@ -119,7 +119,7 @@ struct ServeCommand: Command {
             scheduler.shutdown()
         }
         Diagnostics.text(
-            "phikit serve: \(container.model.name) on http://\(Self.hostForURL(host)):"
+            "phikit serve: \(container.location.name) on http://\(Self.hostForURL(host)):"
                 + "\(server.port) (\(parallel) slots, context \(context) tokens); Ctrl-C stops")
         try server.run()
         scheduler.shutdown()
