@@ -70,9 +70,9 @@ struct PromptCache {
 
 extension InferenceSession {
     /// How many leading tokens of `prompt` `prepare` would keep from this session's cache:
-    /// the common prefix, within the positions computed as prompt blocks (exact reuse), and
-    /// at least the last two prompt tokens computed again (see `prepare`).
+    /// the common prefix, less the last prompt token, which is computed again for its logits.
+    /// (Reuse is exact: a cached position holds what a fresh prefill computes.)
     func reusableLength(of prompt: [Int]) -> Int {
-        max(0, min(commonPrefixLength(with: prompt), reusablePrefix, prompt.count - 2))
+        max(0, min(commonPrefixLength(with: prompt), prompt.count - 1))
     }
 }

@@ -5,9 +5,11 @@ import PhiKit
 
 /// Runs every generation on one thread: up to `parallel` requests at a time, each in its own
 /// slot (session, sampler), more waiting in a bounded queue. Each turn steps every active
-/// slot once (a decode step, or a chunk of a new prompt), then admits waiting requests, so a
-/// new request joins between steps (continuous batching) and a long prompt does not stall
-/// the answers already streaming.
+/// slot once — the decoding ones together in one forward pass (`DecodeBatch`: the weights
+/// are read once for all of them), then a chunk of each new prompt — and admits waiting
+/// requests, so a new request joins between steps (continuous batching) and a long prompt
+/// does not stall the answers already streaming. Batched or not, each session computes bit
+/// for bit what it would alone, so a greedy answer equals `phikit run`'s.
 public final class Scheduler: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Requests generating at once.
@@ -43,6 +45,7 @@ public final class Scheduler: @unchecked Sendable {
     private var cache: PromptCache
     private var sessionCount = 0
     private var clock: UInt64 = 0
+    private var batch: DecodeBatch?
 
     public init(container: ModelContainer, configuration: Configuration) {
         self.container = container
@@ -152,43 +155,70 @@ public final class Scheduler: @unchecked Sendable {
         }
     }
 
-    /// One step of every active slot: slots whose client left are ended first; then every
-    /// decoding slot advances one token, and every prefilling slot one chunk of its prompt.
+    /// One step of every active slot: slots whose client left are ended first; then the
+    /// decoding slots advance one token in one batched forward pass, and every prefilling
+    /// slot feeds one chunk of its prompt.
     private func turn() {
-        var running: [Slot] = []
+        var decoding: [Slot] = []
+        var prefilling: [Slot] = []
         for slot in active {
             if slot.job.isAbandoned {
                 end(slot, .cancelled)
+            } else if slot.isPrefilling {
+                prefilling.append(slot)
             } else {
-                running.append(slot)
+                decoding.append(slot)
             }
         }
         active = []
-        for slot in running {
+        if !decoding.isEmpty {
             do {
-                let logits: UnsafeBufferPointer<Float>
-                if slot.isPrefilling {
-                    guard let last = try slot.prefillChunk(Self.prefillChunk) else {
-                        active.append(slot)
-                        continue
-                    }
-                    logits = last
-                } else {
-                    logits = try slot.session.step(slot.nextToken!)
-                }
-                if let reason = slot.accept(logits) {
-                    end(slot, reason)
+                try decodeStep(decoding)
+                for slot in decoding { advance(slot, slot.session.logits) }
+            } catch {
+                for slot in decoding { fail(slot, error) }
+            }
+        }
+        for slot in prefilling {
+            do {
+                if let logits = try slot.prefillChunk(Self.prefillChunk) {
+                    advance(slot, logits)
                 } else {
                     active.append(slot)
                 }
             } catch {
-                slot.job.post(.failed(SchedulerFailure(error)))
-                release(slot)
+                fail(slot, error)
             }
         }
         condition.lock()
         activeCount = active.count
         condition.unlock()
+    }
+
+    /// Feeds each slot's last token: one forward pass for all (a lone slot steps alone).
+    private func decodeStep(_ slots: [Slot]) throws {
+        if slots.count == 1 {
+            _ = try slots[0].session.step(slots[0].nextToken!)
+            return
+        }
+        if batch == nil {
+            batch = try DecodeBatch(model: container.model, maxSequences: configuration.parallel)
+        }
+        try batch!.step(slots.map(\.session), tokens: slots.map { $0.nextToken! })
+    }
+
+    /// Picks the slot's next token; ends it or keeps it active.
+    private func advance(_ slot: Slot, _ logits: UnsafeBufferPointer<Float>) {
+        if let reason = slot.accept(logits) {
+            end(slot, reason)
+        } else {
+            active.append(slot)
+        }
+    }
+
+    private func fail(_ slot: Slot, _ error: any Error) {
+        slot.job.post(.failed(SchedulerFailure(error)))
+        release(slot)
     }
 
     private func end(_ slot: Slot, _ reason: FinishReason) {

@@ -42,15 +42,12 @@ final class Slot {
     var isPrefilling: Bool { fed != job.request.prompt.count }
 
     /// Feeds the next chunk of the prompt (the first through `prepare`, which keeps the
-    /// cached prefix); returns the logits once the whole prompt is in. A prompt block's
-    /// result per token does not depend on how tokens are grouped, so chunks compute what
-    /// one call would — except a lone token, which takes the decode kernels: no chunk is
-    /// left with one token.
+    /// cached prefix); returns the logits once the whole prompt is in. A token's result does
+    /// not depend on how tokens are grouped into calls, so chunks compute what one call would.
     func prefillChunk(_ size: Int) throws -> UnsafeBufferPointer<Float>? {
         let prompt = job.request.prompt
         let start = fed ?? expectedReuse
-        var end = min(prompt.count, start + size)
-        if prompt.count - end == 1 { end += 1 }
+        let end = min(prompt.count, start + size)
         let logits: UnsafeBufferPointer<Float>
         if fed == nil {
             cachedTokens = try session.prepare(Array(prompt[..<end]))
