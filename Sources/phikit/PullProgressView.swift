@@ -124,3 +124,13 @@ final class PullProgressView {
         return "\(s / 3600) h \(String(format: "%02d", s / 60 % 60)) min"
     }
 }
+
+extension PullProgressView {
+    /// Loads MODEL as `run` and `serve` do: a Hub model missing from the cache is pulled
+    /// first, its progress drawn here and cleared before anything else is printed.
+    static func loadModel(_ model: String, threads: Int?) throws -> ModelContainer {
+        let view = PullProgressView()
+        defer { view.clear() }
+        return try ModelContainer.load(model, threads: threads) { view.show($0) }
+    }
+}

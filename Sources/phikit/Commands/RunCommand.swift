@@ -107,15 +107,7 @@ struct RunCommand: Command {
     }
 
     func run() throws {
-        let view = PullProgressView()
-        let container: ModelContainer
-        do {
-            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
-        } catch {
-            view.clear()
-            throw error
-        }
-        view.clear()
+        let container = try PullProgressView.loadModel(model, threads: threads)
         let text = try promptText(container)
         // The first Ctrl-C asks generation to stop after the current token (the handler in
         // main.swift only sets the flag while a cancellable job runs); a second one exits.

@@ -89,15 +89,7 @@ struct ServeCommand: Command {
     }
 
     func run() throws {
-        let view = PullProgressView()
-        let container: ModelContainer
-        do {
-            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
-        } catch {
-            view.clear()
-            throw error
-        }
-        view.clear()
+        let container = try PullProgressView.loadModel(model, threads: threads)
         let limit = container.model.maxPositions
         let context = maxKVSize ?? min(limit, 4096)
         guard context <= limit else {

@@ -64,14 +64,7 @@ final class ServeProcess: @unchecked Sendable {
     /// Sends `signal` and waits (at most 30 s) for the exit; returns the exit status.
     @discardableResult
     func stop(signal: Int32 = SIGTERM) -> Int32 {
-        kill(process.processIdentifier, signal)
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            Issue.record("phikit serve ignored signal \(signal)")
-        }
-        process.waitUntilExit()
+        Phikit.interruptAndWait(process, doing: "serve", signal: signal)
         _ = stderrDone.wait(timeout: .now() + 5)
         return process.terminationStatus
     }
