@@ -48,7 +48,19 @@ struct AnswerStream {
         }
         var tools = ToolCallStream()
         while true {
-            for event in job.take() {
+            let events = job.take()
+            // The job's last event may come with others: once taken, the job is over even if
+            // a write fails before it is handled.
+            for event in events {
+                switch event {
+                case .text: continue
+                case .failed: ended = true
+                case .finished(let summary):
+                    ended = true
+                    channel.logNote = CompletionHandler.logNote(summary)
+                }
+            }
+            for event in events {
                 switch event {
                 case .text(let text, let entries):
                     let content = parseTools ? tools.append(text) : text
@@ -58,15 +70,12 @@ struct AnswerStream {
                             content: content, logprobs: wantsLogprobs ? entries : nil,
                             usageNull: includeUsage))
                 case .failed(let error):
-                    ended = true
                     let apiError = CompletionHandler.apiError(error)
                     channel.logNote = "failed: \(apiError.message)"
                     try send(apiError.json)
                     try channel.finish()
                     return
                 case .finished(let summary):
-                    ended = true
-                    channel.logNote = CompletionHandler.logNote(summary)
                     guard summary.finishReason != .cancelled else {
                         try channel.finish()
                         return
