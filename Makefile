@@ -1,11 +1,12 @@
 # phikit — build, test, benchmark. Every target works on a fresh Debian 12 machine after `make deps`.
 #
-#   make deps        system packages (libcurl, zlib, pkg-config; python3 for the demo
+#   make deps        system packages (libcurl, pkg-config; python3 for the demo
 #                    checkpoint and test scripts); idempotent, as root or via sudo
 #   make build       release build → .build/release/phikit   (NATIVE=1 adds -march=native: opt-in,
 #                    the binary then only runs on CPUs like this one)
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
+#   make test-fast   the test suite without the suites tagged .slow (PHIKIT_SKIP_SLOW=1)
 #   make bench       every benchmark below, each against its reference in the same run
 #   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)
 #   make bench-tokenizer  phikit tokenize against the tokenizers library (Phi-3.5, Phi-4-mini)
@@ -18,6 +19,8 @@
 #                         Chromium (installs openai, websocket-client and chromium if missing)
 #   make serve-soak       a bounded mixed-load soak of phikit serve with RSS samples
 #                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
+#   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
+#                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -26,11 +29,10 @@ SWIFT ?= swift
 NATIVE ?= 0
 RELEASE_FLAGS := -c release $(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
 BIN := .build/release/phikit
-DEB_PACKAGES := libcurl4-openssl-dev zlib1g-dev pkg-config python3
+DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: serve-check serve-soak
-.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run bench-verify install fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -50,7 +52,10 @@ demo: deps build
 test:
 	$(SWIFT) test
 
-bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify
+test-fast:
+	PHIKIT_SKIP_SLOW=1 $(SWIFT) test
+
+bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat
 
 bench-convert: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
@@ -66,6 +71,9 @@ bench-tokenizer: build
 
 bench-verify: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_verify.sh
+
+bench-chat: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
 
 SOAK_SECONDS ?= 180
 SOAK_CLIENTS ?= 8

@@ -10,6 +10,7 @@ enum CommandTable {
             ConvertCommand.self,
             VerifyCommand.self,
             RunCommand.self,
+            ChatCommand.self,
             ServeCommand.self,
             ListCommand.self,
             RmCommand.self,

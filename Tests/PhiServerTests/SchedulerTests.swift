@@ -1,6 +1,7 @@
 import Foundation
 import PhiEngine
 import PhiKit
+import TestSupport
 import Testing
 
 @testable import PhiServer
@@ -8,12 +9,7 @@ import Testing
 /// The scheduler and the prompt cache on the bundled stories-260k, without HTTP.
 @Suite("scheduler and prompt cache")
 struct SchedulerTests {
-    static let container: ModelContainer? = {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("models/stories-260k").path
-        return try? ModelContainer.load(directory)
-    }()
+    static let container: ModelContainer? = try? ModelContainer.load(TestPaths.storiesModel.path)
 
     static func request(_ prompt: [Int], maxTokens: Int = 50) throws -> GenerationRequest {
         let container = try #require(container)

@@ -1,12 +1,11 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// /v1/chat/completions on random-weight Phi-3.5-mini and Phi-4-mini shapes with their real
 /// tokenizers and chat templates: answers equal `phikit run`, streaming, the prompt cache,
 /// and tools rendered into Phi-4-mini's system message.
-@Suite(
-    "phikit serve: chat on tiny Phi models",
-    .enabled(if: TinyChatModel.available, "needs ../shared/fixtures"))
+@Suite("phikit serve: chat on tiny Phi models", .tags(.slow), .skippedWhenFast)
 struct ServeChatTests {
     static func content(_ body: [String: Any]) -> String? {
         ((body["choices"] as? [[String: Any]])?.first?["message"] as? [String: Any])?["content"]

@@ -39,8 +39,7 @@ struct ServeConcurrencyTests {
     }
 
     @Test(
-        "a client that hangs up stops its generation within a token; a full queue answers 503",
-        .enabled(if: TinyChatModel.available, "needs ../shared/fixtures"))
+        "a client that hangs up stops its generation within a token; a full queue answers 503")
     func hangUpAndQueueFull() throws {
         let model = try TinyChatModel.slowDirectory()
         defer { try? FileManager.default.removeItem(at: model) }

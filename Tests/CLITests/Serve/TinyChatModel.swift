@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Random-weight models of both Phi shapes with the real tokenizers and chat templates from
 /// ../shared/fixtures, small enough to write in a test (hidden 32, 2 layers): Phi-3.5-mini's
@@ -8,24 +9,10 @@ enum TinyChatModel: String, CaseIterable, Sendable {
     case phi35 = "microsoft--Phi-3.5-mini-instruct"
     case phi4mini = "microsoft--Phi-4-mini-instruct"
 
-    static let fixtures = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/fixtures")
-
-    /// Where the tokenizer files are (Phi-4-mini's tokenizer.json is a reconstruction).
-    var tokenizerDirectory: URL {
-        switch self {
-        case .phi35: Self.fixtures.appendingPathComponent(rawValue)
-        case .phi4mini: Self.fixtures.appendingPathComponent("_derived/" + rawValue)
-        }
-    }
-
-    static var available: Bool {
-        allCases.allSatisfy {
-            FileManager.default.fileExists(
-                atPath: $0.tokenizerDirectory.appendingPathComponent("tokenizer.json").path)
-        }
+    /// Where the tokenizer files are in ../shared/fixtures (Phi-4-mini's tokenizer.json is a
+    /// reconstruction); a missing fixture fails the test.
+    func tokenizerDirectory() throws -> URL {
+        try TestPaths.sharedURL(self == .phi35 ? rawValue : "_derived/" + rawValue)
     }
 
     private var config: [String: Any] {
@@ -62,7 +49,7 @@ enum TinyChatModel: String, CaseIterable, Sendable {
             ["eos_token_id": endTokens], to: dir.appendingPathComponent("generation_config.json"))
         for name in ["tokenizer.json", "tokenizer_config.json"] {
             try FileManager.default.copyItem(
-                at: tokenizerDirectory.appendingPathComponent(name),
+                at: try tokenizerDirectory().appendingPathComponent(name),
                 to: dir.appendingPathComponent(name))
         }
         let (hidden, intermediate) = (32, 64)
@@ -147,7 +134,7 @@ extension TinyChatModel {
             metadata: ["format": "pt"], sparse: true)
         for name in ["tokenizer.json", "tokenizer_config.json"] {
             try FileManager.default.copyItem(
-                at: TinyChatModel.phi35.tokenizerDirectory.appendingPathComponent(name),
+                at: try TinyChatModel.phi35.tokenizerDirectory().appendingPathComponent(name),
                 to: dir.appendingPathComponent(name))
         }
         return dir
@@ -165,7 +152,7 @@ extension TinyChatModel {
         let dir = try TinyModel.temporaryDirectory()
         for name in ["tokenizer.json", "tokenizer_config.json"] {
             try FileManager.default.copyItem(
-                at: phi4mini.tokenizerDirectory.appendingPathComponent(name),
+                at: try phi4mini.tokenizerDirectory().appendingPathComponent(name),
                 to: dir.appendingPathComponent(name))
         }
         let hidden = 64
