@@ -28,7 +28,8 @@ let package = Package(
         .target(name: "PhiText", dependencies: ["PhiFormats"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiText", "PhiEngine"]),
-        // phikit serve: HTTP/1.1 on sockets, the OpenAI routes, the scheduler, the prompt cache.
+        // phikit serve: HTTP/1.1 on sockets (HTTP/), the OpenAI routes (OpenAI/), the scheduler
+        // and the prompt cache (Scheduler/).
         .target(
             name: "PhiServer", dependencies: ["PhiKit", "PhiText", "PhiEngine", "PhiFormats"]),
         // The CLI reads GenerationParameters (PhiEngine) and prints UserFacingErrors (PhiFormats).
