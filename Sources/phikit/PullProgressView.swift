@@ -12,6 +12,14 @@ final class PullProgressView {
     private var samples: [(time: Double, bytes: Int)] = []
     private var reportedWaits: Set<String> = []
 
+    /// Loads MODEL as `run`, `chat` and `serve` do: a Hub model missing from the cache is pulled first,
+    /// its progress shown here, and the progress lines are gone before anything else prints.
+    static func loadModel(_ model: String, threads: Int?) throws -> ModelContainer {
+        let view = PullProgressView()
+        defer { view.clear() }
+        return try ModelContainer.load(model, threads: threads) { view.show($0) }
+    }
+
     func show(_ event: PullProgress) {
         switch event {
         case .resolving(let repoID, let revision):
@@ -122,15 +130,5 @@ final class PullProgressView {
         if s < 60 { return "\(s) s" }
         if s < 3600 { return "\(s / 60) min \(String(format: "%02d", s % 60)) s" }
         return "\(s / 3600) h \(String(format: "%02d", s / 60 % 60)) min"
-    }
-}
-
-extension PullProgressView {
-    /// Loads MODEL as `run` and `serve` do: a Hub model missing from the cache is pulled
-    /// first, its progress drawn here and cleared before anything else is printed.
-    static func loadModel(_ model: String, threads: Int?) throws -> ModelContainer {
-        let view = PullProgressView()
-        defer { view.clear() }
-        return try ModelContainer.load(model, threads: threads) { view.show($0) }
     }
 }

@@ -73,7 +73,8 @@ struct ChatCommand: Command {
         if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
         if stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
         options = ChatOptions(
-            system: system, parameters: try sampling.parameters(), temperature: temperature.map(Float.init),
+            system: system, parameters: try sampling.parameters(),
+            temperature: temperature.map(Float.init),
             maxTokens: maxTokens, maxContext: maxContext, stopStrings: stopStrings,
             extraStopTokens: extraEOS)
     }
