@@ -14,6 +14,11 @@
 #   make bench-run        generation speed vs llama.cpp, same random weights, both Phi shapes
 #                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make bench-verify     phikit verify vs cat and sha256sum of a 2.1 GB MLX 4-bit Phi-3.5-mini
+#   make serve-check      phikit serve against the official openai client (chat, completions,
+#                         streaming, usage, logprobs, tools, errors) and its chat page in headless
+#                         Chromium (installs openai, websocket-client and chromium if missing)
+#   make serve-soak       a bounded mixed-load soak of phikit serve with RSS samples
+#                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
@@ -30,7 +35,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat install fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -83,6 +88,18 @@ bench-verify: build
 
 bench-chat: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
+
+SOAK_SECONDS ?= 180
+SOAK_CLIENTS ?= 8
+
+serve-check: build
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+	python3 -m pip install -q openai websocket-client
+	PHIKIT_BIN=$(BIN) python3 scripts/serve/openai_client_test.py
+	PHIKIT_BIN=$(BIN) python3 scripts/serve/chat_page_check.py
+
+serve-soak: build
+	PHIKIT_BIN=$(BIN) python3 scripts/serve/soak.py $(SOAK_SECONDS) $(SOAK_CLIENTS)
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit

@@ -28,10 +28,13 @@ let package = Package(
         .target(name: "PhiText", dependencies: ["PhiFormats"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiText", "PhiEngine"]),
-        // HTTP/1.1 on sockets (HTTP/) and the OpenAI-compatible routes behind `phikit serve`.
-        .target(name: "PhiServer", dependencies: ["PhiFormats"]),
+        // phikit serve: HTTP/1.1 on sockets (HTTP/), the OpenAI routes (OpenAI/), the scheduler
+        // and the prompt cache (Scheduler/).
+        .target(
+            name: "PhiServer", dependencies: ["PhiKit", "PhiText", "PhiEngine", "PhiFormats"]),
         // The CLI reads GenerationParameters (PhiEngine) and prints UserFacingErrors (PhiFormats).
-        .executableTarget(name: "phikit", dependencies: ["PhiKit", "PhiEngine", "PhiFormats"]),
+        .executableTarget(
+            name: "phikit", dependencies: ["PhiKit", "PhiServer", "PhiEngine", "PhiFormats"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
         .executableTarget(
             name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
@@ -60,9 +63,11 @@ let package = Package(
                 "PhiKit", "PhiHub", "PhiText", "PhiEngine", "PhiFormats", "TestSupport",
             ],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "PhiServerTests", dependencies: ["PhiServer"]),
         // Drive the built binary; they import no library module.
         .testTarget(name: "CLITests", dependencies: ["HubTestSupport", "TestSupport"]),
+        .testTarget(
+            name: "PhiServerTests",
+            dependencies: ["PhiServer", "PhiKit", "PhiText", "PhiEngine", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -11,6 +11,7 @@ enum CommandTable {
             VerifyCommand.self,
             RunCommand.self,
             ChatCommand.self,
+            ServeCommand.self,
             ListCommand.self,
             RmCommand.self,
             InspectCommand.self,

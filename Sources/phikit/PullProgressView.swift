@@ -12,7 +12,7 @@ final class PullProgressView {
     private var samples: [(time: Double, bytes: Int)] = []
     private var reportedWaits: Set<String> = []
 
-    /// Loads MODEL as `run` and `chat` do: a Hub model missing from the cache is pulled first,
+    /// Loads MODEL as `run`, `chat` and `serve` do: a Hub model missing from the cache is pulled first,
     /// its progress shown here, and the progress lines are gone before anything else prints.
     static func loadModel(_ model: String, threads: Int?) throws -> ModelContainer {
         let view = PullProgressView()

@@ -117,6 +117,20 @@ extension TinyModel {
         config["num_attention_heads"] = 8
         config["num_key_value_heads"] = 8
         config["vocab_size"] = vocab
+        let tensors = mediumTensors(
+            hidden: hidden, intermediate: intermediate, layers: layers, vocab: vocab)
+        let dir = try temporaryDirectory()
+        try writeJSON(config, to: dir.appendingPathComponent("config.json"))
+        try writeSafetensors(
+            tensors, to: dir.appendingPathComponent("model.safetensors"),
+            metadata: ["format": "pt"], sparse: true)
+        return dir
+    }
+
+    /// Every tensor of a Phi-3 model of these sizes (bf16, untied).
+    static func mediumTensors(hidden: Int, intermediate: Int, layers: Int, vocab: Int)
+        -> [Tensor]
+    {
         var tensors: [Tensor] = [
             .init(name: "model.embed_tokens.weight", dtype: "BF16", shape: [vocab, hidden])
         ]
@@ -136,15 +150,9 @@ extension TinyModel {
                     name: p + "mlp.down_proj.weight", dtype: "BF16", shape: [hidden, intermediate]),
             ]
         }
-        tensors += [
+        return tensors + [
             .init(name: "model.norm.weight", dtype: "BF16", shape: [hidden]),
             .init(name: "lm_head.weight", dtype: "BF16", shape: [vocab, hidden]),
         ]
-        let dir = try temporaryDirectory()
-        try writeJSON(config, to: dir.appendingPathComponent("config.json"))
-        try writeSafetensors(
-            tensors, to: dir.appendingPathComponent("model.safetensors"),
-            metadata: ["format": "pt"], sparse: true)
-        return dir
     }
 }

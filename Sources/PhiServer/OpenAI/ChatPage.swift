@@ -1,0 +1,160 @@
+/// `GET /`: a one-file chat page (no external assets) that streams answers from
+/// `/v1/chat/completions`. A base model (no chat template) is sent the text as a plain
+/// prompt to `/v1/completions` instead.
+enum ChatPage {
+    static let html = #"""
+        <!doctype html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>phikit chat</title>
+        <style>
+          body { font: 15px/1.45 system-ui, sans-serif; margin: 0; background: #f6f6f4; color: #222; }
+          header { padding: 10px 16px; background: #24303c; color: #fff; display: flex; gap: 12px;
+                   align-items: center; }
+          header b { font-weight: 600; }
+          header input { margin-left: auto; width: 12em; }
+          #log { max-width: 52em; margin: 0 auto; padding: 16px 16px 120px; }
+          .msg { white-space: pre-wrap; padding: 8px 12px; margin: 8px 0; border-radius: 8px; }
+          .user { background: #dbe8f5; margin-left: 18%; }
+          .assistant { background: #fff; border: 1px solid #ddd; margin-right: 18%; }
+          .error { background: #fbe3e3; color: #7a1c1c; }
+          .meta { color: #777; font-size: 12px; }
+          form { position: fixed; bottom: 0; left: 0; right: 0; display: flex; gap: 8px;
+                 padding: 12px 16px; background: #eceae6; border-top: 1px solid #ccc; }
+          textarea { flex: 1; font: inherit; height: 3.2em; resize: none; padding: 6px; }
+          button { font: inherit; padding: 0 18px; }
+        </style>
+        </head>
+        <body>
+        <header><b>phikit</b><span id="model">…</span>
+          <input id="key" type="password" placeholder="API key (optional)">
+        </header>
+        <div id="log"></div>
+        <form id="form">
+          <textarea id="input" placeholder="Message (Enter sends, Shift+Enter for a new line)"></textarea>
+          <button id="send" type="submit">Send</button>
+        </form>
+        <script>
+        const log = document.getElementById('log');
+        const input = document.getElementById('input');
+        const key = document.getElementById('key');
+        const sendButton = document.getElementById('send');
+        const history = [];
+        let model = null;
+        key.value = localStorage.getItem('phikit-key') || '';
+        key.onchange = () => localStorage.setItem('phikit-key', key.value);
+
+        function headers() {
+          const h = { 'Content-Type': 'application/json' };
+          if (key.value) h['Authorization'] = 'Bearer ' + key.value;
+          return h;
+        }
+        function bubble(role, text) {
+          const div = document.createElement('div');
+          div.className = 'msg ' + role;
+          div.textContent = text;
+          log.appendChild(div);
+          window.scrollTo(0, document.body.scrollHeight);
+          return div;
+        }
+        async function loadModel() {
+          try {
+            const r = await fetch('/v1/models', { headers: headers() });
+            const j = await r.json();
+            model = j.data[0].id;
+            document.getElementById('model').textContent = model;
+          } catch (e) { document.getElementById('model').textContent = '(models: ' + e + ')'; }
+        }
+        // Reads server-sent events; calls onData with each parsed `data:` object.
+        async function readEvents(response, onData) {
+          const reader = response.body.getReader();
+          const decoder = new TextDecoder();
+          let buffer = '';
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            buffer += decoder.decode(value, { stream: true });
+            let end;
+            while ((end = buffer.indexOf('\n\n')) >= 0) {
+              const block = buffer.slice(0, end);
+              buffer = buffer.slice(end + 2);
+              for (const line of block.split('\n')) {
+                if (!line.startsWith('data: ')) continue;
+                const data = line.slice(6);
+                if (data === '[DONE]') return;
+                onData(JSON.parse(data));
+              }
+            }
+          }
+        }
+        async function ask(text) {
+          history.push({ role: 'user', content: text });
+          bubble('user', text);
+          const out = bubble('assistant', '');
+          const meta = document.createElement('div');
+          meta.className = 'meta';
+          let answer = '';
+          let usage = null;
+          const started = performance.now();
+          const body = { model, messages: history, stream: true,
+                         stream_options: { include_usage: true } };
+          let r = await fetch('/v1/chat/completions',
+                              { method: 'POST', headers: headers(), body: JSON.stringify(body) });
+          let chat = true;
+          if (r.status === 400) {
+            const err = await r.json();
+            if (err.error && err.error.code === 'no_chat_template') {
+              chat = false;
+              r = await fetch('/v1/completions', { method: 'POST', headers: headers(),
+                body: JSON.stringify({ model, prompt: text, max_tokens: 256, stream: true,
+                                       stream_options: { include_usage: true } }) });
+            } else { throw new Error(err.error ? err.error.message : r.statusText); }
+          }
+          if (!r.ok) {
+            const err = await r.json().catch(() => ({}));
+            throw new Error(err.error ? err.error.message : r.status + ' ' + r.statusText);
+          }
+          await readEvents(r, (chunk) => {
+            if (chunk.error) throw new Error(chunk.error.message);
+            if (chunk.usage) usage = chunk.usage;
+            const choice = chunk.choices && chunk.choices[0];
+            if (!choice) return;
+            const piece = chat ? (choice.delta && choice.delta.content) : choice.text;
+            if (piece) { answer += piece; out.textContent = answer; }
+            if (chat && choice.delta && choice.delta.tool_calls) {
+              out.textContent = answer + '\n' + JSON.stringify(choice.delta.tool_calls, null, 1);
+            }
+            window.scrollTo(0, document.body.scrollHeight);
+          });
+          if (chat) history.push({ role: 'assistant', content: answer });
+          const seconds = (performance.now() - started) / 1000;
+          meta.textContent = usage
+            ? `${usage.completion_tokens} tokens in ${seconds.toFixed(1)} s` +
+              ` (prompt ${usage.prompt_tokens}, cached ${usage.prompt_tokens_details.cached_tokens})`
+            : `${seconds.toFixed(1)} s`;
+          out.appendChild(meta);
+        }
+        document.getElementById('form').onsubmit = async (event) => {
+          event.preventDefault();
+          const text = input.value.trim();
+          if (!text) return;
+          input.value = '';
+          sendButton.disabled = true;
+          try { await ask(text); } catch (e) { bubble('error', String(e.message || e)); }
+          sendButton.disabled = false;
+          input.focus();
+        };
+        input.addEventListener('keydown', (e) => {
+          if (e.key === 'Enter' && !e.shiftKey) {
+            e.preventDefault();
+            document.getElementById('form').requestSubmit();
+          }
+        });
+        loadModel();
+        </script>
+        </body>
+        </html>
+        """#
+}

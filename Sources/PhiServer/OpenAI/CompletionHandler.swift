@@ -1,0 +1,142 @@
+import Foundation
+import PhiEngine
+import PhiFormats
+import PhiKit
+
+/// Answers `POST /v1/chat/completions` and `/v1/completions`: checks the request, renders
+/// the prompt, hands the job to the scheduler and writes what it produces, streamed as
+/// server-sent events or as one JSON answer. Runs on the connection's thread, which waits
+/// for the scheduler; a failed write abandons the job, which frees its slot at once.
+struct CompletionHandler: Sendable {
+    let container: ModelContainer
+    let scheduler: Scheduler
+    /// The id `/v1/models` lists; requests may name it, the alias they were started with,
+    /// or the model's directory.
+    let modelID: String
+    let modelNames: Set<String>
+
+    func handle(_ endpoint: CompletionRequest.Endpoint, body: [UInt8], channel: ResponseChannel) {
+        do {
+            let request = try CompletionRequest(endpoint, body: body)
+            if let model = request.model, !modelNames.contains(model) {
+                throw APIError.unknownModel(model, served: modelID)
+            }
+            let job = GenerationJob(try generation(request)) { [channel] in channel.isPeerGone }
+            do {
+                try scheduler.submit(job)
+            } catch {
+                switch error {
+                case .queueFull(let waiting, _): throw APIError.queueFull(waiting: waiting)
+                case .stopping: throw APIError.stopping
+                }
+            }
+            let bodies = ResponseBodies(
+                endpoint: endpoint, id: Self.newID(endpoint == .chat ? "chatcmpl-" : "cmpl-"),
+                created: Int(Date().timeIntervalSince1970), model: modelID)
+            let tools: Bool = if case .chat(_, let tools) = request.input { !tools.isEmpty } else { false }
+            if request.stream {
+                AnswerStream(
+                    job: job, channel: channel, bodies: bodies, includeUsage: request.includeUsage,
+                    parseTools: tools
+                ).run()
+            } else {
+                try answer(job, bodies, channel: channel, parseTools: tools)
+            }
+        } catch let error as APIError {
+            try? channel.send(error)
+        } catch {
+            try? channel.send(APIError.server("\(error)"))
+        }
+    }
+
+    /// The scheduler's request: the prompt's tokens, checked against the context, and the
+    /// sampling parameters.
+    private func generation(_ request: CompletionRequest) throws(APIError) -> GenerationRequest {
+        let prompt = try PromptBuilder(container: container).tokens(for: request.input)
+        let context = scheduler.configuration.contextSize
+        guard !prompt.isEmpty else {
+            throw .invalidRequest("The prompt is empty.", param: "prompt")
+        }
+        guard prompt.count < context else {
+            throw .contextLength(prompt: prompt.count, completion: nil, context: context)
+        }
+        if let asked = request.maxTokens, prompt.count + asked > context {
+            throw .contextLength(prompt: prompt.count, completion: asked, context: context)
+        }
+        let fallback = request.endpoint == .chat ? context - prompt.count : 16
+        let parameters = GenerationParameters(
+            maxTokens: request.maxTokens ?? min(fallback, context - prompt.count),
+            temperature: Float(request.temperature), topP: Float(request.topP),
+            topK: request.topK, minP: Float(request.minP),
+            repetitionPenalty: request.repetitionPenalty.map(Float.init),
+            seed: request.seed.map { UInt64(bitPattern: Int64($0)) })
+        let stopTokens: StopTokens
+        do {
+            stopTokens = try container.stopTokens()
+        } catch {
+            throw .server("\(error)")
+        }
+        return GenerationRequest(
+            prompt: prompt, parameters: parameters, stopTokens: stopTokens,
+            stopStrings: request.stop, logprobs: request.logprobs)
+    }
+
+    /// Waits for the whole answer, then sends it as one JSON object.
+    private func answer(
+        _ job: GenerationJob, _ bodies: ResponseBodies, channel: ResponseChannel,
+        parseTools: Bool
+    ) throws {
+        var text = ""
+        var logprobs: [TokenLogprob] = []
+        while true {
+            for event in job.take() {
+                switch event {
+                case .text(let piece, let entries):
+                    text += piece
+                    logprobs += entries
+                case .failed(let error):
+                    throw Self.apiError(error)
+                case .finished(let summary):
+                    channel.logNote = Self.logNote(summary)
+                    var content: String? = text
+                    var calls: [ToolCall] = []
+                    if parseTools {
+                        (content, calls) = ToolCallSyntax.parse(text, makeID: { Self.newID("call_") })
+                    }
+                    let body = bodies.answer(
+                        content: content, calls: calls,
+                        logprobs: job.request.logprobs == nil ? nil : logprobs,
+                        finishReason: Self.finishReason(summary, calls: calls), summary: summary)
+                    try channel.sendJSON(JSONBody(value: body))
+                    return
+                }
+            }
+        }
+    }
+
+    static func finishReason(_ summary: GenerationSummary, calls: [ToolCall]) -> String {
+        if !calls.isEmpty { return "tool_calls" }
+        return summary.finishReason == .length ? "length" : "stop"
+    }
+
+    static func apiError(_ error: any Error) -> APIError {
+        switch error {
+        case SchedulerRefusal.stopping: .stopping
+        case let failure as SchedulerFailure:
+            .server(
+                (failure.error as? any UserFacingError)?.message ?? "\(failure.error)")
+        default: .server("\(error)")
+        }
+    }
+
+    static func logNote(_ s: GenerationSummary) -> String {
+        "tokens=\(s.promptTokens)+\(s.completionTokens) cached=\(s.cachedTokens) "
+            + "finish=\(s.finishReason.rawValue)"
+    }
+
+    /// `prefix` and 24 random letters and digits, as OpenAI's ids look.
+    static func newID(_ prefix: String) -> String {
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return prefix + String((0..<24).map { _ in alphabet.randomElement()! })
+    }
+}

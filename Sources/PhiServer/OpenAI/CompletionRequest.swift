@@ -1,0 +1,212 @@
+import PhiEngine
+import PhiFormats
+
+/// A `POST /v1/chat/completions` or `/v1/completions` body, checked: every field the server
+/// uses, with its type and range; anything it cannot honour is a 400, never ignored.
+struct CompletionRequest {
+    enum Endpoint: Sendable { case chat, completions }
+
+    enum Input {
+        /// Messages as JSON objects (passed to the chat template as they are, after the
+        /// content parts are joined), and the `tools` definitions.
+        case chat(messages: [JSONValue], tools: [JSONValue])
+        case text(String)
+        case tokens([Int])
+    }
+
+    var endpoint: Endpoint
+    var input: Input
+    var model: String?
+    var stream: Bool
+    var includeUsage: Bool
+    /// nil: until the context is full (chat) or 16 (completions, as OpenAI).
+    var maxTokens: Int?
+    var temperature: Double
+    var topP: Double
+    var topK: Int
+    var minP: Double
+    var repetitionPenalty: Double?
+    var seed: Int?
+    var stop: [String]
+    /// Alternatives per token (0...10); nil: no log-probabilities.
+    var logprobs: Int?
+
+    init(_ endpoint: Endpoint, body: [UInt8]) throws(APIError) {
+        let f = try RequestFields(body: body)
+        self.endpoint = endpoint
+        model = try f.string("model")
+        stream = try f.bool("stream") ?? false
+        includeUsage = try f.object("stream_options")?.bool("include_usage") ?? false
+        let maxCompletion = try f.int("max_completion_tokens", in: 1...Int(Int32.max))
+        let maxTokensField = try f.int("max_tokens", in: 1...Int(Int32.max))
+        maxTokens = maxCompletion ?? maxTokensField
+        temperature = try f.number("temperature", in: 0...2) ?? 1
+        topP = try f.number("top_p", in: 0...1) ?? 1
+        guard topP > 0 else {
+            throw .invalidRequest("'top_p' must be above 0", param: "top_p", code: "invalid_value")
+        }
+        topK = try f.int("top_k", in: -1...Int(Int32.max)).map { max($0, 0) } ?? 0
+        minP = try f.number("min_p", in: 0...1) ?? 0
+        repetitionPenalty = try f.number("repetition_penalty", in: 0.01...100)
+        seed = try f.int("seed")
+        stop = try Self.stop(f)
+        let n = try f.int("n") ?? 1
+        guard n == 1 else {
+            throw .invalidRequest(
+                "'n' must be 1: this server returns one choice per request", param: "n",
+                code: "invalid_value")
+        }
+        for penalty in ["presence_penalty", "frequency_penalty"] {
+            let value = try f.number(penalty, in: -2...2)
+            guard (value ?? 0) == 0 else {
+                throw .invalidRequest(
+                    "'\(penalty)' is not supported (only 0); use 'repetition_penalty'",
+                    param: penalty, code: "unsupported_value")
+            }
+        }
+        switch endpoint {
+        case .chat:
+            let messages = try Self.messages(f)
+            let toolChoice = try Self.toolChoice(f)
+            let listed = try Self.tools(f)
+            let tools = toolChoice == "none" ? [] : listed
+            input = .chat(messages: messages, tools: tools)
+            let top = try f.int("top_logprobs", in: 0...10)
+            let wanted = try f.bool("logprobs") ?? false
+            logprobs = wanted ? top ?? 0 : nil
+            if top != nil && logprobs == nil {
+                throw .invalidRequest(
+                    "'top_logprobs' needs 'logprobs': true", param: "top_logprobs",
+                    code: "invalid_value")
+            }
+        case .completions:
+            input = try Self.prompt(f)
+            logprobs = try f.int("logprobs", in: 0...10)
+            let echo = try f.bool("echo") ?? false
+            if echo {
+                throw .invalidRequest(
+                    "'echo' is not supported", param: "echo", code: "unsupported_value")
+            }
+            let suffix = try f.string("suffix")
+            if suffix != nil {
+                throw .invalidRequest(
+                    "'suffix' is not supported", param: "suffix", code: "unsupported_value")
+            }
+        }
+    }
+
+    /// `stop`: a string or a list of up to 16 non-empty strings.
+    private static func stop(_ f: RequestFields) throws(APIError) -> [String] {
+        guard let value = f.value("stop") else { return [] }
+        let list: [String]
+        if let single = value.stringValue {
+            list = [single]
+        } else if let array = value.arrayValue {
+            list = try array.map { (item: JSONValue) throws(APIError) -> String in
+                guard let s = item.stringValue else {
+                    throw .invalidType("stop", expected: "a string or a list of strings")
+                }
+                return s
+            }
+        } else {
+            throw .invalidType("stop", expected: "a string or a list of strings")
+        }
+        guard list.count <= 16 else {
+            throw .invalidRequest("'stop' takes at most 16 strings", param: "stop")
+        }
+        return list.filter { !$0.isEmpty }
+    }
+
+    /// `messages`: objects with a string `role`; `content` a string, a list of text parts
+    /// (joined), or null.
+    private static func messages(_ f: RequestFields) throws(APIError) -> [JSONValue] {
+        guard let messages = try f.array("messages"), !messages.isEmpty else {
+            throw .invalidRequest(
+                "'messages' must be a non-empty list of messages", param: "messages")
+        }
+        var result: [JSONValue] = []
+        for (i, message) in messages.enumerated() {
+            let m = RequestFields(message, path: "messages[\(i)]")
+            guard case .object = message else {
+                throw .invalidType("messages[\(i)]", expected: "an object")
+            }
+            guard try m.string("role") != nil else {
+                throw .invalidRequest("'messages[\(i)].role' is missing", param: m.name("role"))
+            }
+            var copy = message
+            if let content = m.value("content"), content.stringValue == nil {
+                copy.set("content", .string(try text(ofParts: content, m.name("content"))))
+            }
+            result.append(copy)
+        }
+        return result
+    }
+
+    private static func text(ofParts content: JSONValue, _ name: String) throws(APIError)
+        -> String
+    {
+        guard let parts = content.arrayValue else {
+            throw .invalidType(name, expected: "a string or a list of content parts")
+        }
+        var text = ""
+        for (i, part) in parts.enumerated() {
+            guard part["type"]?.stringValue == "text", let piece = part["text"]?.stringValue else {
+                throw .invalidRequest(
+                    "'\(name)[\(i)]' must be a text part ({\"type\": \"text\", \"text\": …}): "
+                        + "this model reads text only", param: name, code: "unsupported_value")
+            }
+            text += piece
+        }
+        return text
+    }
+
+    private static func toolChoice(_ f: RequestFields) throws(APIError) -> String? {
+        guard let value = f.value("tool_choice") else { return nil }
+        guard let choice = value.stringValue else {
+            throw .invalidRequest(
+                "'tool_choice' must be \"none\" or \"auto\": this server cannot force a call",
+                param: "tool_choice", code: "unsupported_value")
+        }
+        guard choice == "none" || choice == "auto" else {
+            throw .invalidRequest(
+                "'tool_choice' must be \"none\" or \"auto\", not \"\(choice)\"",
+                param: "tool_choice", code: "unsupported_value")
+        }
+        return choice
+    }
+
+    /// `tools`: `{"type": "function", "function": {"name": …, …}}` objects.
+    private static func tools(_ f: RequestFields) throws(APIError) -> [JSONValue] {
+        guard let tools = try f.array("tools") else { return [] }
+        for (i, tool) in tools.enumerated() {
+            let name = "tools[\(i)]"
+            guard tool["type"]?.stringValue == "function",
+                tool["function"]?["name"]?.stringValue?.isEmpty == false
+            else {
+                throw .invalidRequest(
+                    "'\(name)' must be {\"type\": \"function\", \"function\": {\"name\": …}}",
+                    param: name)
+            }
+        }
+        return tools
+    }
+
+    /// `prompt`: a string, a list of one string, or a list of token ids.
+    private static func prompt(_ f: RequestFields) throws(APIError) -> Input {
+        guard let value = f.value("prompt") else {
+            throw .invalidRequest("'prompt' is missing", param: "prompt")
+        }
+        if let text = value.stringValue { return .text(text) }
+        if let list = value.arrayValue {
+            if list.count == 1, let text = list[0].stringValue { return .text(text) }
+            let ids = list.compactMap(\.intValue)
+            if !list.isEmpty && ids.count == list.count { return .tokens(ids) }
+            if list.count > 1 && list.allSatisfy({ $0.stringValue != nil }) {
+                throw .invalidRequest(
+                    "'prompt' holds \(list.count) prompts: send one per request", param: "prompt",
+                    code: "unsupported_value")
+            }
+        }
+        throw .invalidType("prompt", expected: "a string or a list of token ids")
+    }
+}

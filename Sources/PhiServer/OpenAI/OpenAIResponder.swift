@@ -1,0 +1,90 @@
+import Foundation
+import PhiFormats
+import PhiKit
+
+/// Everything from a parsed request to the bytes of the answer: the routes of an
+/// OpenAI-compatible server, over one loaded model and its scheduler.
+///
+///     POST /v1/chat/completions   POST /v1/completions   GET /v1/models   GET /health   GET /
+public struct OpenAIResponder: HTTPResponder {
+    let completions: CompletionHandler
+    let created = Int(Date().timeIntervalSince1970)
+
+    /// `names`: what requests may call the model besides its id (the alias or path `serve`
+    /// was given).
+    public init(container: ModelContainer, scheduler: Scheduler, names: [String] = []) {
+        let id = container.location.name
+        completions = CompletionHandler(
+            container: container, scheduler: scheduler, modelID: id,
+            modelNames: Set([id, container.location.directory] + names))
+    }
+
+    public func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
+        respond(to: request, channel: writer)
+    }
+
+    func respond(to request: HTTPRequest, channel: ResponseChannel) {
+        let path = request.path.count > 1 && request.path.hasSuffix("/")
+            ? String(request.path.dropLast()) : request.path
+        let route: (method: String, run: () throws -> Void)
+        switch path {
+        case "/v1/chat/completions":
+            route = ("POST", { completions.handle(.chat, body: request.body, channel: channel) })
+        case "/v1/completions":
+            route = ("POST", { completions.handle(.completions, body: request.body, channel: channel) })
+        case "/v1/models": route = ("GET", { try channel.sendJSON(JSONBody(value: models)) })
+        case "/health": route = ("GET", { try health(channel) })
+        case "/":
+            route = (
+                "GET",
+                {
+                    try channel.send(
+                        status: 200, headers: [("Content-Type", "text/html; charset=utf-8")],
+                        body: Array(ChatPage.html.utf8))
+                }
+            )
+        default:
+            try? channel.send(APIError.notFound(request.method, request.path))
+            return
+        }
+        let allowed = route.method == "GET" ? ["GET", "HEAD"] : [route.method]
+        guard allowed.contains(request.method) else {
+            try? channel.send(
+                APIError.methodNotAllowed(
+                    request.method, path, allowed: allowed.joined(separator: ", ")))
+            return
+        }
+        try? route.run()
+    }
+
+    private var models: JSONValue {
+        .object([
+            ("object", .string("list")),
+            (
+                "data",
+                .array([
+                    .object([
+                        ("id", .string(completions.modelID)), ("object", .string("model")),
+                        ("created", .int(created)), ("owned_by", .string("phikit")),
+                        (
+                            "context_length",
+                            .int(completions.scheduler.configuration.contextSize)
+                        ),
+                    ])
+                ])
+            ),
+        ])
+    }
+
+    /// 200 with the slots' load: the server answers only once the model is loaded.
+    private func health(_ channel: ResponseChannel) throws {
+        let load = completions.scheduler.load
+        try channel.sendJSON(
+            JSONBody(
+                value: .object([
+                    ("status", .string("ok")), ("model", .string(completions.modelID)),
+                    ("slots_generating", .int(load.active)), ("requests_waiting", .int(load.waiting)),
+                    ("slots", .int(completions.scheduler.configuration.parallel)),
+                ])))
+    }
+}

@@ -1,0 +1,83 @@
+import PhiFormats
+
+/// The members of a request's JSON object, read with their expected types: a missing member
+/// or `null` is nil, a member of another type is a 400 naming it (`'temperature' must be a
+/// number`).
+struct RequestFields {
+    let object: JSONValue
+    /// The path to this object in the request (`stream_options`), for error messages.
+    let path: String
+
+    init(body: [UInt8]) throws(APIError) {
+        let value: JSONValue
+        do {
+            value = try JSONValue(parsing: body)
+        } catch {
+            throw .invalidRequest(
+                "We could not parse the JSON body of your request (\(error.message)).",
+                code: "invalid_json")
+        }
+        guard case .object = value else {
+            throw .invalidRequest("The request body must be a JSON object.", code: "invalid_json")
+        }
+        self.init(value, path: "")
+    }
+
+    init(_ object: JSONValue, path: String) {
+        self.object = object
+        self.path = path
+    }
+
+    func name(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
+
+    func value(_ key: String) -> JSONValue? {
+        guard let value = object[key], !value.isNull else { return nil }
+        return value
+    }
+
+    func string(_ key: String) throws(APIError) -> String? {
+        guard let value = value(key) else { return nil }
+        guard let string = value.stringValue else { throw .invalidType(name(key), expected: "a string") }
+        return string
+    }
+
+    func bool(_ key: String) throws(APIError) -> Bool? {
+        guard let value = value(key) else { return nil }
+        guard let bool = value.boolValue else { throw .invalidType(name(key), expected: "a boolean") }
+        return bool
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>? = nil) throws(APIError) -> Int? {
+        guard let value = value(key) else { return nil }
+        guard let int = value.intValue else { throw .invalidType(name(key), expected: "an integer") }
+        if let range, !range.contains(int) { throw outOfRange(key, range) }
+        return int
+    }
+
+    func number(_ key: String, in range: ClosedRange<Double>? = nil) throws(APIError) -> Double? {
+        guard let value = value(key) else { return nil }
+        guard let number = value.doubleValue, number.isFinite else {
+            throw .invalidType(name(key), expected: "a number")
+        }
+        if let range, !range.contains(number) { throw outOfRange(key, range) }
+        return number
+    }
+
+    func array(_ key: String) throws(APIError) -> [JSONValue]? {
+        guard let value = value(key) else { return nil }
+        guard let array = value.arrayValue else { throw .invalidType(name(key), expected: "an array") }
+        return array
+    }
+
+    func object(_ key: String) throws(APIError) -> RequestFields? {
+        guard let value = value(key) else { return nil }
+        guard case .object = value else { throw .invalidType(name(key), expected: "an object") }
+        return RequestFields(value, path: name(key))
+    }
+
+    private func outOfRange<T>(_ key: String, _ range: ClosedRange<T>) -> APIError {
+        .invalidRequest(
+            "'\(name(key))' must be between \(range.lowerBound) and \(range.upperBound)",
+            param: name(key), code: "invalid_value")
+    }
+}

@@ -1,0 +1,104 @@
+import Foundation
+import PhiEngine
+
+/// What one request asks the scheduler to generate: the prompt's token ids and how to pick
+/// and stop. Built by the OpenAI layer; the scheduler only sees tokens and text.
+struct GenerationRequest: Sendable {
+    var prompt: [Int]
+    var parameters: GenerationParameters
+    var stopTokens: StopTokens
+    /// Matched on the generated text, across token boundaries; never part of the answer.
+    var stopStrings: [String]
+    /// How many alternatives to report per token (0...10); nil: no log-probabilities.
+    var logprobs: Int?
+}
+
+/// The log-probability of one generated token and of the likeliest alternatives, from the
+/// log-softmax of the logits the sampler saw.
+struct TokenLogprob: Sendable, Equatable {
+    struct Alternative: Sendable, Equatable {
+        var token: String
+        var logprob: Double
+    }
+    var token: String
+    var logprob: Double
+    var top: [Alternative]
+    /// Where the token's text starts in the answer (UTF-8 bytes); the legacy completions
+    /// API reports it as `text_offset`.
+    var textOffset: Int
+}
+
+/// Why an answer ended, in OpenAI's words before tool calls are considered.
+enum FinishReason: String, Sendable {
+    /// A stop token or a stop string.
+    case stop
+    /// `max_tokens`, or the context is full.
+    case length
+    /// The client went away or the server is stopping: nobody reads the answer.
+    case cancelled
+}
+
+struct GenerationSummary: Sendable, Equatable {
+    var promptTokens: Int
+    var cachedTokens: Int
+    var completionTokens: Int
+    var finishReason: FinishReason
+}
+
+/// What the scheduler reports to the connection that waits for the answer.
+enum GenerationEvent: Sendable {
+    /// Text that is final (stop strings already cut), with the log-probabilities of the
+    /// tokens it completes when they were asked for.
+    case text(String, [TokenLogprob])
+    case finished(GenerationSummary)
+    case failed(any Error & Sendable)
+}
+
+/// One request in the scheduler: its inputs, the events it produced so far (consumed by the
+/// connection's thread), and whether the client is still there.
+final class GenerationJob: @unchecked Sendable {
+    let request: GenerationRequest
+    /// Polled by the scheduler before every step (the connection's `isPeerGone`).
+    private let clientGone: @Sendable () -> Bool
+    private let condition = NSCondition()
+    private var events: [GenerationEvent] = []
+    private var cancelled = false
+
+    init(_ request: GenerationRequest, clientGone: @escaping @Sendable () -> Bool = { false }) {
+        self.request = request
+        self.clientGone = clientGone
+    }
+
+    /// Scheduler side: hands an event to the waiting connection.
+    func post(_ event: GenerationEvent) {
+        condition.lock()
+        events.append(event)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Connection side: the next events, waiting for at least one.
+    func take() -> [GenerationEvent] {
+        condition.lock()
+        defer { condition.unlock() }
+        while events.isEmpty { condition.wait() }
+        let taken = events
+        events.removeAll()
+        return taken
+    }
+
+    /// Connection side: the answer can no longer be delivered (a write failed).
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.unlock()
+    }
+
+    /// Scheduler side: whether to stop generating for this job.
+    var isAbandoned: Bool {
+        condition.lock()
+        let flagged = cancelled
+        condition.unlock()
+        return flagged || clientGone()
+    }
+}

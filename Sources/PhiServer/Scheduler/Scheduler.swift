@@ -1,0 +1,247 @@
+import Foundation
+import PhiEngine
+import PhiFormats
+import PhiKit
+
+/// Runs every generation on one thread: up to `parallel` requests at a time, each in its own
+/// slot (session, sampler), more waiting in a bounded queue. Each turn steps every active
+/// slot once — the decoding ones together in one forward pass (`DecodeBatch`: the weights
+/// are read once for all of them), then a chunk of each new prompt — and admits waiting
+/// requests, so a new request joins between steps (continuous batching) and a long prompt
+/// does not stall the answers already streaming. Batched or not, each session computes bit
+/// for bit what it would alone, so a greedy answer equals `phikit run`'s.
+public final class Scheduler: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// Requests generating at once.
+        public var parallel: Int
+        /// Requests waiting for a slot; one more is refused (503).
+        public var queueCapacity: Int
+        /// Positions each session's KV cache holds (prompt and answer).
+        public var contextSize: Int
+        /// Memory the prompt cache may keep in finished sessions' KV caches.
+        public var cacheBytes: Int
+
+        public init(parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int) {
+            self.parallel = parallel
+            self.queueCapacity = queueCapacity
+            self.contextSize = contextSize
+            self.cacheBytes = cacheBytes
+        }
+    }
+
+    /// Prompt tokens fed per turn: one of the session's prefill blocks, so a chunked
+    /// prompt is computed exactly as `phikit run` computes it in one call.
+    static let prefillChunk = 512
+
+    let container: ModelContainer
+    let configuration: Configuration
+    private let condition = NSCondition()
+    private var waiting: [GenerationJob] = []
+    private var activeCount = 0
+    private var stopping = false
+    private var finished = false
+    /// Only the scheduler thread touches these.
+    private var active: [Slot] = []
+    private var cache: PromptCache
+    private var sessionCount = 0
+    private var clock: UInt64 = 0
+    private var batch: DecodeBatch?
+
+    public init(container: ModelContainer, configuration: Configuration) {
+        self.container = container
+        self.configuration = configuration
+        let config = container.model.config
+        cache = PromptCache(
+            bytesPerToken: 2 * 4 * config.layerCount * config.kvHeads * config.headDim,
+            budgetBytes: configuration.cacheBytes, maxEntries: 2 * configuration.parallel)
+    }
+
+    /// Starts the scheduler thread.
+    public func start() {
+        let thread = Thread { [self] in loop() }
+        thread.name = "phikit-scheduler"
+        thread.stackSize = 8 << 20
+        thread.start()
+    }
+
+    /// Queues `job`; its events arrive through the job.
+    func submit(_ job: GenerationJob) throws(SchedulerRefusal) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !stopping else { throw .stopping }
+        // A free slot takes the job at the next turn; only what exceeds the slots waits.
+        let waitingAfter = activeCount + waiting.count + 1 - configuration.parallel
+        guard waitingAfter <= configuration.queueCapacity else {
+            throw .queueFull(waiting: waiting.count, active: activeCount)
+        }
+        waiting.append(job)
+        condition.signal()
+    }
+
+    /// Refuses new requests, ends the waiting ones and cuts the generating ones at their
+    /// next step (their answers end with what was sent); returns when the thread is done.
+    public func shutdown() {
+        condition.lock()
+        stopping = true
+        let dropped = waiting
+        waiting.removeAll()
+        condition.broadcast()
+        while !finished { condition.wait() }
+        condition.unlock()
+        for job in dropped { job.post(.failed(SchedulerRefusal.stopping)) }
+    }
+
+    /// Requests generating and waiting, for /health.
+    public var load: (active: Int, waiting: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (activeCount, waiting.count)
+    }
+
+    private func loop() {
+        while true {
+            condition.lock()
+            while active.isEmpty && waiting.isEmpty && !stopping { condition.wait() }
+            if stopping {
+                finished = active.isEmpty
+                if finished {
+                    condition.broadcast()
+                    condition.unlock()
+                    return
+                }
+            }
+            var admitted: [GenerationJob] = []
+            while !stopping, active.count + admitted.count < configuration.parallel,
+                !waiting.isEmpty
+            {
+                admitted.append(waiting.removeFirst())
+            }
+            activeCount = active.count + admitted.count
+            let cut = stopping
+            condition.unlock()
+            if cut {
+                for slot in active { end(slot, .length) }
+                active.removeAll()
+                continue
+            }
+            for job in admitted { admit(job) }
+            turn()
+        }
+    }
+
+    /// Gives `job` a session: the cached one sharing the longest prefix with its prompt,
+    /// else a fresh one while there is room, else the least recently used.
+    private func admit(_ job: GenerationJob) {
+        let prompt = job.request.prompt
+        do {
+            let entry: CachedSession
+            var reusable = 0
+            if let best = cache.takeBest(for: prompt) {
+                (entry, reusable) = best
+            } else if sessionCount >= configuration.parallel + cache.maxEntries,
+                let oldest = cache.takeOldest()
+            {
+                entry = oldest
+            } else {
+                entry = CachedSession(
+                    try InferenceSession(
+                        model: container.model, maxContext: configuration.contextSize))
+                sessionCount += 1
+            }
+            active.append(
+                Slot(job: job, entry: entry, expectedReuse: reusable, tokenizer: container.tokenizer))
+        } catch {
+            job.post(.failed(SchedulerFailure(error)))
+        }
+    }
+
+    /// One step of every active slot: slots whose client left are ended first; then the
+    /// decoding slots advance one token in one batched forward pass, and every prefilling
+    /// slot feeds one chunk of its prompt.
+    private func turn() {
+        var decoding: [Slot] = []
+        var prefilling: [Slot] = []
+        for slot in active {
+            if slot.job.isAbandoned {
+                end(slot, .cancelled)
+            } else if slot.isPrefilling {
+                prefilling.append(slot)
+            } else {
+                decoding.append(slot)
+            }
+        }
+        active = []
+        if !decoding.isEmpty {
+            do {
+                try decodeStep(decoding)
+                for slot in decoding { advance(slot, slot.session.logits) }
+            } catch {
+                for slot in decoding { fail(slot, error) }
+            }
+        }
+        for slot in prefilling {
+            do {
+                if let logits = try slot.prefillChunk(Self.prefillChunk) {
+                    advance(slot, logits)
+                } else {
+                    active.append(slot)
+                }
+            } catch {
+                fail(slot, error)
+            }
+        }
+        condition.lock()
+        activeCount = active.count
+        condition.unlock()
+    }
+
+    /// Feeds each slot's last token: one forward pass for all (a lone slot steps alone).
+    private func decodeStep(_ slots: [Slot]) throws {
+        if slots.count == 1 {
+            _ = try slots[0].session.step(slots[0].nextToken!)
+            return
+        }
+        if batch == nil {
+            batch = try DecodeBatch(model: container.model, maxSequences: configuration.parallel)
+        }
+        try batch!.step(slots.map(\.session), tokens: slots.map { $0.nextToken! })
+    }
+
+    /// Picks the slot's next token; ends it or keeps it active.
+    private func advance(_ slot: Slot, _ logits: UnsafeBufferPointer<Float>) {
+        if let reason = slot.accept(logits) {
+            end(slot, reason)
+        } else {
+            active.append(slot)
+        }
+    }
+
+    private func fail(_ slot: Slot, _ error: any Error) {
+        slot.job.post(.failed(SchedulerFailure(error)))
+        release(slot)
+    }
+
+    private func end(_ slot: Slot, _ reason: FinishReason) {
+        slot.finish(reason)
+        release(slot)
+    }
+
+    /// The slot's session goes to the prompt cache (which may evict older ones).
+    private func release(_ slot: Slot) {
+        clock += 1
+        slot.entry.noteUse(clock)
+        sessionCount -= cache.insert(slot.entry)
+    }
+}
+
+/// Why a request was not queued.
+enum SchedulerRefusal: Error, Sendable, Equatable {
+    case queueFull(waiting: Int, active: Int)
+    case stopping
+}
+
+/// An engine error during generation, carried to the connection as it is.
+struct SchedulerFailure: Error, @unchecked Sendable {
+    let error: any Error
+    init(_ error: any Error) { self.error = error }
+}

@@ -1,0 +1,146 @@
+import Foundation
+import PhiFormats
+import PhiKit
+import PhiServer
+
+/// `phikit serve MODEL`: an OpenAI-compatible HTTP server on one model.
+struct ServeCommand: Command {
+    static let name = "serve"
+    static let summary = "Serve a model over an OpenAI-compatible HTTP API"
+    static let usage = """
+        phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--queue <n>]
+                     [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
+                     [--cors-origin <origin>] [--threads <n>] [--quiet]
+        """
+    static let help = """
+        Loads <model> and answers OpenAI API requests on http://<host>:<port>:
+        POST /v1/chat/completions and /v1/completions (streamed as server-sent events with
+        "stream": true), GET /v1/models, GET /health, and a chat page at GET /. Up to
+        --parallel requests generate at once, each with its own KV cache; a new request joins
+        between tokens, more wait in a queue of --queue (then 503 with Retry-After). A request
+        whose prompt extends an earlier conversation reuses its cached prefix
+        (usage.prompt_tokens_details.cached_tokens). A client that disconnects stops its
+        generation within one token.
+
+        arguments:
+          <model>                  registry alias, Hub id or model directory
+
+        options:
+          --host <addr>            address to listen on (default: 127.0.0.1; anything else
+                                   without --api-key prints a warning)
+          --port <n>               port (default: 8080; 0 picks a free one)
+          --parallel <n>           requests generating at once (default: 4)
+          --queue <n>              requests waiting for a slot (default: 32)
+          --max-kv-size <n>        tokens each request's KV cache holds, prompt and answer
+                                   (default: the model's context, at most 4096); a longer
+                                   prompt is refused with 400, never truncated
+          --prompt-cache-mb <n>    memory for the KV caches of finished requests kept for
+                                   reuse (default: 2048)
+          --api-key <key>          require "Authorization: Bearer <key>" on /v1 requests
+          --cors-origin <origin>   allow browsers on <origin> (or *) to call the API
+          --threads <n>            threads to compute with (default: all cores)
+          --quiet                  no access log
+
+        Prints one access log line per request on stderr (method, path, status, tokens,
+        time). Ctrl-C or SIGTERM stops accepting, ends answers in flight, exits 0.
+        exit codes: 64 bad options, 65 bad model files, 66 model not found, 69 cannot listen
+        """
+
+    var model: String
+    var host: String
+    var port: Int
+    var parallel: Int
+    var queue: Int
+    var maxKVSize: Int?
+    var promptCacheMB: Int
+    var apiKey: String?
+    var corsOrigin: String?
+    var threads: Int?
+    var quiet: Bool
+
+    init(_ args: inout ArgumentReader) throws {
+        host = try args.option("--host") ?? "127.0.0.1"
+        port = try args.option("--port", as: Int.self) ?? 8080
+        parallel = try args.option("--parallel", as: Int.self) ?? 4
+        queue = try args.option("--queue", as: Int.self) ?? 32
+        maxKVSize = try args.option("--max-kv-size", as: Int.self)
+        promptCacheMB = try args.option("--prompt-cache-mb", as: Int.self) ?? 2048
+        apiKey = try args.option("--api-key")
+        corsOrigin = try args.option("--cors-origin")
+        threads = try args.option("--threads", as: Int.self)
+        quiet = args.flag("--quiet")
+        model = try args.positional("model")
+        try args.finish()
+        guard (0...65535).contains(port) else {
+            throw UsageError("--port must be between 0 and 65535")
+        }
+        guard (1...64).contains(parallel) else {
+            throw UsageError("--parallel must be between 1 and 64")
+        }
+        guard queue >= 0 else { throw UsageError("--queue must not be negative") }
+        if let maxKVSize, maxKVSize < 2 { throw UsageError("--max-kv-size must be at least 2") }
+        guard promptCacheMB >= 0 else {
+            throw UsageError("--prompt-cache-mb must not be negative")
+        }
+        if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
+        if let threads, !(1...1024).contains(threads) {
+            throw UsageError("--threads must be between 1 and 1024")
+        }
+    }
+
+    func run() throws {
+        let container = try PullProgressView.loadModel(model, threads: threads)
+        let limit = container.model.maxPositions
+        let context = maxKVSize ?? min(limit, 4096)
+        guard context <= limit else {
+            throw UsageError("--max-kv-size \(context) is beyond the model's \(limit) positions")
+        }
+        let scheduler = Scheduler(
+            container: container,
+            configuration: Scheduler.Configuration(
+                parallel: parallel, queueCapacity: queue, contextSize: context,
+                cacheBytes: promptCacheMB << 20))
+        let configuration = HTTPServerConfiguration(
+            host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
+        let server = try HTTPServer(
+            configuration: configuration,
+            responder: OpenAIResponder(container: container, scheduler: scheduler, names: [model]))
+        scheduler.start()
+        let signals = StopSignals { [server, scheduler] in
+            server.stop()
+            scheduler.shutdown()
+        }
+        Diagnostics.text(
+            "phikit serve: \(container.location.name) on http://\(Self.hostForURL(host)):"
+                + "\(server.port) (\(parallel) slots, context \(context) tokens); Ctrl-C stops")
+        try server.run()
+        scheduler.shutdown()
+        signals.cancel()
+    }
+
+    static func hostForURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+}
+
+/// SIGINT and SIGTERM, taken from the process-wide handler while the server runs: the first
+/// one stops the server (on a dispatch queue, not in signal context); a second exits 130.
+private final class StopSignals: @unchecked Sendable {
+    private var sources: [DispatchSourceSignal] = []
+    private var count = 0
+
+    init(_ stop: @escaping @Sendable () -> Void) {
+        let queue = DispatchQueue(label: "phikit-serve-signals")
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
+            source.setEventHandler { [self] in
+                count += 1
+                if count > 1 { exit(130) }
+                DispatchQueue.global().async(execute: stop)
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    func cancel() { sources.forEach { $0.cancel() } }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A `phikit serve` child on 127.0.0.1 and a free port, with its stderr (the listening line
+/// and the access log) collected as it arrives.
+final class ServeProcess: @unchecked Sendable {
+    let process = Process()
+    private(set) var port = 0
+    private let lock = NSLock()
+    private var errorText = ""
+    private let stderrDone = DispatchSemaphore(value: 0)
+
+    init(_ model: String, _ options: [String] = []) throws {
+        guard let url = Phikit.url else { throw Phikit.MissingBinary() }
+        process.executableURL = url
+        process.arguments = ["serve", model, "--port", "0", "--threads", "1"] + options
+        var environment = ProcessInfo.processInfo.environment
+        environment["NO_COLOR"] = "1"
+        process.environment = environment
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let handle = err.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                lock.withLock { errorText += String(decoding: data, as: UTF8.self) }
+            }
+            stderrDone.signal()
+        }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline && process.isRunning {
+            if let port = Self.listeningPort(stderr) {
+                self.port = port
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        process.terminate()
+        throw ServeFailed(stderr: stderr)
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    var stderr: String { lock.withLock { errorText } }
+
+    /// Access log lines so far.
+    var accessLog: [String] {
+        stderr.split(separator: "\n").map(String.init).filter { $0.contains("\" ") }
+    }
+
+    /// Sends `signal` and waits (at most 30 s) for the exit; returns the exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        Phikit.interruptAndWait(process, doing: "serve", signal: signal)
+        _ = stderrDone.wait(timeout: .now() + 5)
+        return process.terminationStatus
+    }
+
+    func request(
+        _ method: String, _ path: String, json: String? = nil, headers: [(String, String)] = []
+    ) throws -> HTTPReply {
+        try TestHTTP.request(port: port, method, path, body: json, headers: headers)
+    }
+
+    /// POSTs `json` and decodes the JSON answer.
+    func post(_ path: String, _ json: [String: Any]) throws -> (status: Int, body: [String: Any])
+    {
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: json), as: UTF8.self)
+        let reply = try request("POST", path, json: body)
+        return (reply.status, try reply.object())
+    }
+
+    /// Waits until the access log has `count` lines.
+    func waitForLog(count: Int, timeout: Double = 10) -> [String] {
+        let deadline = Date().addingTimeInterval(timeout)
+        while accessLog.count < count && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        return accessLog
+    }
+
+    private static func listeningPort(_ text: String) -> Int? {
+        guard let range = text.range(of: "on http://127.0.0.1:") else { return nil }
+        let digits = text[range.upperBound...].prefix { $0.isNumber }
+        return Int(digits)
+    }
+
+    struct ServeFailed: Error, CustomStringConvertible {
+        var stderr: String
+        var description: String { "phikit serve did not start: \(stderr)" }
+    }
+}

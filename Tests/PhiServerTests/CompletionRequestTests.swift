@@ -1,0 +1,76 @@
+import Testing
+
+@testable import PhiServer
+
+/// Request bodies: defaults, the fields each endpoint takes, and the 400s naming the field.
+@Suite("OpenAI request parsing")
+struct CompletionRequestTests {
+    static func parse(_ endpoint: CompletionRequest.Endpoint, _ json: String) throws(APIError)
+        -> CompletionRequest
+    {
+        try CompletionRequest(endpoint, body: Array(json.utf8))
+    }
+
+    static func error(_ endpoint: CompletionRequest.Endpoint, _ json: String) -> APIError? {
+        do {
+            _ = try parse(endpoint, json)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func chatDefaultsAndFields() throws {
+        let r = try Self.parse(
+            .chat,
+            #"{"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, "#
+                + #"{"type": "text", "text": "b"}]}], "stop": "x", "max_completion_tokens": 5, "#
+                + #""logprobs": true, "top_logprobs": 3, "stream": true, "#
+                + #""stream_options": {"include_usage": true}, "seed": -1, "top_k": -1}"#)
+        guard case .chat(let messages, let tools) = r.input else {
+            Issue.record("not a chat")
+            return
+        }
+        #expect(messages.first?["content"]?.stringValue == "ab")
+        #expect(tools.isEmpty)
+        #expect(r.stop == ["x"] && r.maxTokens == 5 && r.logprobs == 3)
+        #expect(r.stream && r.includeUsage && r.seed == -1 && r.topK == 0)
+        #expect(r.temperature == 1 && r.topP == 1)
+    }
+
+    @Test func completionsPromptForms() throws {
+        guard case .text("a") = try Self.parse(.completions, #"{"prompt": ["a"]}"#).input else {
+            Issue.record("one-string list")
+            return
+        }
+        guard case .tokens([1, 2]) = try Self.parse(.completions, #"{"prompt": [1, 2]}"#).input
+        else {
+            Issue.record("token ids")
+            return
+        }
+        #expect(try Self.parse(.completions, #"{"prompt": "a", "logprobs": 2}"#).logprobs == 2)
+    }
+
+    @Test(
+        "a field of the wrong type or range is a 400 naming it",
+        arguments: [
+            (#"{"messages": []}"#, "messages"),
+            (#"{"messages": [{"content": "x"}]}"#, "messages[0].role"),
+            (#"{"messages": [{"role": "user", "content": 3}]}"#, "messages[0].content"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "temperature": 3}"#, "temperature"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "top_p": 0}"#, "top_p"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "top_logprobs": 11, "logprobs": true}"#, "top_logprobs"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "top_logprobs": 2}"#, "top_logprobs"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "stream": "yes"}"#, "stream"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": 1}}"#, "stream_options.include_usage"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "x"}]}"#, "tools[0]"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"}"#, "tool_choice"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "presence_penalty": 0.5}"#, "presence_penalty"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}"#, "max_tokens"),
+        ])
+    func badChatField(_ json: String, _ param: String) {
+        let error = Self.error(.chat, json)
+        #expect(error?.status == 400)
+        #expect(error?.param == param, "\(error?.message ?? "accepted")")
+    }
+}
