@@ -1,6 +1,6 @@
 # phikit — build, test, benchmark. Every target works on a fresh Debian 12 machine after `make deps`.
 #
-#   make deps        system packages (libcurl, OpenBLAS, zlib, pkg-config; python3 for the demo
+#   make deps        system packages (libcurl, zlib, pkg-config; python3 for the demo
 #                    checkpoint and test scripts); idempotent, as root or via sudo
 #   make build       release build → .build/release/phikit   (NATIVE=1 adds -march=native: opt-in,
 #                    the binary then only runs on CPUs like this one)
@@ -21,7 +21,7 @@ SWIFT ?= swift
 NATIVE ?= 0
 RELEASE_FLAGS := -c release $(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
 BIN := .build/release/phikit
-DEB_PACKAGES := libcurl4-openssl-dev libopenblas-dev zlib1g-dev pkg-config python3
+DEB_PACKAGES := libcurl4-openssl-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run bench-verify install fmt clean

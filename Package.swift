@@ -20,16 +20,13 @@ let package = Package(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(
-            name: "COpenBLAS", pkgConfig: "openblas",
-            providers: [.apt(["libopenblas-dev"])]),
         .target(name: "CKernels", cSettings: kernelFlags),
         .target(name: "PhiFormats", dependencies: ["CKernels"]),
         .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
-        // Tokenizer, chat templates, prompts: no model code and no OpenBLAS, so an app or a
+        // Tokenizer, chat templates, prompts: no model code and no kernels, so an app or a
         // server that only tokenizes links PhiFormats and this.
         .target(name: "PhiText", dependencies: ["PhiFormats"]),
-        .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels", "COpenBLAS"]),
+        .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiText", "PhiEngine"]),
         .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).

@@ -39,22 +39,6 @@ void pk_prepare_task(void *raw, long token, int thread) {
     else pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx, prep);
 }
 
-/* 64 rows per sgemm: large enough for an efficient call, small enough to balance threads. */
-long pk_matmul_chunks(pk_matmul_job *job) {
-    job->chunk_rows = 64;
-    return (job->m->rows + job->chunk_rows - 1) / job->chunk_rows;
-}
-
-void pk_matmul_task(void *raw, long chunk, int thread) {
-    (void)thread;
-    const pk_matmul_job *job = raw;
-    const pk_matrix *m = job->m;
-    long r = chunk * job->chunk_rows;
-    long n = m->rows - r < job->chunk_rows ? m->rows - r : job->chunk_rows;
-    job->gemm(job->x, (const float *)m->w + r * m->cols, job->y + r, job->tokens, n, m->cols,
-              m->rows);
-}
-
 long pk_attention_chunks(const pk_attention_job *job) { return job->tokens * job->heads; }
 
 void pk_attention_task(void *raw, long item, int thread) {

@@ -28,25 +28,6 @@ void pk_matvec_task(void *job, long chunk, int thread);
 long pk_prepare_chunks(const pk_matvec_job *job);
 void pk_prepare_task(void *job, long chunk, int thread);
 
-/* c[m×n] (row stride ldc) = a[m×k] · b[n×k]ᵀ, single-threaded; provided by the caller
-   (phikit passes OpenBLAS's sgemm, which CKernels does not link). */
-typedef void (*pk_gemm_fn)(const float *a, const float *b, float *c, long m, long n, long k,
-                           long ldc);
-
-/* y[t] = W x[t] for `tokens` inputs and a PK_W_F32 matrix: sgemm on chunks of rows of the
-   mapped weights (prompt processing of float32 models). */
-typedef struct {
-    const pk_matrix *m;
-    const float *x;      /* [tokens][cols] */
-    float *y;            /* [tokens][rows] */
-    long tokens;
-    long chunk_rows;     /* set by pk_matmul_chunks */
-    pk_gemm_fn gemm;
-} pk_matmul_job;
-/* Sets job->chunk_rows and returns the number of chunks. */
-long pk_matmul_chunks(pk_matmul_job *job);
-void pk_matmul_task(void *job, long chunk, int thread);
-
 /* Causal attention for `tokens` queries at positions pos0, pos0+1, …: query t of head h sees
    cached positions [max(0, p - window + 1), p] of kv head h / (heads / kv_heads), where
    p = pos0 + t (window <= 0: no window). */

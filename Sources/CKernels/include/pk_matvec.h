@@ -75,9 +75,8 @@ void pk_matvec_tokens_isa(int isa, const pk_matrix *m, long tokens, const float 
                           const float *prep, long prep_stride, float *y, long ldy, long r0,
                           long r1);
 
-/* out[(r - r0)*cols + c] = weight[r][c] as float32, for r in [r0, r1): a tile for the
-   matrix-matrix path (prompt processing), which multiplies it with OpenBLAS sgemm. Affine:
-   scale*q + bias, rounded once (fused). */
+/* out[(r - r0)*cols + c] = weight[r][c] as float32, for r in [r0, r1) (an embedding
+   lookup, a dequantized copy). Affine: scale*q + bias, rounded once (fused). */
 void pk_dequantize_rows_ref(const pk_matrix *m, long r0, long r1, float *out);
 void pk_dequantize_rows_isa(int isa, const pk_matrix *m, long r0, long r1, float *out);
 

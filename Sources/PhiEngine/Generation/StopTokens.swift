@@ -25,7 +25,7 @@ public struct StopTokens: Sendable, Equatable {
     }
 
     /// The stop tokens a loaded model's own files name (config + generation_config).
-    public init(model: Phi3Model, tokenizerEOS: Int? = nil, extra: [Int] = []) {
+    public init(model: any CausalLanguageModel, tokenizerEOS: Int? = nil, extra: [Int] = []) {
         self.init(
             config: model.config, generationConfig: model.generationConfig,
             tokenizerEOS: tokenizerEOS, extra: extra)

@@ -11,12 +11,12 @@ final class KVCache {
     private let layerStride: Int
     private let headStride: Int
 
-    init(shape: Phi3Shape, capacity: Int) throws(SessionError) {
+    init(layers: Int, kvHeads: Int, headDim: Int, capacity: Int) throws(SessionError) {
         self.capacity = capacity
-        headStride = capacity * shape.headDim
-        layerStride = shape.kvHeads * headStride
-        keys = try FloatBuffer(count: shape.layers * layerStride)
-        values = try FloatBuffer(count: shape.layers * layerStride)
+        headStride = capacity * headDim
+        layerStride = kvHeads * headStride
+        keys = try FloatBuffer(count: layers * layerStride)
+        values = try FloatBuffer(count: layers * layerStride)
     }
 
     /// This layer's keys, [kvHeads][capacity][headDim].

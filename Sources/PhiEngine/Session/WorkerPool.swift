@@ -1,15 +1,24 @@
 import CKernels
+import Synchronization
 
-/// The session's threads (a `pk_pool`: the caller plus `size - 1` workers that spin briefly
-/// between jobs, then sleep) and the three kinds of parallel work of a forward pass. Each
+/// The compute threads (a `pk_pool`: the caller plus `size - 1` workers that spin briefly
+/// between jobs, then sleep) and the kinds of parallel work of a forward pass. Each
 /// call fills a job struct on the stack and returns when every thread is done; nothing is
 /// allocated.
-final class WorkerPool {
+///
+/// One pool serves the whole process (`shared`): sessions of a chat and the requests of a
+/// server take turns on it, one forward pass at a time (`exclusively`), instead of each
+/// starting threads of its own and fighting over the cores.
+public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `exclusively`
     private let pool: OpaquePointer
-    let size: Int
+    /// Threads a job runs on, the caller's included.
+    public let size: Int
     /// Kernel level (PK_MV_ISA_*) every job runs at.
     let isa: Int32
+    private let turn = Mutex<Void>(())
 
+    /// A pool of its own (tests pin threads and kernel levels); sessions normally share
+    /// `shared(threads:)`.
     init(threads: Int, isa: Int32) throws(SessionError) {
         guard let pool = pk_pool_create(Int32(threads)) else {
             throw .outOfMemory(bytes: threads * 8 << 20)  // thread stacks
@@ -20,6 +29,26 @@ final class WorkerPool {
     }
 
     deinit { pk_pool_destroy(pool) }
+
+    private static let process = Mutex<WorkerPool?>(nil)
+
+    /// The process's pool, created by the first call with `threads` threads (every core when
+    /// nil) and the best kernel level of this CPU; later calls get the same pool whatever
+    /// they ask, so the cores are never oversubscribed.
+    public static func shared(threads: Int? = nil) throws -> WorkerPool {
+        try process.withLock { pool throws(SessionError) in
+            if let pool { return pool }
+            let created = try WorkerPool(
+                threads: max(1, threads ?? Int(pk_available_cores())), isa: pk_matvec_best_isa())
+            pool = created
+            return created
+        }
+    }
+
+    /// Runs `body` (one forward pass) while no other thread uses the pool.
+    func exclusively<T>(_ body: () throws -> T) rethrows -> T {
+        try turn.withLock { _ in try body() }
+    }
 
     /// y[t] = W · x[t] for t < tokens: x (tokens, cols) and y (tokens, rows) packed. Each
     /// input is readied (16-bit x, group sums) into `prep` (tokens × prepStride floats),
@@ -35,20 +64,6 @@ final class WorkerPool {
             pk_pool_run(pool, pk_prepare_task, &job, pk_prepare_chunks(&job))
             let chunks = pk_matvec_chunks(&job)
             pk_pool_run(pool, pk_matvec_task, &job, chunks)
-        }
-    }
-
-    /// y[tokens][rows] = x[tokens][cols] · Wᵀ for a float32 matrix, through OpenBLAS sgemm
-    /// on blocks of rows (one single-threaded sgemm per chunk, on whichever thread takes it).
-    func matmul(
-        _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens: Int,
-        into y: UnsafeMutablePointer<Float>
-    ) {
-        withUnsafePointer(to: m.raw) { matrix in
-            var job = pk_matmul_job(
-                m: matrix, x: x, y: y, tokens: tokens, chunk_rows: 0, gemm: Blas.gemmFunction)
-            let chunks = pk_matmul_chunks(&job)
-            pk_pool_run(pool, pk_matmul_task, &job, chunks)
         }
     }
 

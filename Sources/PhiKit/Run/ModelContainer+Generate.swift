@@ -13,22 +13,26 @@ extension ModelContainer {
     /// Generates a reply to `prompt`, calling `onText` with each piece of text as soon as it
     /// is complete UTF-8 (a character split over several tokens arrives whole); `onText`
     /// answering `.stop` ends generation (Ctrl-C, a stop string, the app). Stops also at a
-    /// stop token (`stopTokens(extra:)`), after `parameters.maxTokens`, or when the context is
-    /// full. The context is the model's positions, at most 4096 unless the prompt and
-    /// `maxTokens` need more.
+    /// stop token (`stopTokens(extra:)`), after `parameters.maxTokens`, when the context is
+    /// full, or when `cancel` is cancelled. The context is the model's positions, at most 4096
+    /// unless the prompt and `maxTokens` need more.
     public func generate(
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
-        extraStopTokens: [String] = [], onText: (String) -> GenerationDisposition
+        extraStopTokens: [String] = [], cancel: CancellationToken? = nil,
+        onText: (String) -> GenerationDisposition
     ) throws -> RunOutcome {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
         let stops = try stopTokens(extra: extraStopTokens)
         try parameters.validate()
-        let context = min(engine.maxPositions, max(4096, ids.count + parameters.maxTokens))
-        let session = try InferenceSession(model: engine, maxContext: context)
+        let context = Self.context(
+            maxPositions: model.maxPositions,
+            needed: ids.count + min(parameters.maxTokens, model.maxPositions))
+        let session = try makeSession(maxContext: context)
         var decoder = StreamingDecoder(tokenizer: tokenizer)
         var text = ""
         let outcome = try PhiEngine.generate(
-            session: session, prompt: ids, parameters: parameters, stopTokens: stops
+            session: session, prompt: ids, parameters: parameters, stopTokens: stops,
+            cancel: cancel
         ) { token in
             let piece = decoder.append(token)
             guard !piece.isEmpty else { return .more }
@@ -41,8 +45,20 @@ extension ModelContainer {
             _ = onText(rest)
         }
         return RunOutcome(
-            model: model.name, text: text, generation: outcome, loadSeconds: loadSeconds,
+            model: location.name, text: text, generation: outcome, loadSeconds: loadSeconds,
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
+    }
+
+    /// A session of its own on the process's shared worker pool, holding up to `maxContext`
+    /// positions (default: the model's, at most 4096).
+    public func makeSession(maxContext: Int? = nil) throws -> InferenceSession {
+        try InferenceSession(model: model, maxContext: maxContext)
+    }
+
+    /// The context `run` gives a prompt: the model's positions, at most 4096 unless the
+    /// prompt and its answer need more (`needed` may be huge: `-m` means "at most").
+    static func context(maxPositions: Int, needed: Int) -> Int {
+        min(maxPositions, max(4096, needed))
     }
 
     /// The process's peak resident memory (getrusage; kilobytes on Linux, bytes on macOS).

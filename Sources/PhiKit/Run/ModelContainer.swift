@@ -18,10 +18,13 @@ import PhiText
 ///         return .more
 ///     }
 ///
-/// Immutable after loading; each `generate` makes its own `InferenceSession`.
+/// Immutable after loading; each `generate` makes its own `InferenceSession`, and a chat or a
+/// server keeps sessions of its own (`makeSession`) to reuse their caches across turns.
 public final class ModelContainer: Sendable {
-    public let model: LocalModel
-    public let engine: Phi3Model
+    /// Where the model was found (directory, name, registry entry).
+    public let location: LocalModel
+    /// The loaded weights, of whichever architecture config.json names.
+    public let model: any CausalLanguageModel
     public let tokenizer: Tokenizer
     /// nil for base models (the bundled stories-260k): prompts are then plain text.
     public let chatTemplate: ChatTemplate?
@@ -55,14 +58,14 @@ public final class ModelContainer: Sendable {
     /// Loads the model in `located.directory`.
     public init(_ located: LocalModel, threads: Int? = nil) throws {
         let start = DispatchTime.now().uptimeNanoseconds
-        model = located
-        engine = try Phi3Model.load(directory: located.directory, threads: threads)
+        location = located
+        model = try ModelArchitectures.load(directory: located.directory, threads: threads)
         tokenizer = try Tokenizer.load(directory: located.directory)
         chatTemplate = try ChatTemplate.load(modelDirectory: located.directory)
-        guard tokenizer.vocabularySize <= engine.vocabularySize else {
+        guard tokenizer.vocabularySize <= model.vocabularySize else {
             throw RunError.tokenizerDoesNotFit(
                 directory: located.directory, tokens: tokenizer.vocabularySize,
-                embedding: engine.vocabularySize)
+                embedding: model.vocabularySize)
         }
         tokenizerEOS = try TokenizerConfig.load(directory: located.directory)?.eosToken
             .flatMap(tokenizer.tokenID(for:))
@@ -79,7 +82,9 @@ public final class ModelContainer: Sendable {
         switch prompt {
         case .text(let text, let system):
             guard let template = chatTemplate, useChatTemplate else {
-                if system != nil { throw RunError.systemNeedsTemplate(directory: model.directory) }
+                if system != nil {
+                    throw RunError.systemNeedsTemplate(directory: location.directory)
+                }
                 return tokenizer.encode(text, addSpecialTokens: true)
             }
             messages =
@@ -88,7 +93,7 @@ public final class ModelContainer: Sendable {
             return try render(messages, template)
         case .chat(let chat):
             guard let template = chatTemplate else {
-                throw ChatPromptError.noChatTemplate(directory: model.directory)
+                throw ChatPromptError.noChatTemplate(directory: location.directory)
             }
             return try render(chat, template)
         }
@@ -108,14 +113,14 @@ public final class ModelContainer: Sendable {
     /// this tokenizer lacks them) and `extra` (token strings or ids; unknown ones are an
     /// error).
     public func stopTokens(extra: [String] = []) throws -> StopTokens {
-        var ids = (model.entry?.extraEOSTokens ?? []).compactMap(tokenizer.tokenID(for:))
+        var ids = (location.entry?.extraEOSTokens ?? []).compactMap(tokenizer.tokenID(for:))
         for token in extra {
             guard let id = Int(token) ?? tokenizer.tokenID(for: token),
-                id >= 0, id < engine.vocabularySize
+                id >= 0, id < model.vocabularySize
             else { throw RunError.unknownStopToken(token) }
             ids.append(id)
         }
-        return StopTokens(model: engine, tokenizerEOS: tokenizerEOS, extra: ids)
+        return StopTokens(model: model, tokenizerEOS: tokenizerEOS, extra: ids)
     }
 }
 

@@ -153,8 +153,8 @@ struct RunCommand: Command {
             let data = FileHandle.standardInput.readDataToEndOfFile()
             if prompt == "-" || !data.isEmpty { return String(decoding: data, as: UTF8.self) }
         }
-        guard let fallback = container.model.entry?.defaultPrompt else {
-            throw RunError.noPrompt(model: container.model.name)
+        guard let fallback = container.location.entry?.defaultPrompt else {
+            throw RunError.noPrompt(model: container.location.name)
         }
         return fallback
     }

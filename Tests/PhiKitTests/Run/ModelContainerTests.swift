@@ -16,7 +16,7 @@ struct ModelContainerTests {
     func stories() throws {
         let container = try ModelContainer.load("stories-260k")
         #expect(container.chatTemplate == nil)
-        #expect(container.model.entry?.defaultPrompt == "Once upon a time")
+        #expect(container.location.entry?.defaultPrompt == "Once upon a time")
         // The README's ids for the prompt: <s> ▁Once ▁upon ▁a ▁time.
         #expect(try container.encode(.text("Once upon a time")) == [1, 403, 407, 261, 378])
         #expect(try container.encode(.text("")) == [1])

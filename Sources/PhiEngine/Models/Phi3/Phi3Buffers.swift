@@ -1,8 +1,8 @@
 import CKernels
 
-/// Every activation buffer of the forward pass, sized once per session for a block of up to
-/// `block` tokens; the forward pass only writes into these.
-final class RunState {
+/// Every activation buffer of the Phi-3 forward pass, sized once per sequence for a block of
+/// up to `block` tokens; the forward pass only writes into these.
+final class Phi3Buffers {
     /// Tokens per forward pass (prompt tokens are processed in blocks of this size).
     let block: Int
     let x: FloatBuffer  // (block, hidden) the residual stream

@@ -6,10 +6,14 @@ import Foundation
 // hidden, ffn = intermediate, hd = headDim; a token's qkv row is [queries (heads×hd) | keys
 // (kvHeads×hd) | values (kvHeads×hd)], its gate_up row [gate (ffn) | up (ffn)].
 
-extension InferenceSession {
-    /// Runs tokens[p0 ..< p0+n] (already appended to `tokens`) at positions p0…, writing
-    /// their keys and values into the cache, and the last token's logits if asked.
-    func forward(at p0: Int, count n: Int, logits wantLogits: Bool) {
+extension Phi3Sequence {
+    /// Runs `tokens` at positions p0…, writing their keys and values into the cache, and the
+    /// last token's logits if asked; regime 1 rotates with LongRoPE's long factors.
+    func forward(
+        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits wantLogits: Bool,
+        pool: WorkerPool
+    ) {
+        let n = tokens.count
         let s = model.shape
         let w = model.weights
         let st = state
@@ -24,16 +28,16 @@ extension InferenceSession {
 
         // ---- token embeddings and the rotary angles of each position
         for t in 0..<n {
-            w.embedding.row(tokens[p0 + t], into: x + t * dim, isa: pool.isa)
+            w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
             model.rope.angles(
-                position: p0 + t, long: usesLongFactors, cos: st.cos[t * half],
+                position: p0 + t, long: regime == 1, cos: st.cos[t * half],
                 sin: st.sin[t * half])
         }
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(qkv_proj(norm(x)))))
             rmsNorm(layer.inputNorm, tokens: n)
-            linear(layer.qkv, normed, tokens: n, into: qkv)
+            linear(layer.qkv, normed, tokens: n, into: qkv, pool: pool)
             for t in 0..<n {
                 let row = qkv + t * s.qkvRows
                 pk_rope(
@@ -53,16 +57,20 @@ extension InferenceSession {
                 heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
                 scale: Float(1 / Double(hd).squareRoot()), isa: 0)
             pool.attention(&job)
-            linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer)
+            linear(
+                layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer,
+                pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 
             // ---- MLP: x += down_proj(up * silu(gate)), [gate | up] = gate_up_proj(norm(x))
             rmsNorm(layer.postAttentionNorm, tokens: n)
-            linear(layer.gateUp, normed, tokens: n, into: st.gateUp.pointer)
+            linear(layer.gateUp, normed, tokens: n, into: st.gateUp.pointer, pool: pool)
             for t in 0..<n {
                 pk_silu_mul(st.activation[t * ffn], st.gateUp[t * 2 * ffn], ffn)
             }
-            linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer)
+            linear(
+                layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer,
+                pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
         }
 
@@ -88,19 +96,17 @@ extension InferenceSession {
         }
     }
 
-    /// y[n][rows] = x[n][cols] · Wᵀ. Packed and half-precision weights go through the fused
-    /// kernels (each weight read once for the whole block); float32 weights of a block
-    /// through OpenBLAS sgemm, straight from the mapping.
+    /// y[n][rows] = x[n][cols] · Wᵀ through the fused kernels, each weight read once for the
+    /// whole block. Every kind, float32 included, computes each token's row exactly the same
+    /// way whatever else is in the block, which is what makes a session's cached prefix reusable
+    /// bit for bit (OpenBLAS sgemm, used here before, rounded differently with the block's
+    /// size).
     private func linear(
         _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens n: Int,
-        into y: UnsafeMutablePointer<Float>
+        into y: UnsafeMutablePointer<Float>, pool: WorkerPool
     ) {
-        if n > 1 && m.raw.kind == Int32(PK_W_F32) {
-            pool.matmul(m, x, tokens: n, into: y)
-        } else {
-            pool.matvec(
-                m, x, tokens: n, into: y, prep: state.prepared.pointer,
-                prepStride: state.preparedStride)
-        }
+        pool.matvec(
+            m, x, tokens: n, into: y, prep: state.prepared.pointer,
+            prepStride: state.preparedStride)
     }
 }

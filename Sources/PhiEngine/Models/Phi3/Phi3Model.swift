@@ -4,12 +4,12 @@ import PhiFormats
 
 /// A Phi-3 family model (Phi-3, Phi-3.5-mini, Phi-4-mini: `model_type` "phi3") loaded from a
 /// directory, weights memory-mapped in place. Immutable and shareable; text is produced by an
-/// `InferenceSession` (which owns the KV cache and the worker threads).
+/// `InferenceSession` (which owns a `Phi3Sequence`: the KV cache and the activations).
 ///
 ///     let model = try Phi3Model.load(directory: dir)
 ///     let session = try InferenceSession(model: model)
 ///     let logits = try session.prefill(promptTokens)
-public final class Phi3Model: Sendable {
+public final class Phi3Model: CausalLanguageModel {
     public let directory: String
     public let config: ModelConfig
     /// `generation_config.json`, when the directory has one (its `eos_token_id` list is one
@@ -57,4 +57,15 @@ public final class Phi3Model: Sendable {
     /// Bytes of weights one decode step reads: divide a memory bandwidth by it for the
     /// decode speed limit.
     public var bytesPerToken: Int { weights.bytesPerToken }
+
+    public func makeSequenceState(capacity: Int, block: Int, threads: Int) throws
+        -> any SequenceState
+    {
+        try Phi3Sequence(model: self, capacity: capacity, block: block, threads: threads)
+    }
+
+    /// 1 once LongRoPE uses its long factors for a sequence of this length, else 0.
+    public func positionRegime(sequenceLength length: Int) -> Int {
+        rope.usesLongFactors(sequenceLength: length) ? 1 : 0
+    }
 }

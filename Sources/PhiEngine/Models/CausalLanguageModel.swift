@@ -1,0 +1,51 @@
+import PhiFormats
+
+/// A decoder-only language model as the session and generation code see it: immutable,
+/// memory-mapped weights that any number of sequences share. Everything that depends on the
+/// architecture — tensors, the forward pass, how positions are embedded — lives behind this
+/// protocol in the model's own folder (`Models/Phi3/`); sessions, generation and sampling
+/// never name an architecture. `ModelArchitectures` maps config.json's `model_type` to one.
+public protocol CausalLanguageModel: AnyObject, Sendable {
+    /// The directory the weights were mapped from.
+    var directory: String { get }
+    var config: ModelConfig { get }
+    /// `generation_config.json`, when the directory has one (its `eos_token_id` list is one
+    /// of the inputs of `StopTokens`).
+    var generationConfig: GenerationConfig? { get }
+    /// Rows of the embedding: token ids must be below it.
+    var vocabularySize: Int { get }
+    /// Positions the model supports (`max_position_embeddings`).
+    var maxPositions: Int { get }
+    /// Bytes of weights one decode step reads (divide a memory bandwidth by it for the decode
+    /// speed limit).
+    var bytesPerToken: Int { get }
+    /// Threads a session computes with by default.
+    var threads: Int { get }
+
+    /// The per-sequence state: a KV cache for `capacity` positions and the activation buffers
+    /// for blocks of up to `block` tokens on a pool of `threads` threads.
+    func makeSequenceState(capacity: Int, block: Int, threads: Int) throws -> any SequenceState
+
+    /// Which embedding of positions a sequence of `length` tokens uses. Models whose
+    /// positions depend on the whole length (LongRoPE switches factors past
+    /// `original_max_position_embeddings`) answer differently on either side; keys cached in
+    /// one regime are invalid in another, so the session recomputes them.
+    func positionRegime(sequenceLength length: Int) -> Int
+}
+
+/// One sequence's mutable state for a model: its KV cache and scratch buffers, allocated once.
+/// Only an `InferenceSession` drives it.
+public protocol SequenceState: AnyObject {
+    /// The most tokens one `forward` call takes.
+    var block: Int { get }
+    /// Positions the KV cache holds.
+    var capacity: Int { get }
+    /// Logits (vocab) of the last token of the latest `forward` that asked for them.
+    var logits: UnsafeBufferPointer<Float> { get }
+
+    /// Runs `tokens` (at most `block`) at positions `p0…`, storing their keys and values, with
+    /// the positions embedded in `regime`; writes the last token's logits if `logits`.
+    func forward(
+        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits: Bool,
+        pool: WorkerPool)
+}

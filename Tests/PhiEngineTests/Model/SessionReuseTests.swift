@@ -1,0 +1,162 @@
+import CKernels
+import Foundation
+import Synchronization
+import PhiFormats
+import Testing
+
+@testable import PhiEngine
+
+/// A session that lives across turns: `prepare` reuses the cached prefix of a new sequence,
+/// and what it computes is bit for bit what a fresh session computes (the promise `chat` and
+/// the server's prompt cache rest on). Both shapes, float and 4-bit; the tiny Phi-3.5 model
+/// switches LongRoPE factors past 32 positions.
+@Suite("inference session reuse")
+struct SessionReuseTests {
+    static func models() throws -> [(String, TemporaryModel, Phi3Model)] {
+        try ["tiny-phi35.json", "tiny-phi4mini.json"].flatMap { name in
+            let (f, float) = try SessionTests.floatModel(name)
+            let (q, quantized) = try SessionTests.quantizedModel(name)
+            return [(name + " float", f, float), (name + " 4-bit", q, quantized)]
+        }
+    }
+
+    /// Greedy continuation of what the session holds, by decode steps.
+    static func decode(_ session: InferenceSession, count: Int) throws -> [Int] {
+        var out: [Int] = []
+        var logits = session.logits
+        for _ in 0..<count {
+            let next = logits.indices.max { logits[$0] < logits[$1] }!
+            out.append(next)
+            logits = try session.step(next)
+        }
+        return out
+    }
+
+    static func fresh(_ model: Phi3Model, _ sequence: [Int]) throws -> [Float] {
+        let session = try InferenceSession(model: model)
+        return Array(try session.prefill(sequence))
+    }
+
+    @Test("turn after turn, prepare's logits equal a fresh prefill of the whole sequence")
+    func turnsEqualFreshPrefill() throws {
+        for (label, _, model) in try Self.models() {
+            let session = try InferenceSession(model: model)
+            var conversation = [1, 17, 25, 9, 300, 41]
+            var reusedSome = false
+            for turn in 0..<4 {
+                // a reply by decode steps, then the next "user message"
+                let reused = try session.prepare(conversation)
+                let fresh = try Self.fresh(model, conversation)
+                let diff = zip(Array(session.logits), fresh).map { abs($0 - $1) }.max()!
+                let equal = Array(session.logits) == fresh
+                #expect(
+                    equal,
+                    "\(label) turn \(turn) reused \(reused) of \(conversation.count) diff \(diff)")
+                let reply = try Self.decode(session, count: 5)
+                if turn % 2 == 0 { try session.settle() }
+                conversation += reply + [3 + turn, 40 + turn, 77]
+                reusedSome = reusedSome || reused > 0
+            }
+            #expect(reusedSome, "\(label)")
+        }
+    }
+
+    @Test("only prompt-block positions are reused; settle makes decoded ones reusable")
+    func reusableOnlyExactPositions() throws {
+        let (_, model) = try SessionTests.floatModel("tiny-phi4mini.json")
+        let session = try InferenceSession(model: model)
+        let prompt = [1, 5, 6, 7, 8, 9]
+        #expect(try session.prepare(prompt) == 0)
+        #expect(session.reusablePrefix == prompt.count)
+        let reply = try Self.decode(session, count: 4)
+        #expect(session.position == prompt.count + 4 && session.reusablePrefix == prompt.count)
+        let next = prompt + reply + [10, 11]
+        #expect(try session.prepare(next) == prompt.count)
+        _ = try Self.decode(session, count: 3)
+        try session.settle()
+        #expect(session.reusablePrefix == session.position)
+        let held = session.tokens
+        #expect(try session.prepare(held + [12, 13]) == held.count)
+        // a sequence that leaves the cached one early reuses only the common part
+        #expect(try session.prepare(Array(held.prefix(4)) + [50, 51, 52]) == 4)
+        // the same sequence again: everything but the last two tokens
+        let again = session.tokens
+        #expect(try session.prepare(again) == again.count - 2)
+    }
+
+    @Test("crossing the LongRoPE switch recomputes everything, still equal to a fresh run")
+    func longRopeSwitch() throws {
+        let (_, model) = try SessionTests.quantizedModel("tiny-phi35.json")
+        let session = try InferenceSession(model: model)
+        let short = Array(SessionTests.tokens.prefix(20))
+        #expect(try session.prepare(short) == 0)
+        let long = SessionTests.tokens  // 45 > original_max_position_embeddings (32)
+        #expect(try session.prepare(long) == 0)
+        #expect(Array(session.logits) == (try Self.fresh(model, long)))
+        // back under the switch: the long-factor cache is useless again
+        #expect(try session.prepare(short) == 0)
+        #expect(Array(session.logits) == (try Self.fresh(model, short)))
+    }
+
+    @Test("a refused sequence leaves the session as it was")
+    func refusalKeepsState() throws {
+        let (_, model) = try SessionTests.floatModel("tiny-phi4mini.json")
+        let session = try InferenceSession(model: model, maxContext: 16)
+        _ = try session.prepare([1, 2, 3, 4])
+        #expect(throws: SessionError.contextFull(needed: 17, limit: 16)) {
+            try session.prepare(Array(repeating: 5, count: 17))
+        }
+        #expect(throws: SessionError.tokenOutOfRange(token: 999, vocabularySize: 400)) {
+            try session.prepare([1, 2, 999])
+        }
+        #expect(throws: SessionError.emptyPrompt) { try session.prepare([]) }
+        #expect(session.tokens == [1, 2, 3, 4])
+    }
+
+    @Test("a cancelled token stops generation after the current token")
+    func cancellation() throws {
+        let (_, model) = try SessionTests.floatModel("tiny-phi4mini.json")
+        let session = try InferenceSession(model: model)
+        let cancel = CancellationToken()
+        var seen = 0
+        var parameters = GenerationParameters.greedy(maxTokens: 50)
+        parameters.ignoreEOS = true
+        let outcome = try generate(
+            session: session, sequence: [1, 2, 3], parameters: parameters,
+            stopTokens: StopTokens(), cancel: cancel
+        ) { _ in
+            seen += 1
+            if seen == 3 { cancel.cancel() }
+            return .more
+        }
+        #expect(outcome.tokens.count == 3 && outcome.stopReason == .cancelled)
+        // a fresh token for the next job: the old one stays cancelled, the session works on
+        let next = try generate(
+            session: session, sequence: [1, 2, 3] + outcome.tokens + [4, 5],
+            parameters: parameters, stopTokens: StopTokens(), cancel: CancellationToken()
+        ) { _ in .more }
+        #expect(next.tokens.count == 50 && next.reusedPromptTokens == 3)
+    }
+
+    @Test("sessions on the shared pool, used from several threads at once, compute alone")
+    func sharedPoolConcurrency() throws {
+        let (_, model) = try SessionTests.quantizedModel("tiny-phi4mini.json")
+        let prompts = (0..<4).map { k in (0..<(10 + 3 * k)).map { ($0 * 31 + k * 7) % 390 + 3 } }
+        let alone = try prompts.map { prompt -> [Int] in
+            let session = try InferenceSession(model: model)
+            _ = try session.prefill(prompt)
+            return try Self.decode(session, count: 8)
+        }
+        let results = Mutex<[Int: [Int]]>([:])
+        DispatchQueue.concurrentPerform(iterations: prompts.count) { k in
+            let tokens = try? { () throws -> [Int] in
+                let session = try InferenceSession(model: model)
+                _ = try session.prefill(prompts[k])
+                return try Self.decode(session, count: 8)
+            }()
+            results.withLock { $0[k] = tokens }
+        }
+        for k in prompts.indices { #expect(results.withLock { $0[k] } == alone[k]) }
+        #expect(try WorkerPool.shared() === WorkerPool.shared(threads: 1))
+    }
+}
