@@ -13,6 +13,8 @@
 #   make bench-run        generation speed vs llama.cpp, same random weights, both Phi shapes
 #                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make bench-verify     phikit verify vs cat and sha256sum of a 2.1 GB MLX 4-bit Phi-3.5-mini
+#   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
+#                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -24,7 +26,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev zlib1g-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run bench-verify install fmt clean
+.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -44,7 +46,7 @@ demo: deps build
 test:
 	$(SWIFT) test
 
-bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify
+bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat
 
 bench-convert: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_convert.sh
@@ -60,6 +62,9 @@ bench-tokenizer: build
 
 bench-verify: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_verify.sh
+
+bench-chat: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
 
 install: build
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit

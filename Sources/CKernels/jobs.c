@@ -35,8 +35,7 @@ void pk_prepare_task(void *raw, long token, int thread) {
     (void)thread;
     const pk_matvec_job *job = raw;
     float *prep = (float *)(uintptr_t)(job->prep + token * job->prep_stride);
-    if (job->tokens == 1) pk_matvec_prepare_single(job->isa, job->m, job->x, prep);
-    else pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx, prep);
+    pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx, prep);
 }
 
 long pk_attention_chunks(const pk_attention_job *job) { return job->tokens * job->heads; }

@@ -157,21 +157,13 @@ static int clamp_isa(int isa) {
     return isa > best ? best : isa;
 }
 
-static void prepare(int isa, const pk_matrix *m, const float *x, float *prep, int tiles) {
+void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep) {
     isa = clamp_isa(isa);
 #if defined(__x86_64__)
-    if (isa == PK_MV_ISA_AVX512) { pk_mv_prepare_avx512(m, x, prep, tiles); return; }
+    if (isa == PK_MV_ISA_AVX512) { pk_mv_prepare_avx512(m, x, prep); return; }
     if (isa == PK_MV_ISA_AVX2) { pk_mv_prepare_avx2(m, x, prep); return; }
 #endif
     pk_mv_prepare_portable(m, x, prep);
-}
-
-void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep) {
-    prepare(isa, m, x, prep, 1);
-}
-
-void pk_matvec_prepare_single(int isa, const pk_matrix *m, const float *x, float *prep) {
-    prepare(isa, m, x, prep, 0);
 }
 
 void pk_matvec_tokens_isa(int isa, const pk_matrix *m, long tokens, const float *x, long ldx,

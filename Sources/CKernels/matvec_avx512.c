@@ -191,11 +191,10 @@ AVX512_INLINE void affine_row(const pk_matrix *m, long r, const int T, const xvi
 }
 
 /* x16 in the order affine_row reads it: natural, except 4-bit rows (see nibble_words). */
-AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep,
-                                    int tiles) {
+AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep) {
     if (m->kind != PK_W_AFFINE) return;
     pk_mv_prepare_x16(m, x, prep);
-    if (tiles && pk_mv_q4_tiled(m)) pk_mv_prepare_q4(m, prep);
+    if (pk_mv_q4_tiled(m)) pk_mv_prepare_q4(m, prep);
     if (m->bits != 4) return;
     int16_t *x16 = pk_mv_x16(prep), tmp[64];
     long c = 0;
@@ -266,7 +265,10 @@ AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *
             for (int t = 0; t < tokens; t++) y[t * ldy + (r - r0)] = float_row(m, r, x + t * ldx);
         return;
     }
-    if (tokens > 1 && pk_mv_q4_tiled(m)) {  /* prompt blocks; see matvec_avx512_q4.c */
+    /* Every token count, one alone (decode) included, so that a token's result never depends
+       on what else was in its block: a session's cached prefix, a batch of requests and a
+       lone run all compute bit for bit the same. See matvec_avx512_q4.c. */
+    if (pk_mv_q4_tiled(m)) {
         pk_mv_matvec_q4_avx512(m, tokens, prep, prep_stride, y, ldy, r0, r1);
         return;
     }

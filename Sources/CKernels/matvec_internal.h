@@ -148,8 +148,7 @@ void pk_mv_dequant_portable(const pk_matrix *m, long r0, long r1, float *out);
 
 #if defined(__x86_64__)
 void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep);
-/* tiles: also the 4-bit tile kernel's layout (inputs multiplied in blocks of tokens). */
-void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep, int tiles);
+void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep);
 void pk_mv_matvec_avx2(const pk_matrix *m, int tokens, const float *x, long ldx,
                        const float *prep, long prep_stride, float *y, long ldy, long r0, long r1);
 void pk_mv_dequant_avx2(const pk_matrix *m, long r0, long r1, float *out);

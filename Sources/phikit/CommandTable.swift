@@ -10,6 +10,7 @@ enum CommandTable {
             ConvertCommand.self,
             VerifyCommand.self,
             RunCommand.self,
+            ChatCommand.self,
             ListCommand.self,
             RmCommand.self,
             InspectCommand.self,

@@ -13,6 +13,8 @@ import PhiFormats
 enum InterruptHandler {
     static func install() {
         Cancellation.prepareForSignalHandler()
+        AnswerInterrupt.prepareForSignalHandler()
+        TerminalMode.prepareForSignalHandler()
         // SIGTERM (kill, systemd, a CI timeout) and SIGHUP (the terminal closed) stop a job the
         // same way: a convert killed by them used to leave `<out>.incomplete-*` behind.
         for stopSignal in [SIGINT, SIGTERM, SIGHUP] { signal(stopSignal, handleInterrupt) }
@@ -31,5 +33,9 @@ enum InterruptHandler {
 /// isolation on entry by creating the concurrency runtime's executors — which allocates, and
 /// deadlocked a convert that Ctrl-C caught inside malloc (about one run in ten).
 private func handleInterrupt(_ signal: Int32) {
-    if !Cancellation.interrupt() { _exit(signal == SIGINT ? 130 : 128 + signal) }
+    if signal == SIGINT && AnswerInterrupt.request() { return }  // chat: stop this answer only
+    if !Cancellation.interrupt() {
+        TerminalMode.restoreFromSignal()  // chat: the user's terminal settings come back
+        _exit(signal == SIGINT ? 130 : 128 + signal)
+    }
 }

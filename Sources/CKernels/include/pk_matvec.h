@@ -18,9 +18,11 @@
    two integer ops per 16-32 weights instead of a conversion and an FMA per weight. Float
    kinds multiply float32 rows (widened from f16/bf16 on the fly) with float32 x.
 
-   Several tokens of 4-bit rows with groups of 64 or 128 (every MLX Phi checkpoint) take an
-   AVX-512 tile kernel instead (matvec_avx512_q4.c): 3 rows x 4 tokens per pass, x in its own
-   order, four groups' integer sums converted and scaled together; same rounding of x.
+   4-bit rows with groups of 64 or 128 (every MLX Phi checkpoint) take an AVX-512 tile kernel
+   instead (matvec_avx512_q4.c): 3 rows x up to 4 tokens per pass, x in its own order, four
+   groups' integer sums converted and scaled together; same rounding of x. It serves one token
+   (decode) as well as many, so that each kernel level computes a token's row the same way
+   whatever else is in the call: results never depend on how tokens were grouped.
 
    Every kernel has a scalar `_ref` (the oracle: double accumulation, no tricks) and a fast
    version (AVX-512 with VBMI, AVX2+FMA+F16C, or portable C, chosen at run time so the default
@@ -56,10 +58,6 @@ long pk_matvec_prep_floats(long cols);
    order that level's 4-bit kernel reads nibbles). Float kinds need nothing; prep may then be
    NULL. Call once per input vector, before any thread runs pk_matvec_isa on it. */
 void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep);
-/* The same for an input that will only be multiplied alone (pk_matvec_isa, or
-   pk_matvec_tokens_isa with tokens == 1: decode): skips the layout of the multi-token tile
-   kernel, which a single input never reads (it was ~1/3 of preparing, done serially). */
-void pk_matvec_prepare_single(int isa, const pk_matrix *m, const float *x, float *prep);
 
 /* y[r - r0] = row r · x, for r in [r0, r1). */
 void pk_matvec_ref(const pk_matrix *m, const float *x, float *y, long r0, long r1);

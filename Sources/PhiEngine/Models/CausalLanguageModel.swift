@@ -26,6 +26,9 @@ public protocol CausalLanguageModel: AnyObject, Sendable {
     /// for blocks of up to `block` tokens on a pool of `threads` threads.
     func makeSequenceState(capacity: Int, block: Int, threads: Int) throws -> any SequenceState
 
+    /// Buffers for decode steps of up to `maxSequences` sequences at once (`DecodeBatch`).
+    func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState
+
     /// Which embedding of positions a sequence of `length` tokens uses. Models whose
     /// positions depend on the whole length (LongRoPE switches factors past
     /// `original_max_position_embeddings`) answer differently on either side; keys cached in
@@ -48,4 +51,16 @@ public protocol SequenceState: AnyObject {
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits: Bool,
         pool: WorkerPool)
+}
+
+/// Decode steps of several sequences of one model as one forward pass: each weight is read
+/// once for all of them. Only a `DecodeBatch` drives it.
+public protocol BatchState: AnyObject {
+    var maxSequences: Int { get }
+
+    /// Sequence i takes `tokens[i]` at `positions[i]` in `regimes[i]`; afterwards its `logits`
+    /// are those that follow the token, bit for bit what a step of its own gives.
+    func step(
+        _ sequences: [any SequenceState], tokens: UnsafeBufferPointer<Int>, positions: [Int],
+        regimes: [Int], pool: WorkerPool)
 }

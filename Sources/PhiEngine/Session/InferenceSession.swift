@@ -7,11 +7,9 @@ import CKernels
 /// the last token, valid until the next call. `prepare` makes the session hold a new token
 /// sequence, computing only what its cache lacks. Nothing is allocated per token.
 ///
-/// Reuse is exact: a prompt block's result for each token does not depend on how the tokens
-/// were grouped into blocks, so positions computed in prompt blocks are bit for bit what a
-/// fresh prefill computes, and `prepare` reuses only those (`reusablePrefix`). A decode step
-/// takes the single-token kernels, which round differently; `settle` recomputes the decoded
-/// positions as a prompt block so that the next `prepare` can reuse them too.
+/// Reuse is exact: the kernels compute each token the same way whether it comes alone (a
+/// decode step) or in a block of any size, so every cached position is bit for bit what a
+/// fresh prefill of the same tokens computes (tests hold the kernels and the session to it).
 ///
 /// LongRoPE models switch from the short to the long factors once the sequence is longer than
 /// `original_max_position_embeddings`. As in transformers (`Phi3ForCausalLM.
@@ -25,9 +23,6 @@ public final class InferenceSession {
     public private(set) var tokens: [Int] = []
     /// Tokens in the cache; the next token goes to this position.
     public var position: Int { tokens.count }
-    /// Leading positions computed in prompt blocks of two or more tokens: what `prepare`
-    /// may reuse.
-    public private(set) var reusablePrefix = 0
     /// Threads the session computes with.
     public var threads: Int { pool.size }
 
@@ -81,18 +76,16 @@ public final class InferenceSession {
     }
 
     /// Makes the session hold exactly `sequence`: keeps the longest prefix of it that the
-    /// cache holds exactly (`reusablePrefix`, same position regime), recomputes the rest as
-    /// prompt blocks, and returns how many tokens were reused. The logits of the sequence's
-    /// last token follow in `logits`. On an error (context, vocabulary) the session is empty.
+    /// cache holds (in the same position regime), computes the rest, and returns how many
+    /// tokens were reused. The logits of the sequence's last token follow in `logits`. A
+    /// sequence that does not fit is refused before anything changes.
     @discardableResult
     public func prepare(_ sequence: [Int]) throws -> Int {
         guard !sequence.isEmpty else { throw SessionError.emptyPrompt }
         try checkFits(sequence, after: 0)
-        var reuse = min(commonPrefixLength(with: sequence), reusablePrefix)
+        var reuse = commonPrefixLength(with: sequence)
         if model.positionRegime(sequenceLength: sequence.count) != regime { reuse = 0 }
-        // The last token is always recomputed (its logits are wanted), and a lone recomputed
-        // token would take the single-token kernels: recompute at least two.
-        reuse = max(0, min(reuse, sequence.count - 2))
+        reuse = min(reuse, sequence.count - 1)  // the last token's logits are wanted
         rewind(to: reuse)
         _ = try feed(sequence[reuse...])
         return reuse
@@ -110,27 +103,16 @@ public final class InferenceSession {
     public func rewind(to position: Int) {
         let keep = max(0, min(position, tokens.count))
         tokens.removeSubrange(keep...)
-        reusablePrefix = min(reusablePrefix, keep)
         if keep == 0 { regime = model.positionRegime(sequenceLength: 0) }
     }
 
     /// Empties the cache (the buffers stay allocated).
     public func reset() { rewind(to: 0) }
 
-    /// Recomputes the positions decode steps computed as prompt blocks, so that a later
-    /// `prepare` reuses them (a chat calls this after an answer). Changes `logits`.
-    public func settle() throws {
-        guard reusablePrefix < position else { return }
-        let from = max(0, min(reusablePrefix, position - 2))
-        let rest = Array(tokens[from...])
-        rewind(to: from)
-        _ = try feed(rest)
-    }
-
     /// The logits of the last token processed.
     public var logits: UnsafeBufferPointer<Float> { sequence.logits }
 
-    private func checkFits(_ new: some Collection<Int>, after start: Int) throws {
+    func checkFits(_ new: some Collection<Int>, after start: Int) throws {
         guard start + new.count <= maxContext else {
             throw SessionError.contextFull(needed: start + new.count, limit: maxContext)
         }
@@ -138,6 +120,15 @@ public final class InferenceSession {
         if let bad = new.first(where: { $0 < 0 || $0 >= vocab }) {
             throw SessionError.tokenOutOfRange(token: bad, vocabularySize: vocab)
         }
+    }
+
+    /// For `DecodeBatch`: appends `token` (already checked) and returns the regime to compute
+    /// it in, or nil without appending when the token crosses a regime switch (the caller
+    /// then steps this session alone, which recomputes the sequence).
+    func appendForBatch(_ token: Int) -> Int? {
+        guard model.positionRegime(sequenceLength: tokens.count + 1) == regime else { return nil }
+        tokens.append(token)
+        return regime
     }
 
     private func feed(_ new: some Collection<Int>) throws -> UnsafeBufferPointer<Float> {
@@ -148,21 +139,16 @@ public final class InferenceSession {
         if needed != regime {
             regime = needed
             start = 0  // the cached keys were embedded in another regime: recompute
-            reusablePrefix = 0
         }
         let block = sequence.block
         try pool.exclusively {
             try tokens.withUnsafeBufferPointer { all in
                 while start < all.count {
-                    var count = min(block, all.count - start)
-                    // Never leave a last block of one token behind a longer one: a lone
-                    // token would go through the single-token kernels and round differently.
-                    if all.count - start - count == 1 && count > 2 { count -= 1 }
+                    let count = min(block, all.count - start)
                     let blockTokens = UnsafeBufferPointer(rebasing: all[start..<start + count])
                     sequence.forward(
                         blockTokens, at: start, regime: regime,
                         logits: start + count == all.count, pool: pool)
-                    if count >= 2 && start == reusablePrefix { reusablePrefix = start + count }
                     start += count
                 }
             }

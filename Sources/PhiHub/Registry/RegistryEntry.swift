@@ -24,12 +24,17 @@ public struct RegistryEntry: Codable, Sendable, Equatable {
     /// The token ids a greedy generation of `defaultPrompt` starts with (chat template applied
     /// when the model has one): `phikit verify --smoke` generates as many and compares.
     public var smokeTokens: [Int]?
+    /// The sampling temperature `chat` uses unless told otherwise (the Phi entries: 0.6, as
+    /// the MLX Swift chat app samples them).
+    public var defaultTemperature: Double?
+    /// The most tokens a `chat` answer gets unless told otherwise (the Phi entries: 1024).
+    public var defaultMaxTokens: Int?
     /// The registry file this entry came from (not part of the JSON).
     public var source: String = ""
 
     enum CodingKeys: String, CodingKey {
         case name, aliases, repo, path, revision, description, defaultPrompt, extraEOSTokens
-        case parameters, downloadSize, smokeTokens
+        case parameters, downloadSize, smokeTokens, defaultTemperature, defaultMaxTokens
     }
 
     /// Whether `revision` pins a commit (so `downloadSize` is exact).
@@ -64,6 +69,12 @@ public struct RegistryEntry: Codable, Sendable, Equatable {
         parameters = try Self.positive(c, .parameters)
         downloadSize = try Self.positive(c, .downloadSize)
         smokeTokens = try c.decodeIfPresent([Int].self, forKey: .smokeTokens)
+        defaultTemperature = try c.decodeIfPresent(Double.self, forKey: .defaultTemperature)
+        if let t = defaultTemperature, !(t >= 0 && t.isFinite) {
+            throw DecodingError.dataCorruptedError(
+                forKey: .defaultTemperature, in: c, debugDescription: "must be 0 or more")
+        }
+        defaultMaxTokens = try Self.positive(c, .defaultMaxTokens)
     }
 
     private static func positive(

@@ -12,13 +12,15 @@ import PhiText
 extension ModelContainer {
     /// Generates a reply to `prompt`, calling `onText` with each piece of text as soon as it
     /// is complete UTF-8 (a character split over several tokens arrives whole); `onText`
-    /// answering `.stop` ends generation (Ctrl-C, a stop string, the app). Stops also at a
-    /// stop token (`stopTokens(extra:)`), after `parameters.maxTokens`, when the context is
-    /// full, or when `cancel` is cancelled. The context is the model's positions, at most 4096
-    /// unless the prompt and `maxTokens` need more.
+    /// answering `.stop` ends generation (Ctrl-C, the app). Stops also at a stop token
+    /// (`stopTokens(extra:)`), at one of `stopStrings` (which is not shown), after
+    /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled. The
+    /// context is the model's positions, at most 4096 unless the prompt and `maxTokens` need
+    /// more.
     public func generate(
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
-        extraStopTokens: [String] = [], cancel: CancellationToken? = nil,
+        extraStopTokens: [String] = [], stopStrings: [String] = [],
+        cancel: CancellationToken? = nil,
         onText: (String) -> GenerationDisposition
     ) throws -> RunOutcome {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
@@ -28,25 +30,22 @@ extension ModelContainer {
             maxPositions: model.maxPositions,
             needed: ids.count + min(parameters.maxTokens, model.maxPositions))
         let session = try makeSession(maxContext: context)
-        var decoder = StreamingDecoder(tokenizer: tokenizer)
-        var text = ""
+        var reply = ReplyText(tokenizer: tokenizer, stopStrings: stopStrings)
         let outcome = try PhiEngine.generate(
             session: session, prompt: ids, parameters: parameters, stopTokens: stops,
             cancel: cancel
         ) { token in
-            let piece = decoder.append(token)
-            guard !piece.isEmpty else { return .more }
-            text += piece
-            return onText(piece)
+            let piece = reply.append(token)
+            if reply.isStopped { return .stop }
+            return piece.isEmpty ? .more : onText(piece)
         }
-        let rest = decoder.flush()
-        if !rest.isEmpty {
-            text += rest
-            _ = onText(rest)
-        }
-        return RunOutcome(
-            model: location.name, text: text, generation: outcome, loadSeconds: loadSeconds,
+        let rest = reply.finish()
+        if !rest.isEmpty { _ = onText(rest) }
+        var result = RunOutcome(
+            model: location.name, text: reply.text, generation: outcome, loadSeconds: loadSeconds,
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
+        if reply.isStopped { result.stopReason = "stop_string" }
+        return result
     }
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`

@@ -11,7 +11,8 @@ struct RunCommand: Command {
         phikit run <model> [-p <prompt>] [--system <text>] [-m <n>] [--temp <t>] [--top-p <p>]
                    [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>] [--seed <s>]
                    [--no-chat-template] [--extra-eos-token <token>]... [--ignore-eos]
-                   [--threads <n>] [--stats] [--json]
+                   [--stop <text>]... [--threads <n>] [--stats] [--json]
+        phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
         Runs <model> on a prompt and streams the reply to stdout as it is generated. A model
@@ -28,6 +29,8 @@ struct RunCommand: Command {
                                    is not a terminal and not empty, else the registry's
                                    default prompt)
           --system <text>          system message (models with a chat template)
+          --chat <file.json>       answer a saved conversation ([{"role", "content"}], as
+                                   `chat`'s /save writes it and `tokenize --chat` reads it)
           -m, --max-tokens <n>     stop after n tokens (default: 256)
           --temp <t>               sampling temperature; 0 is greedy (default: 0, as mlx-lm)
           --top-p <p>              nucleus sampling: keep the likeliest tokens up to mass p
@@ -43,6 +46,8 @@ struct RunCommand: Command {
           --no-chat-template       send the prompt as plain text
           --extra-eos-token <t>    also stop at this token (a string such as <|end|>, or an
                                    id); repeatable
+          --stop <text>            end the reply at this text (which is not printed);
+                                   repeatable
           --ignore-eos             do not stop at end tokens (benchmarks: exactly -m tokens)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
@@ -59,9 +64,11 @@ struct RunCommand: Command {
     var model: String
     var prompt: String?
     var system: String?
+    var chat: String?
     var parameters: GenerationParameters
     var useChatTemplate: Bool
     var extraEOSTokens: [String]
+    var stopStrings: [String]
     var threads: Int?
     var stats: Bool
     var json: Bool
@@ -69,41 +76,31 @@ struct RunCommand: Command {
     init(_ args: inout ArgumentReader) throws {
         prompt = try args.option("-p", "--prompt")
         system = try args.option("--system")
+        chat = try args.option("--chat")
         let maxTokens = try args.option("-m", "--max-tokens", as: Int.self) ?? 256
         let temperature = try args.option("--temp", as: Double.self) ?? 0
-        let topP = try args.option("--top-p", as: Double.self) ?? 1
-        let topK = try args.option("--top-k", as: Int.self) ?? 0
-        let minP = try args.option("--min-p", as: Double.self) ?? 0
-        let penalty = try args.option("--repetition-penalty", as: Double.self)
-        let penaltyContext = try args.option("--repetition-context-size", as: Int.self) ?? 20
-        let seed = try args.option("--seed", as: Int.self)
+        let sampling = try SamplingFlags(&args)
         useChatTemplate = !args.flag("--no-chat-template")
         extraEOSTokens = try args.options("--extra-eos-token")
+        stopStrings = try args.options("--stop")
         let ignoreEOS = args.flag("--ignore-eos")
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
         json = args.flag("--json")
         model = try args.positional("model")
         try args.finish()
+        if chat != nil && (prompt != nil || system != nil || !useChatTemplate) {
+            throw UsageError("--chat takes the conversation alone (no -p, --system or --no-chat-template)")
+        }
         guard maxTokens > 0 else { throw UsageError("--max-tokens must be at least 1") }
         guard temperature >= 0 else { throw UsageError("--temp must not be negative") }
-        guard topP > 0, topP <= 1 else { throw UsageError("--top-p must be in (0, 1]") }
-        guard topK >= 0 else { throw UsageError("--top-k must not be negative") }
-        guard minP >= 0, minP <= 1 else { throw UsageError("--min-p must be in [0, 1]") }
-        if let penalty, penalty <= 0 {
-            throw UsageError("--repetition-penalty must be positive")
-        }
-        guard penaltyContext >= 0 else {
-            throw UsageError("--repetition-context-size must not be negative")
-        }
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
-        parameters = GenerationParameters(
-            maxTokens: maxTokens, temperature: Float(temperature), topP: Float(topP), topK: topK,
-            minP: Float(minP), repetitionPenalty: penalty.map(Float.init),
-            repetitionContextSize: penaltyContext,
-            seed: seed.map { UInt64(bitPattern: Int64($0)) }, ignoreEOS: ignoreEOS)
+        parameters = try sampling.parameters()
+        parameters.maxTokens = maxTokens
+        parameters.temperature = Float(temperature)
+        parameters.ignoreEOS = ignoreEOS
     }
 
     func run() throws {
@@ -116,14 +113,18 @@ struct RunCommand: Command {
             throw error
         }
         view.clear()
-        let text = try promptText(container)
+        let request: RunPrompt =
+            if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {
+                .text(try promptText(container), system: system)
+            }
         // The first Ctrl-C asks generation to stop after the current token (the handler in
         // main.swift only sets the flag while a cancellable job runs); a second one exits.
         var outputFailure: (any Error)?
         let outcome = try Cancellation.cancellable {
             try container.generate(
-                .text(text, system: system), parameters: parameters,
-                useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens
+                request, parameters: parameters,
+                useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
+                stopStrings: stopStrings
             ) { piece in
                 if !json {
                     // Streamed as soon as each piece is complete; a failed write (a closed

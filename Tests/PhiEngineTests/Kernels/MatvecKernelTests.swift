@@ -70,7 +70,8 @@ struct MatvecKernelTests {
 
     /// Every row of `m` against `tokens` random inputs at each level: one call for a single
     /// input (the decode path) and one multi-input call (the prompt path), each split into
-    /// two row ranges, checked against the reference per input.
+    /// two row ranges, checked against the reference per input; and the first input's row
+    /// is bit for bit the same in both calls (a token's result never depends on its block).
     private func check(_ m: TestMatrix, random: inout KernelRandom, tokens: Int = 11) {
         let w = m.dequantizedReference()
         let xs = (0..<tokens).map { _ in random.floats(m.cols) }
@@ -83,6 +84,7 @@ struct MatvecKernelTests {
         let stride = pk_matvec_prep_floats(m.cols)
         let r0 = m.rows > 2 ? 1 : 0  // a range that starts inside the matrix
         for isa in KernelLevels.all {
+            var alone: [Float] = []
             for count in [1, tokens] {
                 var prep = [Float](repeating: .nan, count: count * stride)
                 var y = [Float](repeating: .nan, count: count * m.rows)
@@ -90,10 +92,8 @@ struct MatvecKernelTests {
                 m.withMatrix { matrix in
                     x.withUnsafeBufferPointer { xp in
                         prep.withUnsafeMutableBufferPointer { p in
-                            // one input: the decode preparation (no tile layout)
-                            let prepare = count == 1 ? pk_matvec_prepare_single : pk_matvec_prepare
                             for t in 0..<count {
-                                prepare(
+                                pk_matvec_prepare(
                                     isa, matrix, xp.baseAddress! + t * m.cols,
                                     p.baseAddress! + t * stride)
                             }
@@ -106,6 +106,13 @@ struct MatvecKernelTests {
                                 m.rows, lo, hi)
                         }
                     }
+                }
+                if count == 1 {
+                    alone = y
+                } else {
+                    #expect(
+                        Array(y[0..<m.rows]) == alone,
+                        "isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group): alone vs in a block")
                 }
                 for t in 0..<count {
                     for r in 0..<m.rows {

@@ -25,7 +25,7 @@ struct SessionReuseTests {
         var out: [Int] = []
         var logits = session.logits
         for _ in 0..<count {
-            let next = logits.indices.max { logits[$0] < logits[$1] }!
+            let next = argmax(logits)
             out.append(next)
             logits = try session.step(next)
         }
@@ -53,7 +53,6 @@ struct SessionReuseTests {
                     equal,
                     "\(label) turn \(turn) reused \(reused) of \(conversation.count) diff \(diff)")
                 let reply = try Self.decode(session, count: 5)
-                if turn % 2 == 0 { try session.settle() }
                 conversation += reply + [3 + turn, 40 + turn, 77]
                 reusedSome = reusedSome || reused > 0
             }
@@ -61,27 +60,22 @@ struct SessionReuseTests {
         }
     }
 
-    @Test("only prompt-block positions are reused; settle makes decoded ones reusable")
-    func reusableOnlyExactPositions() throws {
-        let (_, model) = try SessionTests.floatModel("tiny-phi4mini.json")
+    @Test("prepare reuses the longest common prefix, decoded positions included")
+    func reusesCommonPrefix() throws {
+        let (_, model) = try SessionTests.quantizedModel("tiny-phi4mini.json")
         let session = try InferenceSession(model: model)
         let prompt = [1, 5, 6, 7, 8, 9]
         #expect(try session.prepare(prompt) == 0)
-        #expect(session.reusablePrefix == prompt.count)
         let reply = try Self.decode(session, count: 4)
-        #expect(session.position == prompt.count + 4 && session.reusablePrefix == prompt.count)
+        #expect(session.position == prompt.count + 4)
         let next = prompt + reply + [10, 11]
-        #expect(try session.prepare(next) == prompt.count)
-        _ = try Self.decode(session, count: 3)
-        try session.settle()
-        #expect(session.reusablePrefix == session.position)
-        let held = session.tokens
-        #expect(try session.prepare(held + [12, 13]) == held.count)
+        #expect(try session.prepare(next) == prompt.count + 4)
         // a sequence that leaves the cached one early reuses only the common part
-        #expect(try session.prepare(Array(held.prefix(4)) + [50, 51, 52]) == 4)
-        // the same sequence again: everything but the last two tokens
+        #expect(try session.prepare(Array(next.prefix(4)) + [50, 51, 52]) == 4)
+        // the same sequence again: everything but the last token
         let again = session.tokens
-        #expect(try session.prepare(again) == again.count - 2)
+        #expect(try session.prepare(again) == again.count - 1)
+        #expect(Array(session.logits) == (try Self.fresh(model, again)))
     }
 
     @Test("crossing the LongRoPE switch recomputes everything, still equal to a fresh run")
@@ -135,7 +129,8 @@ struct SessionReuseTests {
             session: session, sequence: [1, 2, 3] + outcome.tokens + [4, 5],
             parameters: parameters, stopTokens: StopTokens(), cancel: CancellationToken()
         ) { _ in .more }
-        #expect(next.tokens.count == 50 && next.reusedPromptTokens == 3)
+        // the prompt and the two tokens fed before the cancel are reused
+        #expect(next.tokens.count == 50 && next.reusedPromptTokens == 5)
     }
 
     @Test("sessions on the shared pool, used from several threads at once, compute alone")
@@ -160,3 +155,46 @@ struct SessionReuseTests {
         #expect(try WorkerPool.shared() === WorkerPool.shared(threads: 1))
     }
 }
+
+/// Decode steps of several sessions as one forward pass equal each session stepped alone,
+/// bit for bit: a server's batch changes nobody's answer.
+@Suite("decode batch")
+struct DecodeBatchTests {
+    @Test("a batch of sessions, joining and leaving, steps each exactly as alone")
+    func batchEqualsAlone() throws {
+        for (label, _, model) in try SessionReuseTests.models() {
+            let pool = try WorkerPool.shared()
+            let prompts = (0..<4).map { k in (0..<(6 + 5 * k)).map { ($0 * 29 + k * 13) % 380 + 3 } }
+            // alone: prompt, then 6 greedy decode steps, logits kept after each
+            let alone = try prompts.map { prompt -> [[Float]] in
+                let session = try InferenceSession(model: model, maxContext: nil, pool: pool, block: 512)
+                _ = try session.prefill(prompt)
+                return try (0..<6).map { _ in
+                    let next = argmax(session.logits)
+                    return Array(try session.step(next))
+                }
+            }
+            let batch = try DecodeBatch(model: model, maxSequences: 4, pool: pool)
+            let sessions = try prompts.map { prompt in
+                let session = try InferenceSession(model: model, maxContext: nil, pool: pool, block: 512)
+                _ = try session.prefill(prompt)
+                return session
+            }
+            // session k joins at step k and leaves after its sixth step
+            var done = [Int](repeating: 0, count: 4)
+            var seen = [[[Float]]](repeating: [], count: 4)
+            for stepIndex in 0..<9 {
+                let active = (0..<4).filter { $0 <= stepIndex && done[$0] < 6 }
+                guard !active.isEmpty else { break }
+                try batch.step(
+                    active.map { sessions[$0] }, tokens: active.map { argmax(sessions[$0].logits) })
+                for k in active {
+                    seen[k].append(Array(sessions[k].logits))
+                    done[k] += 1
+                }
+            }
+            for k in 0..<4 { #expect(seen[k] == alone[k], "\(label) session \(k)") }
+        }
+    }
+}
+

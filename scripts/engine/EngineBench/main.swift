@@ -4,6 +4,8 @@
 //                               [--runs 3] [--bandwidth-gbs 31.4]
 //   .build/release/engine-bench <model-dir> --load-only     (load time, three times)
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
+//   .build/release/engine-bench <model-dir> --batch N       (aggregate decode tok/s of N
+//                                                            sequences in one DecodeBatch)
 // Prints one line per run and the median; speeds as GenerationOutcome defines them. Random
 // prompt tokens; greedy decoding that ignores end tokens, so every run does the same work.
 // The ceiling counts weight bytes only (the KV cache adds its own traffic at long contexts).
@@ -54,6 +56,37 @@ nonisolated func dispatchBenchmark() {
     pk_pool_destroy(pool)
 }
 
+/// Aggregate decode speed of `sequences` sessions stepped together (a server's continuous
+/// batch): each session prefills its own random prompt, then `--generate` greedy steps of all
+/// of them run as single DecodeBatch passes. Prints tokens per second summed over sessions.
+func batchBenchmark(directory: String, sequences: Int, threads: Int?) throws {
+    let model = try ModelArchitectures.load(directory: directory, threads: threads)
+    let prompt = Int(option("--prompt", 128))
+    let steps = Int(option("--generate", 64))
+    var random = RandomSource(seed: 2)
+    let sessions = try (0..<sequences).map { _ in
+        try InferenceSession(model: model, maxContext: prompt + steps + 1)
+    }
+    let batch = try DecodeBatch(model: model, maxSequences: sequences)
+    for _ in 0...max(1, Int(option("--runs", 3))) {
+        for session in sessions {
+            session.reset()
+            _ = try session.prefill(
+                (0..<prompt).map { _ in 3 + Int(random.next() % UInt64(model.vocabularySize - 3)) })
+        }
+        let start = Date()
+        for _ in 0..<steps {
+            let next = sessions.map { s in s.logits.indices.max { s.logits[$0] < s.logits[$1] }! }
+            try batch.step(sessions, tokens: next)
+        }
+        let seconds = Date().timeIntervalSince(start)
+        print(
+            String(
+                format: "batch %d: %d steps, %.2f tok/s in all, %.2f per sequence", sequences,
+                steps, Double(steps * sequences) / seconds, Double(steps) / seconds))
+    }
+}
+
 let arguments = CommandLine.arguments
 guard arguments.count > 1 else {
     print("usage: engine-bench <model-dir> [--prompt N] [--generate N] [--threads N] [--runs N]")
@@ -73,13 +106,18 @@ do {
     if arguments.contains("--load-only") {
         for _ in 0..<3 {
             let t = Date()
-            _ = try Phi3Model.load(directory: arguments[1], threads: threads)
+            _ = try ModelArchitectures.load(directory: arguments[1], threads: threads)
             print(String(format: "load %.3f s", Date().timeIntervalSince(t)))
         }
         exit(0)
     }
+    if arguments.contains("--batch") {
+        try batchBenchmark(
+            directory: arguments[1], sequences: Int(option("--batch", 4)), threads: threads)
+        exit(0)
+    }
     let loadStart = Date()
-    let model = try Phi3Model.load(directory: arguments[1], threads: threads)
+    let model = try ModelArchitectures.load(directory: arguments[1], threads: threads)
     let loadSeconds = Date().timeIntervalSince(loadStart)
     let gb = Double(model.bytesPerToken) / 1e9
     print(

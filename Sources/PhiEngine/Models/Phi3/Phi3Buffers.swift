@@ -14,12 +14,14 @@ final class Phi3Buffers {
     let activation: FloatBuffer  // (block, intermediate) up * silu(gate)
     let cos: FloatBuffer  // (block, ropeDim/2) per token, attention factor included
     let sin: FloatBuffer  // (block, ropeDim/2)
-    let logits: FloatBuffer  // (vocab) of the last token
+    let logits: FloatBuffer  // (logitRows, vocab) of the last tokens
     let prepared: FloatBuffer  // (block, preparedStride) each input readied for the kernels
     let preparedStride: Int  // pk_matvec_prep_floats(maxColumns)
     let scores: FloatBuffer  // (threads, capacity) attention scores per thread
 
-    init(shape s: Phi3Shape, block: Int, capacity: Int, threads: Int) throws(SessionError) {
+    init(
+        shape s: Phi3Shape, block: Int, capacity: Int, threads: Int, logitRows: Int = 1
+    ) throws(SessionError) {
         self.block = block
         x = try FloatBuffer(count: block * s.hidden)
         normed = try FloatBuffer(count: block * s.hidden)
@@ -30,7 +32,7 @@ final class Phi3Buffers {
         activation = try FloatBuffer(count: block * s.intermediate)
         cos = try FloatBuffer(count: block * s.ropeDim / 2)
         sin = try FloatBuffer(count: block * s.ropeDim / 2)
-        logits = try FloatBuffer(count: s.vocab)
+        logits = try FloatBuffer(count: logitRows * s.vocab)
         preparedStride = pk_matvec_prep_floats(s.maxColumns)
         prepared = try FloatBuffer(count: block * preparedStride)
         scores = try FloatBuffer(count: threads * capacity)

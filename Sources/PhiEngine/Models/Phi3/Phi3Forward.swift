@@ -5,18 +5,33 @@ import Foundation
 // sectioned function in the manner of llama2.c. Shapes: n = tokens in this block, dim =
 // hidden, ffn = intermediate, hd = headDim; a token's qkv row is [queries (heads×hd) | keys
 // (kvHeads×hd) | values (kvHeads×hd)], its gate_up row [gate (ffn) | up (ffn)].
+//
+// A block's tokens may belong to several sequences (a batch of decode steps, one token of
+// each): every matrix is read once for all of them, while each span of tokens stores its keys
+// and values in, and attends over, its own sequence's cache.
 
-extension Phi3Sequence {
-    /// Runs `tokens` at positions p0…, writing their keys and values into the cache, and the
-    /// last token's logits if asked; regime 1 rotates with LongRoPE's long factors.
+/// Consecutive tokens of a block that belong to one sequence, at positions `p0`, `p0 + 1`, …
+struct Phi3Span {
+    let sequence: Phi3Sequence
+    /// Index of the span's first token in the block.
+    let first: Int
+    let count: Int
+    let p0: Int
+    /// 1: positions rotate with LongRoPE's long factors.
+    let regime: Int
+}
+
+extension Phi3Model {
+    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
+    /// writing keys and values into each span's cache; then the logits of the last
+    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
     func forward(
-        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits wantLogits: Bool,
-        pool: WorkerPool
+        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<Phi3Span>,
+        buffers st: Phi3Buffers, logitRows: Int, pool: WorkerPool
     ) {
         let n = tokens.count
-        let s = model.shape
-        let w = model.weights
-        let st = state
+        let s = shape
+        let w = weights
         let dim = s.hidden
         let ffn = s.intermediate
         let hd = s.headDim
@@ -24,89 +39,99 @@ extension Phi3Sequence {
         let x = st.x.pointer
         let normed = st.normed.pointer
         let qkv = st.qkv.pointer
-        let eps = s.rmsNormEps
 
         // ---- token embeddings and the rotary angles of each position
-        for t in 0..<n {
-            w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
-            model.rope.angles(
-                position: p0 + t, long: regime == 1, cos: st.cos[t * half],
-                sin: st.sin[t * half])
+        for span in spans {
+            for i in 0..<span.count {
+                let t = span.first + i
+                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
+                rope.angles(
+                    position: span.p0 + i, long: span.regime == 1, cos: st.cos[t * half],
+                    sin: st.sin[t * half])
+            }
         }
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(qkv_proj(norm(x)))))
-            rmsNorm(layer.inputNorm, tokens: n)
-            linear(layer.qkv, normed, tokens: n, into: qkv, pool: pool)
-            for t in 0..<n {
-                let row = qkv + t * s.qkvRows
-                pk_rope(
-                    row, Int32(s.heads), Int32(hd), Int32(s.ropeDim), st.cos[t * half],
-                    st.sin[t * half])
-                pk_rope(
-                    row + s.queryDim, Int32(s.kvHeads), Int32(hd), Int32(s.ropeDim),
-                    st.cos[t * half], st.sin[t * half])
-                cache.store(
-                    layer: l, position: p0 + t, keys: row + s.queryDim,
-                    values: row + s.queryDim + s.kvDim, kvHeads: s.kvHeads, headDim: hd)
+            rmsNorm(layer.inputNorm, st, rows: 0..<n)
+            linear(layer.qkv, normed, tokens: n, into: qkv, st, pool)
+            for span in spans {
+                let cache = span.sequence.cache
+                for i in 0..<span.count {
+                    let t = span.first + i
+                    let row = qkv + t * s.qkvRows
+                    pk_rope(
+                        row, Int32(s.heads), Int32(hd), Int32(s.ropeDim), st.cos[t * half],
+                        st.sin[t * half])
+                    pk_rope(
+                        row + s.queryDim, Int32(s.kvHeads), Int32(hd), Int32(s.ropeDim),
+                        st.cos[t * half], st.sin[t * half])
+                    cache.store(
+                        layer: l, position: span.p0 + i, keys: row + s.queryDim,
+                        values: row + s.queryDim + s.kvDim, kvHeads: s.kvHeads, headDim: hd)
+                }
+                var job = pk_attention_job(
+                    q: qkv + span.first * s.qkvRows, k: cache.keys(layer: l),
+                    v: cache.values(layer: l), out: st.attention[span.first * s.queryDim],
+                    scores: span.sequence.state.scores.pointer, q_stride: s.qkvRows,
+                    tokens: span.count, pos0: span.p0, max_ctx: cache.capacity, window: s.window,
+                    heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
+                    scale: Float(1 / Double(hd).squareRoot()), isa: 0)
+                pool.attention(&job)
             }
-            var job = pk_attention_job(
-                q: qkv, k: cache.keys(layer: l), v: cache.values(layer: l),
-                out: st.attention.pointer, scores: st.scores.pointer, q_stride: s.qkvRows,
-                tokens: n, pos0: p0, max_ctx: cache.capacity, window: s.window,
-                heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
-                scale: Float(1 / Double(hd).squareRoot()), isa: 0)
-            pool.attention(&job)
-            linear(
-                layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer,
-                pool: pool)
+            linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
             pk_add(x, st.projection.pointer, n * dim)
 
             // ---- MLP: x += down_proj(up * silu(gate)), [gate | up] = gate_up_proj(norm(x))
-            rmsNorm(layer.postAttentionNorm, tokens: n)
-            linear(layer.gateUp, normed, tokens: n, into: st.gateUp.pointer, pool: pool)
+            rmsNorm(layer.postAttentionNorm, st, rows: 0..<n)
+            linear(layer.gateUp, normed, tokens: n, into: st.gateUp.pointer, st, pool)
             for t in 0..<n {
                 pk_silu_mul(st.activation[t * ffn], st.gateUp[t * 2 * ffn], ffn)
             }
-            linear(
-                layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer,
-                pool: pool)
+            linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer, st, pool)
             pk_add(x, st.projection.pointer, n * dim)
         }
 
-        // ---- logits of the last token: lm_head(norm(x))
-        guard wantLogits else { return }
-        w.finalNorm.withUnsafeBufferPointer {
-            pk_rmsnorm(normed, x + (n - 1) * dim, $0.baseAddress, dim, eps)
-        }
-        pool.matvec(
-            w.lmHead, normed, tokens: 1, into: st.logits.pointer, prep: st.prepared.pointer,
-            prepStride: st.preparedStride)
+        // ---- logits of the last tokens: lm_head(norm(x))
+        guard logitRows > 0 else { return }
+        let rows = (n - logitRows)..<n
+        rmsNorm(w.finalNorm, st, rows: rows)
+        linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, st, pool)
     }
 
-    /// normed[t] = rmsnorm(x[t]) · weight, for the block's n tokens.
-    private func rmsNorm(_ weight: [Float], tokens n: Int) {
-        let dim = model.shape.hidden
+    /// normed[t] = rmsnorm(x[t]) · weight, for the rows t of the block.
+    private func rmsNorm(_ weight: [Float], _ st: Phi3Buffers, rows: Range<Int>) {
+        let dim = shape.hidden
         weight.withUnsafeBufferPointer { w in
-            for t in 0..<n {
-                pk_rmsnorm(
-                    state.normed[t * dim], state.x[t * dim], w.baseAddress, dim,
-                    model.shape.rmsNormEps)
+            for t in rows {
+                pk_rmsnorm(st.normed[t * dim], st.x[t * dim], w.baseAddress, dim, shape.rmsNormEps)
             }
         }
     }
 
     /// y[n][rows] = x[n][cols] · Wᵀ through the fused kernels, each weight read once for the
     /// whole block. Every kind, float32 included, computes each token's row exactly the same
-    /// way whatever else is in the block, which is what makes a session's cached prefix reusable
-    /// bit for bit (OpenBLAS sgemm, used here before, rounded differently with the block's
+    /// way whatever else is in the block (pk_matvec.h), which is what makes a session's cached
+    /// prefix reusable bit for bit and a batch of requests equal to each request alone
+    /// (OpenBLAS sgemm, used here before for float32, rounded differently with the block's
     /// size).
     private func linear(
         _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens n: Int,
-        into y: UnsafeMutablePointer<Float>, pool: WorkerPool
+        into y: UnsafeMutablePointer<Float>, _ st: Phi3Buffers, _ pool: WorkerPool
     ) {
         pool.matvec(
-            m, x, tokens: n, into: y, prep: state.prepared.pointer,
-            prepStride: state.preparedStride)
+            m, x, tokens: n, into: y, prep: st.prepared.pointer, prepStride: st.preparedStride)
+    }
+}
+
+extension Phi3Sequence {
+    func forward(
+        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits: Bool,
+        pool: WorkerPool
+    ) {
+        let span = Phi3Span(sequence: self, first: 0, count: tokens.count, p0: p0, regime: regime)
+        model.forward(
+            tokens, spans: CollectionOfOne(span), buffers: state, logitRows: logits ? 1 : 0,
+            pool: pool)
     }
 }

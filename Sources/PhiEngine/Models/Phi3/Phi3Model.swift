@@ -64,6 +64,10 @@ public final class Phi3Model: CausalLanguageModel {
         try Phi3Sequence(model: self, capacity: capacity, block: block, threads: threads)
     }
 
+    public func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
+        try Phi3Batch(model: self, maxSequences: maxSequences, threads: threads)
+    }
+
     /// 1 once LongRoPE uses its long factors for a sequence of this length, else 0.
     public func positionRegime(sequenceLength length: Int) -> Int {
         rope.usesLongFactors(sequenceLength: length) ? 1 : 0

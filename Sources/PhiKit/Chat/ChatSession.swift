@@ -1,0 +1,191 @@
+import Foundation
+import PhiEngine
+import PhiFormats
+import PhiText
+
+/// A conversation with a loaded model that keeps its KV cache between turns: the library
+/// half of `phikit chat`, for apps that embed a chat.
+///
+/// Every turn renders the whole history through the model's chat template (as a fresh
+/// `run --chat` would) and hands the engine the full token sequence; the engine reuses the
+/// longest prefix its cache already holds and prefills only the rest. So an answer is exactly
+/// the one a fresh run on the same conversation gives, only sooner.
+///
+///     let chat = try ChatSession(container: container, options: ChatOptions(system: "Be brief."))
+///     let reply = try chat.send("Hi") { print($0, terminator: "") }
+public final class ChatSession {
+    public let container: ModelContainer
+    public var history: ChatHistory
+    public var parameters: GenerationParameters
+    /// Positions the KV cache holds: the conversation plus the answer must fit.
+    public let maxContext: Int
+    public let stopStrings: [String]
+    /// The last turn's figures.
+    public private(set) var lastReply: ChatReply?
+
+    private let session: InferenceSession
+    private let stopTokens: StopTokens
+
+    public init(container: ModelContainer, options: ChatOptions = ChatOptions()) throws {
+        guard container.chatTemplate != nil else {
+            throw ChatPromptError.noChatTemplate(directory: container.location.directory)
+        }
+        self.container = container
+        history = options.history ?? ChatHistory()
+        if let system = options.system { history.system = system }
+        let entry = container.location.entry
+        var parameters = options.parameters
+        parameters.temperature =
+            options.temperature ?? entry?.defaultTemperature.map(Float.init) ?? 0.6
+        parameters.maxTokens = options.maxTokens ?? entry?.defaultMaxTokens ?? 1024
+        try parameters.validate()
+        self.parameters = parameters
+        stopStrings = options.stopStrings
+        stopTokens = try container.stopTokens(extra: options.extraStopTokens)
+        let positions = container.model.maxPositions
+        if let requested = options.maxContext, requested > positions || requested < 1 {
+            throw ChatError.contextTooLarge(requested: requested, positions: positions)
+        }
+        maxContext = options.maxContext ?? min(positions, 4096)
+        session = try container.makeSession(maxContext: maxContext)
+    }
+
+    /// Sends `text` as the user's next message and streams the answer to `onText` (whole
+    /// UTF-8, stop strings withheld). `trimmed` hears how many old messages were dropped to
+    /// make room, before the answer starts. When `cancel` is cancelled (Ctrl-C, the app), the
+    /// answer stops after the current token, stays in the history marked cut, and the reply
+    /// says so.
+    ///
+    /// A message that cannot fit even alone throws `ChatError.messageTooLong` and leaves the
+    /// history as it was.
+    @discardableResult
+    public func send(
+        _ text: String, cancel: CancellationToken? = nil,
+        trimmed: (Int) -> Void = { _ in }, onText: (String) -> Void
+    ) throws -> ChatReply {
+        history.append(role: "user", content: text)
+        let ids: [Int]
+        let dropped: Int
+        do {
+            (ids, dropped) = try fittedPrompt()
+        } catch {
+            history.removeLast()
+            throw error
+        }
+        if dropped > 0 { trimmed(dropped) }
+        var shown = ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings)
+        let outcome = try PhiEngine.generate(
+            session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
+            cancel: cancel
+        ) { token in
+            let piece = shown.append(token)
+            if !piece.isEmpty { onText(piece) }
+            return shown.isStopped ? .stop : .more
+        }
+        let rest = shown.finish()
+        if !rest.isEmpty { onText(rest) }
+        let answer = shown.text
+        let isCut = outcome.stopReason == .cancelled && !shown.isStopped
+        history.append(role: "assistant", content: answer, isCut: isCut)
+        let reply = ChatReply(
+            text: answer, isCut: isCut, stoppedByString: shown.isStopped,
+            droppedMessages: dropped, promptTokens: ids.count,
+            reusedTokens: outcome.reusedPromptTokens,
+            generation: outcome)
+        lastReply = reply
+        return reply
+    }
+
+    /// Forgets the turns (and the cache stays: the system message's tokens are reused).
+    public func reset() { history.clear() }
+
+    /// The prompt of the history as it stands, after dropping the oldest turns until it and
+    /// the answer's `maxTokens` fit the context (never the system message, never the new
+    /// message). Returns the ids and how many messages went.
+    private func fittedPrompt() throws -> (ids: [Int], dropped: Int) {
+        var dropped = 0
+        while true {
+            let ids = try container.encode(.chat(history.messages))
+            if ids.count + parameters.maxTokens <= maxContext { return (ids, dropped) }
+            let gone = history.dropOldestTurn()
+            if gone == 0 {
+                // Nothing left to drop: go on if the message fits with some room to answer.
+                guard ids.count < maxContext else {
+                    throw ChatError.messageTooLong(tokens: ids.count, context: maxContext)
+                }
+                return (ids, dropped)
+            }
+            dropped += gone
+        }
+    }
+}
+
+/// How a `ChatSession` starts. nil means the model's default: the registry's
+/// `defaultTemperature` and `defaultMaxTokens` (else 0.6 and 1024), the context of `run`.
+public struct ChatOptions: Sendable {
+    public var system: String?
+    /// A conversation to continue (`--load`).
+    public var history: ChatHistory?
+    /// Everything but the temperature and the answer length (`temperature`, `maxTokens`).
+    public var parameters: GenerationParameters
+    public var temperature: Float?
+    public var maxTokens: Int?
+    public var maxContext: Int?
+    public var stopStrings: [String]
+    public var extraStopTokens: [String]
+
+    public init(
+        system: String? = nil, history: ChatHistory? = nil,
+        parameters: GenerationParameters = GenerationParameters(), temperature: Float? = nil,
+        maxTokens: Int? = nil, maxContext: Int? = nil, stopStrings: [String] = [],
+        extraStopTokens: [String] = []
+    ) {
+        self.system = system
+        self.history = history
+        self.parameters = parameters
+        self.temperature = temperature
+        self.maxTokens = maxTokens
+        self.maxContext = maxContext
+        self.stopStrings = stopStrings
+        self.extraStopTokens = extraStopTokens
+    }
+}
+
+/// One answer and its figures (`--stats`, `/stats`).
+public struct ChatReply: Sendable {
+    public var text: String
+    /// Stopped early by the user (not by a stop token, a stop string or the length limit).
+    public var isCut: Bool
+    public var stoppedByString: Bool
+    /// Old messages dropped before this turn to fit the context.
+    public var droppedMessages: Int
+    /// The whole rendered conversation, and how much of it the cache already held.
+    public var promptTokens: Int
+    public var reusedTokens: Int
+    public var generation: GenerationOutcome
+
+    public var newPromptTokens: Int { promptTokens - reusedTokens }
+}
+
+public enum ChatError: UserFacingError, Equatable {
+    case messageTooLong(tokens: Int, context: Int)
+    case contextTooLarge(requested: Int, positions: Int)
+
+    public var message: String {
+        switch self {
+        case .messageTooLong(let tokens, let context):
+            "the message is \(tokens) tokens with the template, but the context holds \(context)"
+        case .contextTooLarge(let requested, let positions):
+            "--max-kv-size \(requested) is outside 1...\(positions), the model's positions"
+        }
+    }
+
+    public var hint: String? {
+        switch self {
+        case .messageTooLong: "shorten it, or give a larger --max-kv-size"
+        case .contextTooLarge: nil
+        }
+    }
+
+    public var exitCode: ExitCode { .usage }
+}

@@ -1,0 +1,159 @@
+import PhiEngine
+import PhiFormats
+import PhiText
+
+/// What a chat does with a line that starts with `/` (ollama's and mlx_lm.chat's commands).
+/// Anything else the user types is a message for the model.
+public enum SlashCommand: Sendable, Equatable {
+    case help
+    /// `/reset` or `/clear`: forget the turns, keep the system message.
+    case reset
+    /// `/system TEXT` sets the system message; `/system` alone shows it.
+    case system(String?)
+    /// `/set NAME VALUE` changes a sampling setting; `/set` alone lists them.
+    case set(name: String, value: String)
+    case showSettings
+    case save(path: String)
+    case load(path: String)
+    /// `/stats`: the last turn's figures, and from now on after every turn.
+    case stats
+    case bye
+
+    /// The command on `line` (which starts with `/`), or an error that says how to fix it.
+    public static func parse(_ line: String) throws(SlashCommandError) -> SlashCommand {
+        let trimmed = line.trimmingWhitespace()
+        let word = String(trimmed.prefix { !$0.isWhitespace })
+        let rest = String(trimmed.dropFirst(word.count)).trimmingWhitespace()
+        func argument(_ what: String) throws(SlashCommandError) -> String {
+            guard !rest.isEmpty else { throw .missingArgument(command: word, what: what) }
+            return rest
+        }
+        switch word {
+        case "/help", "/?": return .help
+        case "/reset", "/clear": return .reset
+        case "/system": return .system(rest.isEmpty ? nil : rest)
+        case "/set":
+            guard !rest.isEmpty else { return .showSettings }
+            let parts = rest.split(maxSplits: 1, whereSeparator: \.isWhitespace)
+            guard parts.count == 2 else {
+                throw .missingArgument(command: "/set \(parts[0])", what: "a value")
+            }
+            return .set(name: String(parts[0]), value: String(parts[1]).trimmingWhitespace())
+        case "/save": return .save(path: try argument("a file name"))
+        case "/load": return .load(path: try argument("a file name"))
+        case "/stats": return .stats
+        case "/bye", "/exit", "/quit": return .bye
+        default: throw .unknown(word)
+        }
+    }
+
+    /// The lines `/help` prints.
+    public static let helpText = """
+        /help                 this list
+        /reset, /clear        forget the conversation (the system message stays)
+        /system TEXT          set the system message (and start over); /system shows it
+        /set NAME VALUE       temp, top_p, top_k, min_p, max_tokens, seed,
+                              repetition_penalty, repetition_context_size; /set lists them
+        /save FILE.json       write the conversation ([{"role", "content"}])
+        /load FILE.json       continue a saved conversation
+        /stats                show prompt tokens (new, reused), time to first token, tok/s
+        /bye                  leave (also Ctrl-D, or Ctrl-C at an empty prompt)
+        \"\"\"                   begin and end a message of several lines
+        """
+}
+
+/// Sampling settings by the names `/set` takes (ollama's `temperature`, mlx-lm's `temp`, …).
+public enum ChatSetting {
+    /// Sets `name` to `value` in `parameters`, checked as `run` checks its flags.
+    public static func apply(
+        _ name: String, _ value: String, to parameters: inout GenerationParameters
+    ) throws(SlashCommandError) {
+        var changed = parameters
+        func number(_ rule: String) throws(SlashCommandError) -> Double {
+            guard let number = Double(value), number.isFinite else {
+                throw .invalidValue(name: name, value: value, rule: rule)
+            }
+            return number
+        }
+        func integer(_ rule: String) throws(SlashCommandError) -> Int {
+            guard let integer = Int(value) else {
+                throw .invalidValue(name: name, value: value, rule: rule)
+            }
+            return integer
+        }
+        switch name.replacingHyphens() {
+        case "temp", "temperature": changed.temperature = Float(try number("a number ≥ 0"))
+        case "top_p": changed.topP = Float(try number("a number in (0, 1]"))
+        case "top_k": changed.topK = try integer("an integer ≥ 0")
+        case "min_p": changed.minP = Float(try number("a number in [0, 1]"))
+        case "max_tokens", "num_predict": changed.maxTokens = try integer("an integer ≥ 1")
+        case "seed":
+            changed.seed = value == "none" ? nil : UInt64(bitPattern: Int64(try integer("an integer")))
+        case "repetition_penalty", "repeat_penalty":
+            changed.repetitionPenalty = Float(try number("a number > 0"))
+        case "repetition_context_size", "repeat_last_n":
+            changed.repetitionContextSize = try integer("an integer ≥ 0")
+        default: throw .unknownSetting(name)
+        }
+        do {
+            try changed.validate()
+        } catch {
+            throw .invalidValue(name: name, value: value, rule: "it \(error.message)")
+        }
+        parameters = changed
+    }
+
+    /// `/set` with no arguments: the current values, one line.
+    public static func describe(_ p: GenerationParameters) -> String {
+        var parts = [
+            "temp \(p.temperature)", "top_p \(p.topP)", "top_k \(p.topK)", "min_p \(p.minP)",
+            "max_tokens \(p.maxTokens)",
+        ]
+        if let penalty = p.repetitionPenalty {
+            parts.append("repetition_penalty \(penalty)")
+            parts.append("repetition_context_size \(p.repetitionContextSize)")
+        }
+        parts.append("seed \(p.seed.map { String(Int64(bitPattern: $0)) } ?? "none")")
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// A slash command that cannot run; the chat prints it as one line and sends nothing.
+public enum SlashCommandError: UserFacingError, Equatable {
+    case unknown(String)
+    case missingArgument(command: String, what: String)
+    case unknownSetting(String)
+    case invalidValue(name: String, value: String, rule: String)
+
+    public var message: String {
+        switch self {
+        case .unknown(let word): "unknown command '\(word)'"
+        case .missingArgument(let command, let what): "\(command) needs \(what)"
+        case .unknownSetting(let name): "no setting '\(name)'"
+        case .invalidValue(let name, let value, let rule):
+            "'\(value)' is not a value for \(name): \(rule)"
+        }
+    }
+
+    public var hint: String? {
+        switch self {
+        case .unknown: "type /help for the commands; nothing was sent to the model"
+        case .unknownSetting:
+            "settings: temp, top_p, top_k, min_p, max_tokens, seed, repetition_penalty, "
+                + "repetition_context_size"
+        case .missingArgument, .invalidValue: nil
+        }
+    }
+
+    public var exitCode: ExitCode { .usage }
+}
+
+extension String {
+    fileprivate func trimmingWhitespace() -> String {
+        String(drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+    }
+
+    fileprivate func replacingHyphens() -> String {
+        String(map { $0 == "-" ? "_" : $0 }).lowercased()
+    }
+}

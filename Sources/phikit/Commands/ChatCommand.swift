@@ -1,0 +1,98 @@
+import Foundation
+import PhiEngine
+import PhiFormats
+import PhiKit
+
+/// `phikit chat MODEL`: a conversation at a prompt, the KV cache carried across turns.
+struct ChatCommand: Command {
+    static let name = "chat"
+    static let summary = "Chat with a model (the KV cache is kept between turns)"
+    static let usage = """
+        phikit chat <model> [--system <text>] [--load <file.json>] [-m <n>] [--temp <t>]
+                    [--top-p <p>] [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>]
+                    [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
+                    [--max-kv-size <n>] [--threads <n>] [--stats]
+        """
+    static let help = """
+        Talks with <model>: each message and the whole conversation before it go through the
+        model's chat template, and only the tokens the KV cache does not already hold are
+        computed, so answers start quickly however long the conversation. On a terminal you
+        get a line editor (arrows, Home/End, Ctrl-A/Ctrl-E, history with Up/Down, pasting
+        several lines); \"\"\" opens and closes a message of several lines. Type /help for the
+        commands (/reset, /system, /set temp 0.7, /save, /load, /stats, /bye).
+
+        Ctrl-C stops an answer (what was said stays in the conversation, marked "cut": true
+        when saved) and returns to the prompt; Ctrl-C at an empty prompt, Ctrl-D or /bye
+        leaves. When stdin is not a terminal, each line (or \"\"\" block) is a message and
+        each answer is printed followed by a blank line, with no prompt and no colours.
+
+        arguments:
+          <model>                  registry alias, Hub id or model directory
+
+        options:
+          --system <text>          system message
+          --load <file.json>       continue a saved conversation ([{"role", "content"}])
+          -m, --max-tokens <n>     longest answer (default: the registry's, else 1024)
+          --temp <t>               sampling temperature (default: the registry's, else 0.6)
+          --top-p, --top-k, --min-p, --repetition-penalty, --repetition-context-size, --seed
+                                   sampling, as for `phikit run`
+          --stop <text>            end an answer at this text (not shown); repeatable
+          --extra-eos-token <t>    also end at this token; repeatable
+          --max-kv-size <n>        context in tokens (default: the model's, at most 4096);
+                                   the oldest turns are dropped when the next would not fit
+          --threads <n>            threads to compute with (default: all cores)
+          --stats                  after each answer: prompt tokens (new and reused), time to
+                                   first token, tokens per second
+
+        exit codes: 0 on /bye, Ctrl-D or Ctrl-C at an empty prompt; 64 bad options (or, on a
+          pipe, a refused message or command); 65 bad model files or no chat template;
+          66 model not found
+        """
+
+    var model: String
+    var options: ChatOptions
+    var threads: Int?
+    var stats: Bool
+    var load: String?
+
+    init(_ args: inout ArgumentReader) throws {
+        let system = try args.option("--system")
+        load = try args.option("--load")
+        let maxTokens = try args.option("-m", "--max-tokens", as: Int.self)
+        let temperature = try args.option("--temp", as: Double.self)
+        let sampling = try SamplingFlags(&args)
+        let stopStrings = try args.options("--stop")
+        let extraEOS = try args.options("--extra-eos-token")
+        let maxContext = try args.option("--max-kv-size", as: Int.self)
+        threads = try args.option("--threads", as: Int.self)
+        stats = args.flag("--stats")
+        model = try args.positional("model")
+        try args.finish()
+        if let maxTokens, maxTokens < 1 { throw UsageError("--max-tokens must be at least 1") }
+        if let temperature, temperature < 0 { throw UsageError("--temp must not be negative") }
+        if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
+        if stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
+        options = ChatOptions(
+            system: system, parameters: try sampling.parameters(), temperature: temperature.map(Float.init),
+            maxTokens: maxTokens, maxContext: maxContext, stopStrings: stopStrings,
+            extraStopTokens: extraEOS)
+    }
+
+    func run() throws {
+        var options = options
+        if let load { options.history = try ChatHistory.load(from: load) }
+        let view = PullProgressView()
+        let container: ModelContainer
+        do {
+            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
+        } catch {
+            view.clear()
+            throw error
+        }
+        view.clear()
+        let chat = try ChatSession(container: container, options: options)
+        let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
+        let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats)
+        try loop.run()
+    }
+}

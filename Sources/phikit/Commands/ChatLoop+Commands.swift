@@ -1,0 +1,38 @@
+import Foundation
+import PhiEngine
+import PhiFormats
+import PhiKit
+
+extension ChatLoop {
+    enum Next { case stay, leave }
+
+    /// Runs a slash command; nothing here is sent to the model.
+    func perform(_ command: SlashCommand) throws -> Next {
+        switch command {
+        case .help: note(SlashCommand.helpText)
+        case .bye: return .leave
+        case .reset:
+            chat.reset()
+            note("(the conversation is cleared\(chat.history.system == nil ? "" : "; the system message stays"))")
+        case .system(nil):
+            note(chat.history.system.map { "system: \($0)" } ?? "(no system message)")
+        case .system(let text?):
+            chat.history.system = text
+            note("(system message set)")
+        case .showSettings: note(ChatSetting.describe(chat.parameters))
+        case .set(let name, let value):
+            try ChatSetting.apply(name, value, to: &chat.parameters)
+            note("(\(ChatSetting.describe(chat.parameters)))")
+        case .save(let path):
+            try chat.history.save(to: path)
+            note("(saved \(chat.history.messages.count) messages to \(path))")
+        case .load(let path):
+            chat.history = try ChatHistory.load(from: path)
+            note("(loaded \(chat.history.messages.count) messages from \(path))")
+        case .stats:
+            showStats = true
+            note(chat.lastReply.map(Self.statistics) ?? "(no answer yet; figures follow each answer from now on)")
+        }
+        return .stay
+    }
+}
