@@ -1,11 +1,12 @@
 # phikit — build, test, benchmark. Every target works on a fresh Debian 12 machine after `make deps`.
 #
-#   make deps        system packages (libcurl, zlib, pkg-config; python3 for the demo
+#   make deps        system packages (libcurl, pkg-config; python3 for the demo
 #                    checkpoint and test scripts); idempotent, as root or via sudo
 #   make build       release build → .build/release/phikit   (NATIVE=1 adds -march=native: opt-in,
 #                    the binary then only runs on CPUs like this one)
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
+#   make test-fast   the test suite without the suites tagged .slow (PHIKIT_SKIP_SLOW=1)
 #   make bench       every benchmark below, each against its reference in the same run
 #   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)
 #   make bench-tokenizer  phikit tokenize against the tokenizers library (Phi-3.5, Phi-4-mini)
@@ -25,10 +26,10 @@ SWIFT ?= swift
 NATIVE ?= 0
 RELEASE_FLAGS := -c release $(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
 BIN := .build/release/phikit
-DEB_PACKAGES := libcurl4-openssl-dev zlib1g-dev pkg-config python3
+DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-mx install fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-mx install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -47,6 +48,9 @@ demo: deps build
 
 test:
 	$(SWIFT) test
+
+test-fast:
+	PHIKIT_SKIP_SLOW=1 $(SWIFT) test
 
 bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat
 

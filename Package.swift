@@ -2,7 +2,8 @@
 // phikit: layered targets, dependencies point down only (see DESIGN.md):
 //   phikit → PhiKit → {PhiHub, PhiText, PhiEngine} → PhiFormats → CKernels
 // PhiHub and PhiEngine never import each other. Each C library is imported by exactly one
-// Swift file that wraps it. No Swift package dependencies.
+// Swift file that wraps it. No Swift package dependencies. Every target lists exactly the
+// modules its files import (nothing reaches a module through another's re-export).
 import PackageDescription
 
 // Hot C loops: fast but IEEE-correct (no -ffast-math: it breaks -inf masks and NaN checks).
@@ -19,35 +20,46 @@ let package = Package(
         .systemLibrary(
             name: "CCurl", pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]),
-        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .target(name: "CKernels", cSettings: kernelFlags),
         .target(name: "PhiFormats", dependencies: ["CKernels"]),
         .target(name: "PhiHub", dependencies: ["PhiFormats", "CCurl"]),
-        // Tokenizer, chat templates, prompts: no model code and no kernels, so an app or a
-        // server that only tokenizes links PhiFormats and this.
+        // Tokenizer, chat templates, prompts: no model code, so an app or a server that only
+        // tokenizes links PhiFormats and this.
         .target(name: "PhiText", dependencies: ["PhiFormats"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiText", "PhiEngine"]),
-        .executableTarget(name: "phikit", dependencies: ["PhiKit"]),
+        // The CLI reads GenerationParameters (PhiEngine) and prints UserFacingErrors (PhiFormats).
+        .executableTarget(name: "phikit", dependencies: ["PhiKit", "PhiEngine", "PhiFormats"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
         .executableTarget(
-            name: "engine-bench", dependencies: ["PhiEngine"], path: "scripts/engine/EngineBench"),
+            name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
+            path: "scripts/engine/EngineBench"),
+        // Paths every test target shares: the repository and ../shared/fixtures (a missing
+        // fixture fails the test that needs it).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
-            name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels"],
+            name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels", "TestSupport"],
             resources: [.copy("Fixtures")]),
         // The Hub look-alike (PhiHubTests/Server/hub_server.py) and its launcher, shared by
         // the Hub client's tests and the command-line tests.
         .target(name: "HubTestSupport", path: "Tests/HubTestSupport"),
         .testTarget(
-            name: "PhiHubTests", dependencies: ["PhiHub", "HubTestSupport"], exclude: ["Server"]),
+            name: "PhiHubTests", dependencies: ["PhiHub", "PhiFormats", "HubTestSupport"],
+            exclude: ["Server"]),
         .testTarget(
             name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
             resources: [.copy("Fixtures")]),
         .testTarget(
-            name: "PhiTextTests", dependencies: ["PhiText", "PhiFormats"],
+            name: "PhiTextTests", dependencies: ["PhiText", "PhiFormats", "TestSupport"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "PhiKitTests", dependencies: ["PhiKit"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "CLITests", dependencies: ["PhiFormats", "HubTestSupport"]),
+        .testTarget(
+            name: "PhiKitTests",
+            dependencies: [
+                "PhiKit", "PhiHub", "PhiText", "PhiEngine", "PhiFormats", "TestSupport",
+            ],
+            resources: [.copy("Fixtures")]),
+        // Drive the built binary; they import no library module.
+        .testTarget(name: "CLITests", dependencies: ["HubTestSupport", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

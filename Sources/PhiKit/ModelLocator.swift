@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import PhiHub
 
 /// A model on this machine, found from what the user typed as MODEL.
@@ -51,14 +52,12 @@ public enum ModelLocator {
     /// The directory's own name, except for HF cache snapshots
     /// (`…/models--org--NAME/snapshots/<commit>`), which are named after the repo.
     static func name(ofDirectory path: String) -> String {
-        let parts = path.split(separator: "/").map(String.init)
-        if parts.count >= 3, parts[parts.count - 2] == "snapshots",
-            parts[parts.count - 3].hasPrefix("models--"),
-            let repoName = parts[parts.count - 3].components(separatedBy: "--").last
+        if let snapshot = HubCache.snapshotPath(of: path),
+            let repoName = snapshot.repoID.split(separator: "/").last
         {
-            return repoName
+            return String(repoName)
         }
-        return parts.last ?? "model"
+        return path.split(separator: "/").last.map(String.init) ?? "model"
     }
 
     private static func isDirectory(_ path: String) -> Bool {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Tiny chat models: the real Phi-3.5 and Phi-4-mini tokenizers and chat templates (from the
 /// shared fixtures) on one-layer models of random bf16 weights. Greedy text from random
@@ -13,15 +14,14 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
 
     var description: String { rawValue }
 
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("shared/fixtures")
-
+    /// In ../shared/fixtures (`TestPaths`); a missing one fails the test that builds the model.
     private var tokenizerDirectory: URL {
-        switch self {
-        case .phi35, .phi35LongRope:
-            Self.fixtures.appendingPathComponent("microsoft--Phi-3.5-mini-instruct")
-        case .phi4mini: Self.fixtures.appendingPathComponent("_derived/microsoft--Phi-4-mini-instruct")
+        get throws {
+            switch self {
+            case .phi35, .phi35LongRope:
+                try TestPaths.sharedURL("microsoft--Phi-3.5-mini-instruct")
+            case .phi4mini: try TestPaths.sharedURL("_derived/microsoft--Phi-4-mini-instruct")
+            }
         }
     }
 
@@ -76,6 +76,7 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
 
     /// Writes the model into a new temporary directory.
     func directory() throws -> URL {
+        let tokenizerDirectory = try tokenizerDirectory
         let dir = try TinyModel.temporaryDirectory()
         try TinyModel.writeJSON(config, to: dir.appendingPathComponent("config.json"))
         for name in ["tokenizer.json", "tokenizer_config.json"] {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Phi-3.5-mini-instruct with its real config.json, index and shapes, but sparse shards (the
@@ -6,22 +7,13 @@ import Testing
 /// 3,821,079,552 = the index's total_size 7,642,159,104 / 2 bytes per bf16.
 @Suite("inspect on a real-shaped model")
 struct RealShapeTests {
-    static let fixture = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent(
-            "shared/fixtures/microsoft--Phi-3.5-mini-instruct")
-
-    static var fixtureExists: Bool {
-        FileManager.default.fileExists(atPath: fixture.appendingPathComponent("config.json").path)
-    }
-
-    @Test(.enabled(if: fixtureExists, "needs ../shared/fixtures/microsoft--Phi-3.5-mini-instruct"))
-    func phi35MiniParameterCount() throws {
+    @Test func phi35MiniParameterCount() throws {
+        let fixture = try TestPaths.sharedURL("microsoft--Phi-3.5-mini-instruct")
         let dir = try TinyModel.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         for name in ["config.json", "model.safetensors.index.json"] {
             try FileManager.default.copyItem(
-                at: Self.fixture.appendingPathComponent(name),
+                at: fixture.appendingPathComponent(name),
                 to: dir.appendingPathComponent(name))
         }
         let index = try #require(

@@ -1,17 +1,18 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `phikit tokenize`: ids as the `tokenizers` library gives them (values below came from
 /// tokenizers 0.23.3), decoding, and the exit codes of bad input.
 @Suite("phikit tokenize")
 struct TokenizeCLITests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent()
-    static let stories = repository.appendingPathComponent("models/stories-260k").path
-    static let shared = repository.deletingLastPathComponent().appendingPathComponent(
-        "shared/fixtures")
-    static let phi35 = shared.appendingPathComponent("microsoft--Phi-3.5-mini-instruct").path
-    static let phi4 = shared.appendingPathComponent("_derived/microsoft--Phi-4-mini-instruct").path
+    static let stories = TestPaths.storiesModel.path
+    static var phi35: String {
+        get throws { try TestPaths.shared("microsoft--Phi-3.5-mini-instruct") }
+    }
+    static var phi4: String {
+        get throws { try TestPaths.shared("_derived/microsoft--Phi-4-mini-instruct") }
+    }
 
     @Test func encodesWithBOS() throws {
         let r = try Phikit.run("tokenize", Self.stories, "Once upon a time, there was a cat.")
@@ -46,8 +47,11 @@ struct TokenizeCLITests {
         let dir = try TinyModel.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("conversation.json")
-        try Data(#"[{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hi"}]"#.utf8)
-            .write(to: file)
+        try Data(
+            #"[{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Hi"}]"#
+                .utf8
+        )
+        .write(to: file)
         let r = try Phikit.run("tokenize", Self.phi35, "--chat", file.path)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout == "32006 887 526 1935 344 29889 32007 32010 6324 32007 32001\n")

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PhiFormats
 
-private let phi35Dir = SharedFixtures.phi35
+private var phi35Dir: String { get throws { try SharedFixtures.phi35 } }
 
 @Suite struct ChecksumTests {
     /// FIPS 180-2 / NIST example vectors.
@@ -105,7 +105,7 @@ private let phi35Dir = SharedFixtures.phi35
         ),
     ])
     func fixtureDigests(_ name: String, _ sha256: String, _ gitBlob: String) throws {
-        let path = phi35Dir + "/" + name
+        let path = try phi35Dir + "/" + name
         #expect(try SHA256Hasher.hex(of: path) == sha256)
         #expect(try GitBlobSHA1.hex(of: path) == gitBlob)
         let bytes = Array(try #require(FileManager.default.contents(atPath: path)))

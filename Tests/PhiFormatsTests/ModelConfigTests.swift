@@ -3,8 +3,8 @@ import Testing
 
 @testable import PhiFormats
 
-private let phi35Dir = SharedFixtures.phi35
-private let phi4Q4Dir = SharedFixtures.phi4MiniMLX4bit
+private var phi35Dir: String { get throws { try SharedFixtures.phi35 } }
+private var phi4Q4Dir: String { get throws { try SharedFixtures.phi4MiniMLX4bit } }
 
 /// The Phi-3.5 config.json with `edit` applied, as bytes.
 private func editedPhi35(_ edit: (inout JSONValue) -> Void) throws -> [UInt8] {

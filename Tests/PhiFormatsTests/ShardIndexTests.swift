@@ -3,7 +3,7 @@ import Testing
 
 @testable import PhiFormats
 
-private let phi35Dir = SharedFixtures.phi35
+private var phi35Dir: String { get throws { try SharedFixtures.phi35 } }
 
 @Suite struct ShardIndexTests {
     @Test func readsRealPhi35Index() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HubTestSupport
+import PhiFormats
 import Testing
 
 @testable import PhiHub

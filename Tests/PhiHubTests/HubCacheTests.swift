@@ -51,6 +51,31 @@ struct HubCacheTests {
         }
     }
 
+    @Test("cache folder names and snapshot paths are read back into repo ids and commits")
+    func folderNamesAndSnapshotPaths() {
+        let id = "mlx-community/Phi-3.5-mini-instruct-4bit"
+        let folder = HubCache.folderName(repoID: id)
+        #expect(folder == "models--mlx-community--Phi-3.5-mini-instruct-4bit")
+        #expect(HubCache.repoID(folderName: folder) == id)
+        for other in ["datasets--a--b", ".locks", "CACHEDIR.TAG", "models--"] {
+            #expect(HubCache.repoID(folderName: other) == nil, "\(other)")
+        }
+        let commit = String(repeating: "0a", count: 20)
+        let snapshot = HubCache.snapshotPath(of: "/c/hub/\(folder)/snapshots/\(commit)")
+        #expect(snapshot?.cache.root == "/c/hub")
+        #expect(snapshot?.repoID == id)
+        #expect(snapshot?.commit == commit)
+        #expect(HubCache.snapshotPath(of: "/\(folder)/snapshots/\(commit)")?.cache.root == "/")
+        for notSnapshot in [
+            "/c/hub/\(folder)/snapshots/main",  // a branch name is not a snapshot folder
+            "/c/hub/\(folder)/snapshots/\(commit)/sub",
+            "/c/hub/datasets--a--b/snapshots/\(commit)",
+            "/models/Phi-3.5-mini-instruct",
+        ] {
+            #expect(HubCache.snapshotPath(of: notSnapshot) == nil, "\(notSnapshot)")
+        }
+    }
+
     @Test("a model that was never pulled is exit 66 with a pull hint")
     func notCached() {
         let error = HubCacheError.notCached(repoID: "a/b", revision: "main", root: "/nowhere")

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import Testing
 
 @testable import PhiHub

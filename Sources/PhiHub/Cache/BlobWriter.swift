@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 #if canImport(Glibc)
     import Glibc

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// The Hub's file list of a commit, kept beside the snapshot so that `verify`, `list` and an
 /// offline `pull` know what a complete snapshot holds, with sizes and hashes, without the network.

@@ -59,7 +59,7 @@ extension HubCache {
     /// (`datasets--…`, `.locks`, `CACHEDIR.TAG`) are skipped.
     public func scan() -> [CachedRepo] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
-        return names.filter { $0.hasPrefix("models--") }.sorted()
+        return names.filter { Self.repoID(folderName: $0) != nil }.sorted()
             .compactMap { scanRepo(folder: $0) }
     }
 
@@ -69,9 +69,9 @@ extension HubCache {
 
     private func scanRepo(folder: String) -> CachedRepo? {
         let directory = root + "/" + folder
-        guard Self.isDirectory(directory + "/snapshots") else { return nil }
-        let repoID = String(folder.dropFirst("models--".count)).replacingOccurrences(
-            of: "--", with: "/")
+        guard Self.isDirectory(directory + "/snapshots"),
+            let repoID = Self.repoID(folderName: folder)
+        else { return nil }
         let refs = readRefs(directory + "/refs")
         let commits =
             ((try? FileManager.default.contentsOfDirectory(atPath: directory + "/snapshots")) ?? [])

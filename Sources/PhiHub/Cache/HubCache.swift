@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// The standard Hugging Face cache, read the way huggingface_hub lays it out, so that models
 /// pulled by `hf download`, mlx-lm or phikit are shared:
@@ -26,6 +27,39 @@ public struct HubCache: Sendable {
     /// `models--ORG--NAME`: huggingface_hub's folder name for a model repo.
     public static func folderName(repoID: String) -> String {
         "models--" + repoID.replacingOccurrences(of: "/", with: "--")
+    }
+
+    /// `models--ORG--NAME` → `ORG/NAME`; nil for folders that are not model repos
+    /// (`datasets--…`, `.locks`, `CACHEDIR.TAG`).
+    public static func repoID(folderName: String) -> String? {
+        guard folderName.hasPrefix("models--"), folderName.count > "models--".count else {
+            return nil
+        }
+        return String(folderName.dropFirst("models--".count))
+            .replacingOccurrences(of: "--", with: "/")
+    }
+
+    /// A snapshot directory of a cache, recognised from its path alone.
+    public struct SnapshotPath: Sendable {
+        public var cache: HubCache
+        public var repoID: String
+        public var commit: String
+    }
+
+    /// `<root>/models--ORG--NAME/snapshots/<40 hex>` → that cache, repo and commit; nil for any
+    /// other directory. The path is taken as it is (resolve symlinks first to recognise a
+    /// link into a cache).
+    public static func snapshotPath(of directory: String) -> SnapshotPath? {
+        let parts = directory.split(separator: "/", omittingEmptySubsequences: false)
+            .map(String.init)
+        guard parts.count >= 4, parts[parts.count - 2] == "snapshots",
+            isCommitHash(parts[parts.count - 1]),
+            let repoID = repoID(folderName: parts[parts.count - 3])
+        else { return nil }
+        let root = parts[..<(parts.count - 3)].joined(separator: "/")
+        return SnapshotPath(
+            cache: HubCache(root: root.isEmpty ? "/" : root), repoID: repoID,
+            commit: parts[parts.count - 1])
     }
 
     public func repoDirectory(repoID: String) -> String {

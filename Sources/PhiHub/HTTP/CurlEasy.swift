@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import PhiFormats
 
 /// The only code that touches libcurl (DESIGN.md: each C library is wrapped in one file).
 ///

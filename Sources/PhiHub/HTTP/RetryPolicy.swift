@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// When to try a request again, and how long to wait first: exponential backoff from
 /// `baseDelay` (doubling, capped at `8 × baseDelay`), or the server's `Retry-After` when it

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import Synchronization
 
 /// The shared state of a snapshot download: the files still to fetch, byte counters, who is

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// Gets one file of a snapshot into the cache: takes the blob's lock, resumes (or starts) its
 /// partial, retries until every byte is there, verifies, and links it into the snapshot.

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// The Hub's HTTP API as phikit uses it: revision → commit, the file list of a commit, and
 /// (in `HubClient+Download`) the bytes of one file. One client per thread: it owns a libcurl

@@ -1,3 +1,5 @@
+import PhiFormats
+
 /// Everything that can go wrong between phikit and the Hub, each case distinct so the user
 /// knows what to do: a typo (not found), a missing licence click or token (gated/unauthorized),
 /// a busy Hub (rate limit, server error), a broken network, or a file that is not what the Hub

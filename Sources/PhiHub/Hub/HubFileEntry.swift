@@ -1,3 +1,5 @@
+import PhiFormats
+
 /// One file of a repo at a commit, as the Hub's tree API lists it
 /// (`/api/models/{repo}/tree/{commit}?recursive=true`).
 public struct HubFileEntry: Sendable, Equatable, Hashable {

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// What the user typed as MODEL: a directory, a Hub id (`org/name[@rev]`), or a registry alias
 /// (`phi-4-mini`). Resolution order: an existing directory wins, then a registry alias, then

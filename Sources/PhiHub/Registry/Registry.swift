@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// The known models: registry.json shipped with phikit, plus the user's own
 /// (`$XDG_CONFIG_HOME/phikit/registry.json`, else `~/.config/phikit/registry.json`), whose

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import PhiHub
 
 /// `phikit pull`: a registry alias or Hub id → a complete, verified snapshot in the Hugging

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import PhiHub
 
 #if canImport(Glibc)

@@ -7,11 +7,7 @@ import PhiHub
 /// plain directory (nothing but its own files).
 struct VerifyTarget {
     /// Where a snapshot lives in the cache.
-    struct Snapshot {
-        var cache: HubCache
-        var repoID: String
-        var commit: String
-    }
+    typealias Snapshot = HubCache.SnapshotPath
 
     var directory: String
     var name: String
@@ -34,7 +30,7 @@ struct VerifyTarget {
         var target = VerifyTarget(
             directory: directory, name: located.name, snapshot: nil, manifest: nil,
             manifestProblem: nil, entry: located.entry)
-        target.snapshot = snapshot(of: directory)
+        target.snapshot = HubCache.snapshotPath(of: directory)
         let registry = try? Registry.load(environment: environment)
         if target.entry == nil, let registry {
             target.entry =
@@ -55,26 +51,5 @@ struct VerifyTarget {
             }
         }
         return target
-    }
-
-    /// `<root>/models--ORG--NAME/snapshots/<40 hex>` → that snapshot.
-    static func snapshot(of directory: String) -> Snapshot? {
-        let parts = directory.split(separator: "/", omittingEmptySubsequences: false)
-            .map(String.init)
-        guard parts.count >= 4, parts[parts.count - 2] == "snapshots",
-            isCommitHash(parts[parts.count - 1]), parts[parts.count - 3].hasPrefix("models--")
-        else { return nil }
-        let folder = parts[parts.count - 3]
-        let repoID = String(folder.dropFirst("models--".count))
-            .replacingOccurrences(of: "--", with: "/")
-        let root = parts[..<(parts.count - 3)].joined(separator: "/")
-        return Snapshot(
-            cache: HubCache(root: root.isEmpty ? "/" : root), repoID: repoID,
-            commit: parts[parts.count - 1])
-    }
-
-    static func isCommitHash(_ text: String) -> Bool {
-        text.utf8.count == 40
-            && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import PhiKit
 
 /// `phikit pull MODEL`: download a model snapshot into the Hugging Face cache.

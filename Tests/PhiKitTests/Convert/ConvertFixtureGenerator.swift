@@ -1,6 +1,7 @@
 import Foundation
 import PhiFormats
 import PhiKit
+import TestSupport
 import Testing
 
 /// The tiny Hugging Face checkpoints of the convert goldens, rebuilt at test time.
@@ -11,26 +12,9 @@ import Testing
 /// sha256 its bytes must have. This is the Swift twin of the script's generator: value `i` of
 /// a tensor is `splitmix64(seed + (i+1)·φ)` mapped straight to a float *bit pattern* (random
 /// sign and mantissa, exponent in [-9, -2]), so no rounding is involved anywhere; rows with
-/// `r % 17 == 3` are then made constant. Tokenizer files are copied from ../shared/fixtures
-/// when that checkout is there (the weights and configs do not need them).
+/// `r % 17 == 3` are then made constant. Tokenizer files are copied from ../shared/fixtures.
 enum ConvertFixtures {
     static let root: URL = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/convert")
-
-    /// `../shared/fixtures` beside the repository (`PHIKIT_SHARED_FIXTURES` overrides).
-    static let shared: URL = {
-        if let dir = ProcessInfo.processInfo.environment["PHIKIT_SHARED_FIXTURES"] {
-            return URL(fileURLWithPath: dir)
-        }
-        // <repo>/Tests/PhiKitTests/Convert/this.swift → <repo>/../shared/fixtures
-        return URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("shared/fixtures")
-    }()
-
-    static var haveSharedFixtures: Bool {
-        FileManager.default.fileExists(atPath: shared.appendingPathComponent("PROVENANCE.md").path)
-    }
 
     static func temporaryDirectory(_ label: String) throws -> URL {
         let dir = FileManager.default.temporaryDirectory
@@ -73,11 +57,9 @@ enum ConvertFixtures {
                 path: dir.appendingPathComponent(file["file"]?.stringValue ?? "").path,
                 tensors: tensors, metadata: meta)
         }
-        guard haveSharedFixtures else { return }
         for (out, rel) in spec["tokenizer_files"]?.objectValue ?? [] {
-            guard let rel = rel.stringValue else { continue }
-            try fm.copyItem(
-                at: shared.appendingPathComponent(rel), to: dir.appendingPathComponent(out))
+            let rel = try #require(rel.stringValue, "tokenizer_files.\(out) is not a path")
+            try fm.copyItem(at: try TestPaths.sharedURL(rel), to: dir.appendingPathComponent(out))
         }
     }
 
@@ -149,21 +131,49 @@ struct ConvertGoldenCase: CustomTestStringConvertible, Sendable {
         return options
     }
 
-    /// Builds the case's source under `work`: a tiny checkpoint, or (`case:NAME`) the output
-    /// of converting that other case first.
-    func prepareSource(in work: URL) throws -> URL {
+    /// The case's source, built once per test process and shared read-only by every case
+    /// that converts it: a tiny checkpoint, or (`case:NAME`) the output of converting that
+    /// other case first. (About 70 golden conversions read 5 checkpoints and 2 upstream
+    /// outputs; building each for every case was most of the suite's time.)
+    func prepareSource() throws -> URL {
         let source = try #require(try manifest()["options"]?["source"]?.stringValue)
         if source.hasPrefix("case:") {
             let upstream = ConvertGoldenCase(name: String(source.dropFirst(5)))
-            let upstreamSource = try upstream.prepareSource(in: work)
-            let out = work.appendingPathComponent("upstream-\(upstream.name)")
-            _ = try convert(try upstream.options(source: upstreamSource, output: out))
-            return out
+            let upstreamSource = try upstream.prepareSource()
+            return try SourceCache.directory("case-\(upstream.name)") { out in
+                _ = try convert(try upstream.options(source: upstreamSource, output: out))
+            }
         }
-        let dir = work.appendingPathComponent("source-\(source)")
-        if !FileManager.default.fileExists(atPath: dir.path) {
+        return try SourceCache.directory("source-\(source)") { dir in
             try ConvertFixtures.buildSource(source, into: dir)
         }
+    }
+}
+
+/// Directories built once per test process (under one temporary folder, removed when the
+/// process exits) for tests that only read them.
+enum SourceCache {
+    private static let built = OncePerKey<URL>()
+
+    static let root: URL = {
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("phikit-sources-\(getpid())-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(at: SourceCache.root) }
         return dir
+    }()
+
+    /// `root/key`, made by `build` (given the path, which does not exist yet) the first time.
+    static func directory(_ key: String, build: (URL) throws -> Void) throws -> URL {
+        try built.value(key) {
+            let dir = root.appendingPathComponent(key)
+            do {
+                try build(dir)
+            } catch {
+                try? FileManager.default.removeItem(at: dir)
+                throw error
+            }
+            return dir
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PhiFormats
+import TestSupport
 import Testing
 
 @testable import PhiKit
@@ -8,16 +9,12 @@ import Testing
 /// mlx 0.32.4; `scripts/make_convert_golden.py`): every tensor's bytes (sha256), dtype,
 /// shape, file and order, config.json, the index and README.md byte for byte, the file list,
 /// and the "bits per weight" figure.
-@Suite("convert matches mlx_lm.convert")
+@Suite("convert matches mlx_lm.convert", .tags(.slow), .skippedWhenFast)
 struct ConvertGoldenTests {
     /// Files phikit writes that mlx_lm does not: the source's tokenizer files, copied as they
     /// are instead of re-saved through transformers (see ConvertFiles).
     static let extraTokenizerFiles: Set<String> = [
         "added_tokens.json", "special_tokens_map.json", "tokenizer.model",
-    ]
-    /// mlx_lm's output files that come from the shared tokenizer fixtures.
-    static let tokenizerOutputs: Set<String> = [
-        "tokenizer.json", "tokenizer_config.json", "chat_template.jinja",
     ]
 
     @Test(arguments: ConvertGoldenCase.all)
@@ -48,7 +45,7 @@ struct ConvertGoldenTests {
         let manifest = try golden.manifest()
         let work = try ConvertFixtures.temporaryDirectory(golden.name)
         defer { try? FileManager.default.removeItem(at: work) }
-        let source = try golden.prepareSource(in: work)
+        let source = try golden.prepareSource()
         let out = work.appendingPathComponent("out")
         var options = try golden.options(source: source, output: out)
         configure(&options)
@@ -90,7 +87,6 @@ struct ConvertGoldenTests {
 
         // Files: mlx_lm's list, plus the copied tokenizer extras.
         var goldenFiles = Set((manifest["files"]?.arrayValue ?? []).compactMap(\.stringValue))
-        if !ConvertFixtures.haveSharedFixtures { goldenFiles.subtract(tokenizerOutputs) }
         let mine = Set(summary.files)
         #expect(
             goldenFiles.subtracting(mine).isEmpty,

@@ -1,5 +1,6 @@
 import Foundation
 import PhiText
+import TestSupport
 import Testing
 
 @testable import PhiKit
@@ -25,9 +26,7 @@ struct ChatPromptTests {
         return try! JSONDecoder().decode(Golden.self, from: Data(contentsOf: url))
     }()
 
-    @Test(
-        "conversations render and encode as apply_chat_template(tokenize=True)",
-        .enabled(if: ConvertFixtures.haveSharedFixtures))
+    @Test("conversations render and encode as apply_chat_template(tokenize=True)")
     func matchesReference() throws {
         #expect(Self.golden.cases.count == 6)
         for c in Self.golden.cases {
@@ -35,7 +34,7 @@ struct ChatPromptTests {
                 "conversation.json")
             defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
             try JSONEncoder().encode(c.conversation).write(to: file)
-            let model = ConvertFixtures.shared.appendingPathComponent(c.model).path
+            let model = try TestPaths.shared(c.model)
             let result = try tokenizeChat(model: model, conversationFile: file.path)
             #expect(result.text == c.text, "\(c.model)")
             #expect(result.ids == c.ids, "\(c.model): \(c.conversation)")
@@ -48,14 +47,11 @@ struct ChatPromptTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let good = dir.appendingPathComponent("good.json")
         try Data(#"[{"role": "user", "content": "Hi"}]"#.utf8).write(to: good)
-        let stories = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("models/stories-260k").path
+        let stories = TestPaths.storiesModel.path
         #expect(throws: ChatPromptError.noChatTemplate(directory: stories)) {
             try tokenizeChat(model: stories, conversationFile: good.path)
         }
-        for (name, text) in [("empty", "[]"), ("roleless", #"[{"content": "x"}]"#), ("bad", "[")]
-        {
+        for (name, text) in [("empty", "[]"), ("roleless", #"[{"content": "x"}]"#), ("bad", "[")] {
             let file = dir.appendingPathComponent(name + ".json")
             try Data(text.utf8).write(to: file)
             #expect {

@@ -2,6 +2,7 @@ import Foundation
 import PhiEngine
 import PhiFormats
 import PhiText
+import TestSupport
 import Testing
 
 @testable import PhiKit
@@ -54,7 +55,7 @@ struct ModelContainerTests {
     /// A tiny zero-weight model with Phi-3.5-mini's real tokenizer and chat template.
     static func phi35Chat() throws -> URL {
         let dir = try ConvertFixtures.temporaryDirectory("run-chat")
-        let real = ConvertFixtures.shared.appendingPathComponent("microsoft--Phi-3.5-mini-instruct")
+        let real = try TestPaths.sharedURL("microsoft--Phi-3.5-mini-instruct")
         for name in [
             "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
             "generation_config.json",
@@ -85,9 +86,7 @@ struct ModelContainerTests {
         return dir
     }
 
-    @Test(
-        "a chat model: prompts as apply_chat_template(tokenize=True), the union of stop tokens",
-        .enabled(if: ConvertFixtures.haveSharedFixtures))
+    @Test("a chat model: prompts as apply_chat_template(tokenize=True), the union of stop tokens")
     func chatModel() throws {
         let dir = try Self.phi35Chat()
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -242,6 +242,19 @@ struct VerifyBreakageTests {
 
     // MARK: text
 
+    @Test("a broken tokenizer_config.json is one finding naming it, not a template error")
+    func brokenTokenizerConfig() throws {
+        let model = try F.convertedCopy("tokenizer-config")
+        try Data("{\"eos_token\": ".utf8).write(
+            to: model.appendingPathComponent("tokenizer_config.json"))
+        let report = try F.verify(model)
+        let found = report.findings("invalid_tokenizer_config")
+        #expect(found.map(\.file) == ["tokenizer_config.json"])
+        #expect(found.first?.message.hasPrefix("not valid JSON") == true)
+        #expect(report.findings("invalid_chat_template").isEmpty)
+        #expect(!report.passed)
+    }
+
     @Test("a tokenizer without the eos token: the stop token is named")
     func tokenizerWithoutEOS() throws {
         let model = try F.convertedCopy("eos")

@@ -1,5 +1,7 @@
 import Foundation
 import PhiFormats
+import TestSupport
+import Testing
 
 @testable import PhiText
 
@@ -8,14 +10,6 @@ import PhiFormats
 enum ChatTemplateFixtures {
     static let directory: URL = Bundle.module.resourceURL!.appendingPathComponent(
         "Fixtures/chat_template")
-
-    /// `<repo>/../shared/fixtures`.
-    static let shared: String = {
-        let repo = URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()  // <repo>/Tests/PhiEngineTests/ChatTemplate/this.swift
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return repo.deletingLastPathComponent().appendingPathComponent("shared/fixtures").path
-    }()
 
     static let golden: JSONValue = {
         let data = try! Data(contentsOf: directory.appendingPathComponent("golden.json"))
@@ -46,7 +40,8 @@ enum ChatTemplateFixtures {
         let entry = golden["templates"]![id]!
         var template: ChatTemplate
         if let dir = entry["model_dir"]?.stringValue {
-            template = try ChatTemplate.load(modelDirectory: shared + "/" + dir)!
+            template = try #require(
+                try ChatTemplate.load(modelDirectory: try TestPaths.shared(dir)))
         } else {
             let url = directory.appendingPathComponent("templates/" + entry["file"]!.stringValue!)
             let source = String(decoding: try Data(contentsOf: url), as: UTF8.self)

@@ -1,5 +1,6 @@
 import Foundation
 import PhiFormats
+import TestSupport
 import Testing
 
 @testable import PhiText
@@ -37,7 +38,7 @@ struct ChatTemplateLoaderTests {
 
     @Test("a base model without a template (the bundled stories-260k) loads as nil")
     func baseModelHasNoTemplate() throws {
-        let directory = ChatTemplateFixtures.shared + "/karpathy--stories260K-phi3"
+        let directory = try TestPaths.shared("karpathy--stories260K-phi3")
         #expect(FileManager.default.fileExists(atPath: directory + "/tokenizer_config.json"))
         #expect(try ChatTemplate.load(modelDirectory: directory) == nil)
         #expect(try ChatTemplate.load(modelDirectory: "/nonexistent/phikit-model") == nil)

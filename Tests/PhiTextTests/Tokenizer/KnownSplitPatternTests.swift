@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import PhiText
@@ -13,7 +14,7 @@ struct KnownSplitPatternTests {
         (.gpt2, KnownSplitPattern.gpt2Source),
     ]
 
-    @Test(arguments: [0, 1, 2])
+    @Test(.tags(.slow), .skippedWhenFast, arguments: [0, 1, 2])
     func sameMatchesOnCorpus(_ index: Int) throws {
         let (known, source) = Self.cases[index]
         let general = BacktrackingMatcher(root: try RegexParser.parse(source))

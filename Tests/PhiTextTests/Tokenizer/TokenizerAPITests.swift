@@ -52,7 +52,7 @@ struct TokenizerAPITests {
     }
 
     @Test func dataAndByteInitsAgree() throws {
-        let path = TokenizerFixtures.paths["stories260k"]!
+        let path = try TokenizerFixtures.path("stories260k")
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let a = try Tokenizer(tokenizerJSON: data, source: path)
         let b = try Tokenizer(tokenizerJSON: [UInt8](data), source: path)
@@ -156,7 +156,7 @@ struct TokenizerAPITests {
     /// Every truncation and many single-byte corruptions of a real tokenizer.json either load
     /// or throw a `TokenizerError`; none crashes.
     @Test func truncatedAndCorruptedFilesThrow() throws {
-        let path = TokenizerFixtures.paths["stories260k"]!
+        let path = try TokenizerFixtures.path("stories260k")
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         var rejected = 0
         for cut in stride(from: 0, to: bytes.count, by: 211) {

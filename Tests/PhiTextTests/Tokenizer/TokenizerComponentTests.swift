@@ -31,7 +31,7 @@ struct TokenizerComponentTests {
         let baseName = try #require(v["base"]?.stringValue)
         let baseData =
             baseName == "base-sp.json"
-            ? try Data(contentsOf: URL(fileURLWithPath: TokenizerFixtures.paths["stories260k"]!))
+            ? try Data(contentsOf: URL(fileURLWithPath: try TokenizerFixtures.path("stories260k")))
             : try TokenizerFixtures.fixture(baseName)
         var spec = try JSONValue(parsing: baseData)
         for (key, value) in v["replace"]?.objectValue ?? [] { spec.set(key, value) }

@@ -1,5 +1,6 @@
 import Foundation
 import PhiFormats
+import TestSupport
 import Testing
 
 @testable import PhiText
@@ -7,38 +8,41 @@ import Testing
 /// The tokenizers under test, the corpus and the golden files made by
 /// scripts/tokenizer/make_golden.py from the `tokenizers` library.
 enum TokenizerFixtures {
-    /// `../shared/fixtures` beside the repository (read in place, never copied).
-    static let shared: String = {
-        URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()  // <repo>/Tests/PhiEngineTests/Tokenizer/this
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("shared/fixtures").path
-    }()
-    static let repository: String = {
-        URL(fileURLWithPath: #filePath).resolvingSymlinksInPath()
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().path
-    }()
-
-    /// Golden-file name → tokenizer.json path.
-    static let paths: [String: String] = [
-        "phi35": shared + "/microsoft--Phi-3.5-mini-instruct/tokenizer.json",
-        "phi4mini": shared + "/_derived/microsoft--Phi-4-mini-instruct/tokenizer.json",
-        "stories260k": repository + "/models/stories-260k/tokenizer.json",
-        "phi3early": shared + "/ort-extensions-testdata--phi-3/tokenizer.json",
-    ]
+    /// Golden-file name → tokenizer.json path (in ../shared/fixtures, or the bundled model);
+    /// a missing fixture throws `MissingFixture`.
+    static func path(_ name: String) throws -> String {
+        switch name {
+        case "phi35": try TestPaths.shared("microsoft--Phi-3.5-mini-instruct/tokenizer.json")
+        case "phi4mini":
+            try TestPaths.shared("_derived/microsoft--Phi-4-mini-instruct/tokenizer.json")
+        case "stories260k": TestPaths.storiesModel.appendingPathComponent("tokenizer.json").path
+        case "phi3early": try TestPaths.shared("ort-extensions-testdata--phi-3/tokenizer.json")
+        default: throw MissingFixture(path: "tokenizer '\(name)'")
+        }
+    }
     static let names = ["phi35", "phi4mini", "stories260k", "phi3early"]
 
     /// Loading the 200k-token tokenizer takes a while in a debug build: load each once.
-    private static let cache = Cache()
+    private static let tokenizers = OncePerKey<Tokenizer>()
 
     static func tokenizer(_ name: String) throws -> Tokenizer {
-        try cache.tokenizer(name) {
-            let path = try #require(paths[name])
+        try tokenizers.value(name) {
+            let path = try path(name)
             let data = try Data(contentsOf: URL(fileURLWithPath: path))
             return try Tokenizer(tokenizerJSON: data, source: path)
         }
     }
+
+    /// `tokenizer(name).encode(text)` of every corpus text, computed once per process: the
+    /// encode, decode and streaming goldens all start from these ids (encoding the corpus is
+    /// most of their time in a debug build).
+    static func encodedCorpus(_ name: String) throws -> [[Int]] {
+        try encodings.value(name) {
+            let tokenizer = try tokenizer(name)
+            return corpus.map { tokenizer.encode($0) }
+        }
+    }
+    private static let encodings = OncePerKey<[[Int]]>()
 
     static func fixture(_ name: String) throws -> Data {
         let url = try #require(
@@ -134,20 +138,6 @@ enum TokenizerFixtures {
         for b in bytes { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
         let hex = String(h, radix: 16)
         return String(repeating: "0", count: 16 - hex.count) + hex
-    }
-
-    private final class Cache: @unchecked Sendable {
-        private var loaded: [String: Tokenizer] = [:]
-        private let lock = NSLock()
-
-        func tokenizer(_ name: String, _ load: () throws -> Tokenizer) rethrows -> Tokenizer {
-            lock.lock()
-            defer { lock.unlock() }
-            if let t = loaded[name] { return t }
-            let t = try load()
-            loaded[name] = t
-            return t
-        }
     }
 }
 

@@ -1,22 +1,21 @@
 import CKernels
-import PhiFormats
 
 /// The numbers of one tensor, gathered in one pass by the CKernels statistics kernels
 /// (pk_stats.h): NaN and Inf counts and where the first one is, zeros, and min / max / sum of
 /// the finite values. Packed quantized words (U32) and scale bytes (U8) get min, max and
-/// zeros.
-struct TensorStatistics: Sendable {
+/// zeros. `verify` reads every tensor through it.
+public struct TensorStatistics: Sendable {
     private var raw = pk_stats()
 
-    init() { pk_stats_init(&raw) }
+    public init() { pk_stats_init(&raw) }
 
     /// Element types the kernels read.
-    static func supports(_ dtype: DType) -> Bool {
+    public static func supports(_ dtype: DType) -> Bool {
         [.f32, .f16, .bf16, .u32, .u8].contains(dtype)
     }
 
     /// Adds the next `bytes` of the tensor (a whole number of `dtype` elements, any alignment).
-    mutating func add(_ bytes: UnsafeRawBufferPointer, dtype: DType) {
+    public mutating func add(_ bytes: UnsafeRawBufferPointer, dtype: DType) {
         guard let base = bytes.baseAddress else { return }
         let n = bytes.count / dtype.size
         switch dtype {
@@ -47,16 +46,16 @@ struct TensorStatistics: Sendable {
         raw.max = Swift.max(raw.max, Double(hi))
     }
 
-    var count: Int { Int(raw.count) }
-    var nan: Int { Int(raw.nan) }
-    var inf: Int { Int(raw.inf) }
-    var zeros: Int { Int(raw.zeros) }
+    public var count: Int { Int(raw.count) }
+    public var nan: Int { Int(raw.nan) }
+    public var inf: Int { Int(raw.inf) }
+    public var zeros: Int { Int(raw.zeros) }
     /// Element index of the first NaN or Inf.
-    var firstNonFinite: Int? { raw.first_bad >= 0 ? Int(raw.first_bad) : nil }
+    public var firstNonFinite: Int? { raw.first_bad >= 0 ? Int(raw.first_bad) : nil }
     /// Over the finite elements (nil when there are none).
-    var min: Double? { raw.min <= raw.max ? raw.min : nil }
-    var max: Double? { raw.min <= raw.max ? raw.max : nil }
-    var mean: Double? {
+    public var min: Double? { raw.min <= raw.max ? raw.min : nil }
+    public var max: Double? { raw.min <= raw.max ? raw.max : nil }
+    public var mean: Double? {
         let finite = count - nan - inf
         return finite > 0 ? raw.sum / Double(finite) : nil
     }
