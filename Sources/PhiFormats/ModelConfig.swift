@@ -350,7 +350,8 @@ extension ModelConfig {
             if let m = MicroscaledMode(rawValue: mode) {
                 guard bits == m.bits, groupSize == m.groupSize else {
                     throw invalid(
-                        field, "\(mode) is \(m.bits)-bit in groups of \(m.groupSize), got "
+                        field,
+                        "\(mode) is \(m.bits)-bit in groups of \(m.groupSize), got "
                             + "bits \(bits), group_size \(groupSize)")
                 }
                 continue

@@ -108,16 +108,7 @@ final class TensorReader {
             try microscaled(module, weight, m, rows: rows, cols: cols, into: &raw)
             return
         }
-        guard cols % group == 0 else {
-            throw ModelError.inconsistentQuantization(
-                name: name, detail: "\(cols) columns do not divide into groups of \(group)")
-        }
-        guard weight.info.dtype == .u32 else {
-            throw ModelError.inconsistentQuantization(
-                name: name,
-                detail: "packed weights must be U32, found \(weight.info.dtype.rawValue)")
-        }
-        try expect(weight.info, shape: [rows, cols * bits / 32])
+        try expectPacked(weight.info, rows: rows, cols: cols, group: group, bits: bits)
         let scales = try tensor(module + ".scales")
         let biases = try tensor(module + ".biases")
         let scaleKind = try floatKind(scales.info)
@@ -150,16 +141,8 @@ final class TensorReader {
         _ mode: MicroscaledMode, rows: Int, cols: Int, into raw: inout pk_matrix
     ) throws {
         let name = module + ".weight"
-        guard cols % mode.groupSize == 0 else {
-            throw ModelError.inconsistentQuantization(
-                name: name, detail: "\(cols) columns do not divide into groups of \(mode.groupSize)")
-        }
-        guard weight.info.dtype == .u32 else {
-            throw ModelError.inconsistentQuantization(
-                name: name,
-                detail: "packed weights must be U32, found \(weight.info.dtype.rawValue)")
-        }
-        try expect(weight.info, shape: [rows, cols * mode.bits / 32])
+        try expectPacked(
+            weight.info, rows: rows, cols: cols, group: mode.groupSize, bits: mode.bits)
         let scales = try tensor(module + ".scales")
         guard scales.info.dtype == .u8 else {
             throw ModelError.inconsistentQuantization(
@@ -182,6 +165,21 @@ final class TensorReader {
         raw.w = try aligned(weight)
         raw.scales = try aligned(scales)
         raw.biases = nil
+    }
+
+    /// A packed `.weight`: groups that divide the row, uint32 words `[rows, cols*bits/32]`.
+    private func expectPacked(
+        _ info: TensorInfo, rows: Int, cols: Int, group: Int, bits: Int
+    ) throws {
+        guard cols % group == 0 else {
+            throw ModelError.inconsistentQuantization(
+                name: info.name, detail: "\(cols) columns do not divide into groups of \(group)")
+        }
+        guard info.dtype == .u32 else {
+            throw ModelError.inconsistentQuantization(
+                name: info.name, detail: "packed weights must be U32, found \(info.dtype.rawValue)")
+        }
+        try expect(info, shape: [rows, cols * bits / 32])
     }
 
     private func floatKind(_ info: TensorInfo) throws -> Int32 {

@@ -23,7 +23,9 @@ public enum MixedQuantRecipe: String, Sendable, CaseIterable, Hashable {
     /// `layerCount` layers. The layer index is the path component at the position of the
     /// first number in the first `down_proj` path (`layerIndexPosition`, 2 for
     /// `model.layers.N…`); a shorter path (embeddings, lm_head) counts as layer 0.
-    public func bits(forModule path: String, layerCount n: Int, layerIndexPosition: Int = 2)
+    public func bits(
+        forModule path: String, layerCount n: Int, layerIndexPosition: Int = 2
+    )
         -> Int
     {
         let parts = path.split(separator: ".", omittingEmptySubsequences: false)

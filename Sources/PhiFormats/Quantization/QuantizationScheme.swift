@@ -8,13 +8,16 @@ public enum QuantizationScheme: Sendable, Hashable, CustomStringConvertible {
     /// The scheme a config entry or command line names. Missing bits/group size take the
     /// mode's defaults, as mlx-lm's `defaults_for_mode` does (affine 4-bit g64, mxfp4 g32,
     /// nvfp4 g16, mxfp8 8-bit g32).
-    public init(mode: String = "affine", bits: Int? = nil, groupSize: Int? = nil)
+    public init(
+        mode: String = "affine", bits: Int? = nil, groupSize: Int? = nil
+    )
         throws(QuantizationError)
     {
         if mode == "affine" {
             self = .affine(try AffineQuantization(bits: bits ?? 4, groupSize: groupSize ?? 64))
         } else if let m = MicroscaledMode(rawValue: mode) {
-            self = .microscaled(try MicroscaledQuantization(mode: m, bits: bits, groupSize: groupSize))
+            self = .microscaled(
+                try MicroscaledQuantization(mode: m, bits: bits, groupSize: groupSize))
         } else {
             throw .unsupportedMode(mode)
         }

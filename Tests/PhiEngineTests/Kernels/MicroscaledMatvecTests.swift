@@ -15,7 +15,9 @@ import Testing
     }
 
     /// Quantized with the mlx-exact quantizer, so codes are what a real file holds.
-    static func matrix(_ mode: MicroscaledMode, rows: Int, cols: Int, seed: UInt64)
+    static func matrix(
+        _ mode: MicroscaledMode, rows: Int, cols: Int, seed: UInt64
+    )
         -> (packed: [UInt32], scales: [UInt8])
     {
         var rng = Rng(state: seed)
@@ -75,7 +77,8 @@ import Testing
                 for t in 0..<tokens {
                     x.withUnsafeBufferPointer { xp in
                         reference.withUnsafeMutableBufferPointer { rp in
-                            pk_matvec_ref(&m, xp.baseAddress! + t * cols, rp.baseAddress! + t * rows, 0, rows)
+                            pk_matvec_ref(
+                                &m, xp.baseAddress! + t * cols, rp.baseAddress! + t * rows, 0, rows)
                         }
                     }
                 }

@@ -25,7 +25,8 @@ struct MicroscaledOracleTests {
 
     static let oracle: JSONValue = try! JSONValue(
         parsing: [UInt8](
-            Data(contentsOf: EngineGoldens.directory.appendingPathComponent("tiny-mx-oracle.json"))))
+            Data(contentsOf: EngineGoldens.directory.appendingPathComponent("tiny-mx-oracle.json")))
+    )
     static let cases: [String] = ["phi35", "phi4mini"].flatMap { model in
         (oracle["models"]?[model]?["variants"]?.arrayValue ?? []).compactMap {
             $0["label"]?.stringValue.map { "\(model) \($0)" }
@@ -51,7 +52,8 @@ struct MicroscaledOracleTests {
         let hashes = try #require(entry["tensor_sha256"]?.objectValue)
         #expect(
             try TinyModels.tensorHashes(dir.path)
-                == Dictionary(uniqueKeysWithValues: hashes.map { ($0.key, $0.value.stringValue ?? "") }),
+                == Dictionary(
+                    uniqueKeysWithValues: hashes.map { ($0.key, $0.value.stringValue ?? "") }),
             "the model as mlx_lm.convert wrote it")
 
         let prompt = try #require(Self.oracle["prompt"]?.arrayValue).compactMap(\.intValue)

@@ -126,8 +126,10 @@ struct ConvertCLITests {
             "--q-group-size", "64",
         ])
         #expect(groups.status == 64 && groups.err.contains("mxfp8"))
-        let recipe = try Self.run(["convert", src.path, "-o", out + "4", "-q",
-            "--quant-predicate", "mixed_5_9"])
+        let recipe = try Self.run([
+            "convert", src.path, "-o", out + "4", "-q",
+            "--quant-predicate", "mixed_5_9",
+        ])
         #expect(recipe.status == 64 && recipe.err.contains("--quant-predicate"))
     }
 }

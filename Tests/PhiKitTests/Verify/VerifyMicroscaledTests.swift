@@ -10,7 +10,9 @@ import Testing
 struct VerifyMicroscaledTests {
     typealias F = VerifyFixture
 
-    static func converted(_ label: String, mode: String = "affine", recipe: MixedQuantRecipe? = nil)
+    static func converted(
+        _ label: String, mode: String = "affine", recipe: MixedQuantRecipe? = nil
+    )
         throws -> URL
     {
         let work = try F.temporaryDirectory(label)
