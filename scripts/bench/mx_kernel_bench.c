@@ -47,8 +47,13 @@ static pk_matrix make(const format_t *f, shape_t s, unsigned *seed) {
     m.kind = f->kind; m.bits = f->bits; m.group = f->group; m.rows = s.rows; m.cols = s.cols;
     m.scale_dtype = PK_AQ_BF16;
     size_t wbytes = (size_t)s.rows * s.cols * f->bits / 8, groups = (size_t)s.rows * s.cols / f->group;
-    uint8_t *w = aligned_alloc(64, (wbytes + 63) / 64 * 64);
-    for (size_t i = 0; i < wbytes; i++) w[i] = (uint8_t)rand_r(seed);
+    size_t words64 = (wbytes + 63) / 64 * 8;
+    uint64_t *w = aligned_alloc(64, words64 * 8), z = 0x9e3779b97f4a7c15ull ^ *seed;
+    for (size_t i = 0; i < words64; i++) {  /* xorshift64: 2 GB of random bytes quickly */
+        z ^= z << 13; z ^= z >> 7; z ^= z << 17;
+        w[i] = z;
+    }
+    *seed += 1;
     m.w = w;
     if (f->kind == PK_W_AFFINE) {
         uint16_t *sc = malloc(groups * 2), *bi = malloc(groups * 2);
