@@ -32,7 +32,9 @@ public enum ConfigError: UserFacingError, Equatable {
     public var hint: String? {
         switch self {
         case .missingFile: "is this a model directory? it needs config.json next to the weights"
-        case .unsupportedArchitecture: "phikit runs the Phi-3 family (model_type \"phi3\")"
+        case .unsupportedArchitecture:
+            "phikit supports model_type "
+                + Architectures.modelTypes.map { "\"\($0)\"" }.joined(separator: ", ")
         default: nil
         }
     }

@@ -243,11 +243,8 @@ extension ModelConfig: Decodable {
 // MARK: - Validation (strict: everything the engine indexes with)
 
 extension ModelConfig {
-    /// Model types phikit implements.
-    public static let supportedModelTypes: Set<String> = ["phi3"]
-
     public func validate() throws(ConfigError) {
-        guard Self.supportedModelTypes.contains(modelType) else {
+        guard Architectures.schema(for: modelType) != nil else {
             throw .unsupportedArchitecture(path: source, modelType: modelType)
         }
         // Upper bounds far above any Phi model (Phi-3.5-mini: 3072, 8192, 32, 32, 32064,
@@ -372,31 +369,5 @@ extension ModelConfig {
 
     private func invalid(_ field: String, _ detail: String) -> ConfigError {
         .invalidValue(path: source, field: field, detail: detail)
-    }
-}
-
-// MARK: - Tensors a checkpoint of this config must hold
-
-extension ModelConfig {
-    /// Every tensor (HF names, unquantized shapes) of a Phi-3 checkpoint, in file order:
-    /// embeddings, then each layer, then the final norm and (unless tied) lm_head.
-    public func expectedTensorShapes() -> [(name: String, shape: [Int])] {
-        let qkvRows = (attentionHeads + 2 * kvHeads) * headDim
-        var out: [(name: String, shape: [Int])] = [
-            ("model.embed_tokens.weight", [vocabSize, hiddenSize])
-        ]
-        out.reserveCapacity(2 + layerCount * 6 + 1)
-        for layer in 0..<layerCount {
-            let p = "model.layers.\(layer)."
-            out.append((p + "input_layernorm.weight", [hiddenSize]))
-            out.append((p + "self_attn.qkv_proj.weight", [qkvRows, hiddenSize]))
-            out.append((p + "self_attn.o_proj.weight", [hiddenSize, attentionHeads * headDim]))
-            out.append((p + "post_attention_layernorm.weight", [hiddenSize]))
-            out.append((p + "mlp.gate_up_proj.weight", [2 * intermediateSize, hiddenSize]))
-            out.append((p + "mlp.down_proj.weight", [hiddenSize, intermediateSize]))
-        }
-        out.append(("model.norm.weight", [hiddenSize]))
-        if !tieWordEmbeddings { out.append(("lm_head.weight", [vocabSize, hiddenSize])) }
-        return out
     }
 }

@@ -12,6 +12,14 @@ final class PullProgressView {
     private var samples: [(time: Double, bytes: Int)] = []
     private var reportedWaits: Set<String> = []
 
+    /// Loads MODEL as `run` and `chat` do: a Hub model missing from the cache is pulled first,
+    /// its progress shown here, and the progress lines are gone before anything else prints.
+    static func loadModel(_ model: String, threads: Int?) throws -> ModelContainer {
+        let view = PullProgressView()
+        defer { view.clear() }
+        return try ModelContainer.load(model, threads: threads) { view.show($0) }
+    }
+
     func show(_ event: PullProgress) {
         switch event {
         case .resolving(let repoID, let revision):

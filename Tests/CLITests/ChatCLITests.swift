@@ -82,7 +82,9 @@ struct ChatCLITests {
         try #require(turns.count == 3)
         #expect(turns[1].conversation.last?["content"] as? String == "Tell me\na story")
         // No prompt, no colours: each answer and a blank line.
-        let expected = turns.map { $0.answer.hasSuffix("\n") ? $0.answer + "\n" : $0.answer + "\n\n" }
+        let expected = turns.map {
+            $0.answer.hasSuffix("\n") ? $0.answer + "\n" : $0.answer + "\n\n"
+        }
         #expect(r.stdout == expected.joined())
         try Self.expectFreshEquality(dir, turns, Self.greedy, "\(model)")
         let figures = Self.promptFigures(r.stderr)

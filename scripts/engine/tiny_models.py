@@ -38,7 +38,7 @@ def uniform(seed, k, n):
 
 
 def tensor_shapes(cfg):
-    """(name, shape) in the order the generator numbers them (ModelConfig.expectedTensorShapes)."""
+    """(name, shape) in the order the generator numbers them (TinyModels.weights in PhiEngineTests)."""
     h, i, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
     heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
     hd = h // heads

@@ -148,7 +148,7 @@ func fuzzOne(_ input: UnsafeRawBufferPointer) {
     // A validated config is what `convert` plans with. Bounded so that a config that merely
     // declares a huge layer count does not just time out (reported separately in README).
     if config.layerCount <= 64 {
-        blackHole(config.expectedTensorShapes())
+        blackHole(try? ModelLayout(config: config).modules)
     }
     blackHole(config.headDim)
     blackHole(config.ropeDim)

@@ -3,8 +3,8 @@ import Foundation
 import PhiFormats
 
 /// Hands out the tensors of a model directory as `WeightMatrix` views and float vectors,
-/// checking each against the shape config.json implies, and remembers which tensors were
-/// taken so that leftovers (a tensor set from another config) can be reported.
+/// checking each against the shape its schema module (`ModuleSpec`) gives. Which tensors the
+/// directory must hold, and which it may hold beyond those, is `ModelLayout.check`'s job.
 ///
 /// A linear layer `P` is quantized exactly when `P.scales` exists (mlx-lm's rule), with the
 /// bits, group size and mode of config.json's `quantization` (its per-layer entry first): so
@@ -12,7 +12,6 @@ import PhiFormats
 final class TensorReader {
     let weights: ModelWeights
     let quantization: QuantizationConfig?
-    private(set) var taken: Set<String> = []
     /// Copies of tensors whose data is not aligned to their element size (rare: a writer that
     /// does not align offsets); owned by the caller once `takeCopies()` hands them over.
     private var copies: [UnsafeMutableRawPointer] = []
@@ -25,6 +24,18 @@ final class TensorReader {
     func takeCopies() -> [UnsafeMutableRawPointer] {
         defer { copies = [] }
         return copies
+    }
+
+    /// The weight of a Linear/Embedding module, logically `module.shape` (`[rows, cols]`).
+    func matrix(_ module: ModuleSpec) throws -> WeightMatrix {
+        precondition(module.isQuantizable && module.shape.count == 2, "\(module.path) is a matrix")
+        return try matrix(module.path, rows: module.shape[0], cols: module.shape[1])
+    }
+
+    /// A norm's weight widened to float32.
+    func vector(_ module: ModuleSpec) throws -> [Float] {
+        precondition(module.kind == .norm && module.shape.count == 1, "\(module.path) is a norm")
+        return try vector(module.weightName, count: module.shape[0])
     }
 
     /// The weight of linear/embedding module `module`, logically `[rows, cols]`.
@@ -70,24 +81,12 @@ final class TensorReader {
         return out
     }
 
-    /// Names in the directory that were never taken, except those Phi-3 loaders ignore:
-    /// rotary-embedding buffers of old checkpoints and an `lm_head` beside tied embeddings.
-    func leftovers(tied: Bool) -> [String] {
-        weights.tensorNames.filter { name in
-            guard !taken.contains(name) else { return false }
-            if name.hasSuffix("rotary_emb.inv_freq") { return false }
-            if tied && name.hasPrefix("lm_head.") { return false }
-            return true
-        }
-    }
-
     // MARK: - Pieces
 
     private func tensor(_ name: String) throws -> (file: SafeTensorsFile, info: TensorInfo) {
         guard let t = weights.tensor(name) else {
-            throw ModelError.missingTensor(name: name, directory: weights.directory)
+            throw TensorSetError.missingTensor(name: name, directory: weights.directory)
         }
-        taken.insert(name)
         return t
     }
 

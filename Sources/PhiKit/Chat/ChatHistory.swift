@@ -68,13 +68,13 @@ public struct ChatHistory: Sendable, Equatable {
     public func json() -> String {
         let all = (system.map { [ChatEntry(ChatMessage(role: "system", content: $0))] } ?? [])
         let objects = (all + entries).map { entry -> JSONValue in
-                var fields: [(key: String, value: JSONValue)] = [
-                    ("role", .string(entry.message.role)),
-                    ("content", .string(entry.message.content)),
-                ]
-                if entry.isCut { fields.append(("cut", .bool(true))) }
-                return .object(fields)
-            }
+            var fields: [(key: String, value: JSONValue)] = [
+                ("role", .string(entry.message.role)),
+                ("content", .string(entry.message.content)),
+            ]
+            if entry.isCut { fields.append(("cut", .bool(true))) }
+            return .object(fields)
+        }
         return JSONValue.array(objects).pythonJSONDump(indent: 2) + "\n"
     }
 

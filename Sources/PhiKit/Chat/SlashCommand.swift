@@ -51,7 +51,7 @@ public enum SlashCommand: Sendable, Equatable {
     public static let helpText = """
         /help                 this list
         /reset, /clear        forget the conversation (the system message stays)
-        /system TEXT          set the system message (and start over); /system shows it
+        /system TEXT          set the system message; /system shows it
         /set NAME VALUE       temp, top_p, top_k, min_p, max_tokens, seed,
                               repetition_penalty, repetition_context_size; /set lists them
         /save FILE.json       write the conversation ([{"role", "content"}])
@@ -88,7 +88,8 @@ public enum ChatSetting {
         case "min_p": changed.minP = Float(try number("a number in [0, 1]"))
         case "max_tokens", "num_predict": changed.maxTokens = try integer("an integer ≥ 1")
         case "seed":
-            changed.seed = value == "none" ? nil : UInt64(bitPattern: Int64(try integer("an integer")))
+            changed.seed =
+                value == "none" ? nil : UInt64(bitPattern: Int64(try integer("an integer")))
         case "repetition_penalty", "repeat_penalty":
             changed.repetitionPenalty = Float(try number("a number > 0"))
         case "repetition_context_size", "repeat_last_n":

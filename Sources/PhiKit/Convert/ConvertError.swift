@@ -15,10 +15,6 @@ public enum ConvertError: UserFacingError, Equatable {
     case alreadyQuantized(directory: String, bits: Int)
     /// `--dequantize` on a model with no quantized tensors.
     case notQuantized(directory: String)
-    /// A tensor config.json's architecture has no place for.
-    case unexpectedTensor(name: String, file: String)
-    /// A tensor config.json requires is in no weight file.
-    case missingTensor(name: String, directory: String)
     case wrongShape(name: String, file: String, expected: [Int], actual: [Int])
     case wrongDType(name: String, file: String, dtype: DType, expected: String)
     /// A packed `.weight`/`.scales` pair that config.json's `quantization` does not describe.
@@ -37,9 +33,6 @@ public enum ConvertError: UserFacingError, Equatable {
         case .quantizeAndDequantize: "choose either --quantize or --dequantize, not both"
         case .alreadyQuantized(let dir, let bits): "\(dir) is already quantized (\(bits)-bit)"
         case .notQuantized(let dir): "\(dir) has no quantized tensors to dequantize"
-        case .unexpectedTensor(let name, let file):
-            "\(file): tensor '\(name)' is not part of this architecture"
-        case .missingTensor(let name, let dir): "\(dir): tensor '\(name)' is missing"
         case .wrongShape(let name, let file, let expected, let actual):
             "\(file): tensor '\(name)' has shape \(actual), config.json implies \(expected)"
         case .wrongDType(let name, let file, let dtype, let expected):
@@ -59,7 +52,7 @@ public enum ConvertError: UserFacingError, Equatable {
             "--force replaces only an earlier model output; choose another -o directory"
         case .alreadyQuantized: "convert --dequantize first to re-quantize with other settings"
         case .notQuantized: "drop --dequantize (use --dtype to change the float type)"
-        case .unexpectedTensor, .missingTensor, .wrongShape:
+        case .wrongShape:
             "the weights do not match config.json; is the download complete and unmodified?"
         case .badOption(_, let hint): hint
         default: nil
@@ -72,7 +65,7 @@ public enum ConvertError: UserFacingError, Equatable {
             .alreadyQuantized,
             .notQuantized, .badOption:
             .usage
-        case .unexpectedTensor, .missingTensor, .wrongShape, .wrongDType, .inconsistentQuantization:
+        case .wrongShape, .wrongDType, .inconsistentQuantization:
             .dataError
         case .io: .ioError
         }

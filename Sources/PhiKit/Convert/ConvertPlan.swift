@@ -57,6 +57,7 @@ struct ConvertPlan {
     static func make(sourceDirectory dir: String, options: ConvertOptions) throws -> ConvertPlan {
         let configPath = (dir as NSString).appendingPathComponent("config.json")
         let config = try ModelConfig.load(directory: dir)  // model_type, sizes, rope: validated
+        let layout = try ModelLayout(config: config)
         let rawConfig: JSONValue
         do {
             rawConfig = try JSONValue(
@@ -65,12 +66,13 @@ struct ConvertPlan {
             throw ConfigError.invalidJSON(path: configPath, detail: error.message)
         }
         let weights = try ModelWeights(directory: dir)  // missing shards, corrupt headers
+        // Missing and foreign tensors refused, leftovers the policy drops left out of the output.
+        _ = try weights.requireTensors(of: layout)
         let castTo = options.dtype ?? ConvertedConfig.defaultDType(rawConfig)
 
         var builder = StepBuilder(
-            config: config, weights: weights, options: options, castTo: castTo)
+            layout: layout, weights: weights, options: options, castTo: castTo)
         try builder.build()
-        try builder.checkNothingLeftOver()
         if options.quantize, builder.sourceIsQuantized {
             throw ConvertError.alreadyQuantized(
                 directory: dir, bits: config.quantization?.bits ?? 0)
@@ -138,10 +140,10 @@ struct ConvertPlan {
     }
 }
 
-/// Walks the architecture's modules in mlx's parameter order, matching each against the
-/// source tensors and deciding its step.
+/// Walks the architecture's modules in mlx's parameter order (the schema's order), matching
+/// each against the source tensors and deciding its step.
 private struct StepBuilder {
-    let config: ModelConfig
+    let layout: ModelLayout
     let weights: ModelWeights
     let options: ConvertOptions
     let castTo: DType?
@@ -152,44 +154,23 @@ private struct StepBuilder {
     /// writes it; the loader then takes the model's).
     var layerEntries: [(key: String, value: JSONValue)] = []
     var steps: [ConvertStep] = []
-    var used: Set<String> = []
     var sourceIsQuantized = false
 
-    /// Modules of a Phi-3 model in the order mlx's `Model.parameters()` flattens them
-    /// (attribute order of phi3.py): embed_tokens; per layer self_attn (qkv_proj, o_proj),
-    /// mlp (gate_up_proj, down_proj), input_layernorm, post_attention_layernorm; norm; lm_head.
-    /// `linear` marks the Linear/Embedding modules, the only ones mlx quantizes.
-    func modules() -> [(path: String, shape: [Int], linear: Bool)] {
-        let shapes = Dictionary(
-            config.expectedTensorShapes().map { ($0.name, $0.shape) },
-            uniquingKeysWith: { a, _ in a })
-        func module(_ path: String, linear: Bool) -> (String, [Int], Bool) {
-            (path, shapes[path + ".weight"] ?? [], linear)
-        }
-        var out = [module("model.embed_tokens", linear: true)]
-        for layer in 0..<config.layerCount {
-            let p = "model.layers.\(layer)."
-            out += [
-                module(p + "self_attn.qkv_proj", linear: true),
-                module(p + "self_attn.o_proj", linear: true),
-                module(p + "mlp.gate_up_proj", linear: true),
-                module(p + "mlp.down_proj", linear: true),
-                module(p + "input_layernorm", linear: false),
-                module(p + "post_attention_layernorm", linear: false),
-            ]
-        }
-        out.append(module("model.norm", linear: false))
-        if !config.tieWordEmbeddings { out.append(module("lm_head", linear: true)) }
-        return out
-    }
+    var config: ModelConfig { layout.config }
 
     mutating func build() throws {
         if options.quantize { quantization = try options.quantizationScheme() }
-        for m in modules() {
-            if m.linear, weights.tensor(m.path + ".scales") != nil {
-                try addQuantizedSource(m.path, shape: m.shape)
+        for m in layout.modules {
+            if m.isQuantizable, weights.tensor(m.scalesName) != nil {
+                try addQuantizedSource(m)
             } else {
-                try addFloatSource(m.path, shape: m.shape, linear: m.linear)
+                try addFloatSource(m.path, shape: m.shape, linear: m.isQuantizable)
+            }
+            if let bias = m.biasName {  // after weight, scales, biases: mlx's attribute order
+                let b = try source(bias)
+                try expectFloat(b)
+                try expectShape(b, m.biasShape)
+                steps.append(cast(b, to: castTo ?? b.info.dtype, parameters: b.info.elementCount))
             }
         }
     }
@@ -236,10 +217,10 @@ private struct StepBuilder {
 
     /// A packed MLX layer: dequantize it, or carry it over (casting affine scales and biases,
     /// as mlx's dtype pass casts every float parameter; uint8 scales stay as they are).
-    private mutating func addQuantizedSource(_ path: String, shape: [Int]) throws {
+    private mutating func addQuantizedSource(_ module: ModuleSpec) throws {
+        let (path, shape) = (module.path, module.shape)
         sourceIsQuantized = true
-        guard let q = config.quantization,
-            case .quantized(let group, let bits, let mode) = q.layer(path)
+        guard case .quantized(let group, let bits, let mode) = layout.quantization(of: module)
         else {
             throw ConvertError.inconsistentQuantization(
                 module: path, detail: "has .scales but config.json does not quantize it")
@@ -304,7 +285,7 @@ private struct StepBuilder {
             quantization: nil, computeDType: dtype, parameters: parameters)
     }
 
-    private mutating func source(_ name: String) throws -> SourceTensor {
+    private func source(_ name: String) throws -> SourceTensor {
         guard let (file, info) = weights.tensor(name) else {
             // The index promised it in a shard that is not there: say which file to fetch.
             if let shard = weights.index?.weightMap[name],
@@ -312,9 +293,8 @@ private struct StepBuilder {
             {
                 throw WeightsError.missingShard(directory: weights.directory, file: shard)
             }
-            throw ConvertError.missingTensor(name: name, directory: weights.directory)
+            throw TensorSetError.missingTensor(name: name, directory: weights.directory)
         }
-        used.insert(name)
         return SourceTensor(file: file, info: info)
     }
 
@@ -331,16 +311,6 @@ private struct StepBuilder {
             throw ConvertError.wrongDType(
                 name: t.info.name, file: t.file.path, dtype: t.info.dtype,
                 expected: "float32, float16 or bfloat16")
-        }
-    }
-
-    /// mlx loads weights strictly: a tensor the model has no parameter for is an error.
-    /// (`rotary_emb.inv_freq` buffers of old checkpoints are derived data and are skipped.)
-    func checkNothingLeftOver() throws {
-        for name in weights.tensorNames where !used.contains(name) {
-            if name.hasSuffix(".rotary_emb.inv_freq") { continue }
-            let file = weights.tensor(name).map(\.file.path) ?? weights.directory
-            throw ConvertError.unexpectedTensor(name: name, file: file)
         }
     }
 }

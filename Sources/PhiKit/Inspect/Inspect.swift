@@ -30,8 +30,10 @@ public func inspect(path: String) throws -> InspectReport {
     let files: [SafeTensorsFile]
     let config: ModelConfig?
     if isDirectory.boolValue {
-        files = try ModelWeights(directory: path).files
+        let weights = try ModelWeights(directory: path)
+        files = weights.files
         config = try loadConfig(directory: path, warnings: &warnings)
+        if let config { warnings += tensorSetWarnings(weights, config: config) }
     } else {
         files = [try SafeTensorsFile(path: path)]
         // A lone shard: its directory's config.json (if any) still says how it is quantized,
@@ -64,6 +66,19 @@ private func loadConfig(directory: String, warnings: inout [String]) throws -> M
         warnings.append("config.json is not valid: \(error.message)")
     }
     return config
+}
+
+/// The tensor set judged by the architecture's schema, in the words run, verify and convert
+/// use: what they would refuse (missing, foreign) and what they ignore. Nothing for a config
+/// that is not valid (its sizes cannot be trusted to lay out the tensors).
+private func tensorSetWarnings(_ weights: ModelWeights, config: ModelConfig) -> [String] {
+    guard (try? config.validate()) != nil, let layout = try? ModelLayout(config: config) else {
+        return []
+    }
+    let check = layout.check(tensorNames: weights.tensorNames)
+    return check.ignored.map { "tensor '\($0.name)' \($0.reason.reason)" }
+        + check.errors(directory: weights.directory) { weights.tensor($0)?.file.path }
+        .map(\.message)
 }
 
 /// Turns opened files + config into the report: per-tensor parameter counts, quantization

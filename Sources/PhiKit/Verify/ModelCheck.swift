@@ -1,15 +1,17 @@
 import Foundation
 import PhiFormats
 
-/// Layer 3: the tensors are exactly those config.json implies for a Phi-3 model — names,
-/// shapes, dtypes, `lm_head` absent iff the embeddings are tied — and every quantized layer
+/// Layer 3: the tensors are exactly those config.json implies for its architecture's schema
+/// (`ModelLayout`: names, shapes, dtypes, the leftover policy shared with run and convert),
+/// and every quantized layer
 /// is laid out as its `quantization` (per-layer overrides first) says: `weight` uint32
 /// `[out, in·bits/32]`, `scales` and `biases` `[out, in/group]` in one float dtype.
 struct ModelCheck {
     let directory: String
     let weights: WeightSet
     private(set) var outcome = LayerOutcome(.model)
-    private var used: Set<String> = []
+    /// Tensors the leftover policy drops (`IgnoredTensor`), known after `run()`.
+    private(set) var ignoredTensors: Set<String> = []
 
     init(directory: String, weights: WeightSet) {
         self.directory = directory
@@ -27,17 +29,18 @@ struct ModelCheck {
             outcome.summary = "no readable safetensors to check against config.json"
             return (config, outcome)
         }
-        var quantizedLayers = 0
-        for (name, shape) in config.expectedTensorShapes() {
-            let module = String(name.dropLast(".weight".count))
-            if shape.count == 2, weights.tensors[module + ".scales"] != nil {
-                checkQuantized(module, shape: shape, config.quantization)
-                quantizedLayers += 1
+        guard let layout = try? ModelLayout(config: config) else { return (config, outcome) }
+        let tensorSet = layout.check(tensorNames: weights.tensors.keys)
+        for module in layout.modules {
+            if tensorSet.packedModules.contains(module.path) {
+                checkQuantized(module, layout.quantization(of: module), config.quantization)
             } else {
-                checkFloat(name, shape: shape, tied: config.tieWordEmbeddings)
+                checkFloat(module.weightName, shape: module.shape)
             }
+            if let bias = module.biasName { checkFloat(bias, shape: module.biasShape) }
         }
-        checkLeftovers(tied: config.tieWordEmbeddings)
+        report(tensorSet, layout: layout)
+        let quantizedLayers = tensorSet.packedModules.count
         let q =
             config.quantization.map {
                 $0.mode == "affine" ? " (\($0.bits)-bit g\($0.groupSize))" : " (\($0.mode))"
@@ -69,15 +72,10 @@ struct ModelCheck {
         }
     }
 
-    /// A float weight (a norm, or a Linear/Embedding left unquantized).
-    private mutating func checkFloat(_ name: String, shape: [Int], tied: Bool) {
-        guard let (file, info) = take(name) else {
-            missing(
-                name,
-                note: name == "lm_head.weight" && !tied
-                    ? "tie_word_embeddings is false, so the model needs its own lm_head" : nil)
-            return
-        }
+    /// A float weight (a norm, or a Linear/Embedding left unquantized); absent ones are
+    /// reported with the tensor set.
+    private mutating func checkFloat(_ name: String, shape: [Int]) {
+        guard let (file, info) = weights.tensors[name] else { return }
         if info.dtype == .u32 {
             outcome.error(
                 "wrong_dtype", file: file, tensor: name,
@@ -93,16 +91,15 @@ struct ModelCheck {
         }
     }
 
-    /// A Linear/Embedding stored as MLX affine quantization.
+    /// A Linear/Embedding stored as MLX affine quantization (its `.scales` is there).
     private mutating func checkQuantized(
-        _ module: String, shape: [Int], _ quantization: QuantizationConfig?
+        _ module: ModuleSpec, _ layer: LayerQuantization, _ quantization: QuantizationConfig?
     ) {
-        let weight = take(module + ".weight")
-        let scales = take(module + ".scales")
-        let biases = take(module + ".biases")
-        guard let quantization,
-            case .quantized(let group, let bits, let mode) = quantization.layer(module)
-        else {
+        let (module, shape) = (module.path, module.shape)
+        let weight = weights.tensors[module + ".weight"]
+        let scales = weights.tensors[module + ".scales"]
+        let biases = weights.tensors[module + ".biases"]
+        guard case .quantized(let group, let bits, let mode) = layer else {
             let why =
                 quantization == nil
                 ? "config.json has no quantization" : "config.json leaves it unquantized (false)"
@@ -118,7 +115,7 @@ struct ModelCheck {
                 "\(module) has \(cols) input columns, which groups of \(group) do not divide")
             return
         }
-        guard let (wFile, w) = weight else { return missing(module + ".weight", note: nil) }
+        guard let (wFile, w) = weight else { return }
         let packed = [rows, cols * bits / 32]
         if w.dtype != .u32 {
             outcome.error(
@@ -138,10 +135,7 @@ struct ModelCheck {
             return
         }
         for (name, entry) in [(module + ".scales", scales), (module + ".biases", biases)] {
-            guard let (file, info) = entry else {
-                missing(name, note: nil)
-                continue
-            }
+            guard let (file, info) = entry else { continue }
             if ![.f32, .f16, .bf16].contains(info.dtype) {
                 outcome.error(
                     "wrong_dtype", file: file, tensor: name,
@@ -175,8 +169,6 @@ struct ModelCheck {
                     "wrong_shape", file: file, tensor: name,
                     "has shape \(info.shape); \(mode) groups give \(groups)")
             }
-        } else {
-            missing(name, note: nil)
         }
         if let (file, info) = biases {
             outcome.error(
@@ -185,40 +177,37 @@ struct ModelCheck {
         }
     }
 
-    /// Tensors config.json has no place for.
-    private mutating func checkLeftovers(tied: Bool) {
-        for (name, location) in weights.tensors.sorted(by: { $0.key < $1.key })
-        where !used.contains(name) {
-            if name.hasSuffix(".rotary_emb.inv_freq") {
-                outcome.warning(
-                    "derived_tensor", file: location.file, tensor: name,
-                    "is a rotary-embedding buffer of an old checkpoint; loaders ignore it")
-            } else if tied && name.hasPrefix("lm_head.") {
-                outcome.error(
-                    "unexpected_tensor", file: location.file, tensor: name,
-                    "is present although config.json ties the embeddings "
-                        + "(tie_word_embeddings: true)")
-            } else {
-                outcome.error(
-                    "unexpected_tensor", file: location.file, tensor: name,
-                    "is not part of the model config.json describes")
-            }
+    /// What the tensor set lacks, what it has no place for (errors, as run and convert refuse
+    /// them) and what the leftover policy drops (warnings: every command accepts them).
+    private mutating func report(_ tensorSet: TensorSetCheck, layout: ModelLayout) {
+        for name in tensorSet.missing {
+            let untiedHead =
+                name == layout.schema.outputHead + ".weight" && !layout.config.tieWordEmbeddings
+            missing(
+                name,
+                note: untiedHead
+                    ? "tie_word_embeddings is false, so the model needs its own lm_head" : nil)
         }
-    }
-
-    private mutating func take(_ name: String) -> (file: String, info: TensorInfo)? {
-        guard let found = weights.tensors[name] else { return nil }
-        used.insert(name)
-        return found
+        ignoredTensors = Set(tensorSet.ignored.map(\.name))
+        for (name, why) in tensorSet.ignored {
+            outcome.warning(
+                "ignored_tensor", file: weights.tensors[name]?.file, tensor: name, why.reason)
+        }
+        for name in tensorSet.unexpected {
+            let file = weights.tensors[name]?.file
+            let error = TensorSetError.unexpectedTensor(name: name, file: file ?? directory)
+            outcome.error(
+                "unexpected_tensor", file: file, tensor: name, error.problem, hint: error.hint)
+        }
     }
 
     private mutating func missing(_ name: String, note: String?) {
         // Already reported by the structure layer: its shard is missing or unreadable.
         guard !weights.unavailable.contains(name) else { return }
         let shard = weights.index?.weightMap[name]
+        let error = TensorSetError.missingTensor(name: name, directory: directory)
         outcome.error(
             "missing_tensor", file: shard, tensor: name,
-            "is missing" + (note.map { ": \($0)" } ?? ""),
-            hint: "the weights do not match config.json; download or convert the model again")
+            error.problem + (note.map { ": \($0)" } ?? ""), hint: error.hint)
     }
 }

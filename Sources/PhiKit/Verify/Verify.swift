@@ -38,7 +38,8 @@ public func verify(
     let (config, model) = modelCheck.run()
     progress(.checking(.numbers))
     let (numbers, tensors) = NumbersCheck.run(
-        weights: weights, statistics: scan.statistics, directory: target.directory)
+        weights: weights, statistics: scan.statistics, directory: target.directory,
+        ignored: modelCheck.ignoredTensors)
     progress(.checking(.text))
     var textCheck = TextCheck(directory: target.directory, config: config, entry: target.entry)
     let text = textCheck.run()

@@ -73,7 +73,8 @@ struct ChatCommand: Command {
         if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
         if stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
         options = ChatOptions(
-            system: system, parameters: try sampling.parameters(), temperature: temperature.map(Float.init),
+            system: system, parameters: try sampling.parameters(),
+            temperature: temperature.map(Float.init),
             maxTokens: maxTokens, maxContext: maxContext, stopStrings: stopStrings,
             extraStopTokens: extraEOS)
     }
@@ -81,15 +82,7 @@ struct ChatCommand: Command {
     func run() throws {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
-        let view = PullProgressView()
-        let container: ModelContainer
-        do {
-            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
-        } catch {
-            view.clear()
-            throw error
-        }
-        view.clear()
+        let container = try PullProgressView.loadModel(model, threads: threads)
         let chat = try ChatSession(container: container, options: options)
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
         let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats)

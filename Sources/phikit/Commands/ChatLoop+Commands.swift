@@ -13,7 +13,8 @@ extension ChatLoop {
         case .bye: return .leave
         case .reset:
             chat.reset()
-            note("(the conversation is cleared\(chat.history.system == nil ? "" : "; the system message stays"))")
+            let kept = chat.history.system == nil ? "" : "; the system message stays"
+            note("(the conversation is cleared\(kept))")
         case .system(nil):
             note(chat.history.system.map { "system: \($0)" } ?? "(no system message)")
         case .system(let text?):
@@ -31,7 +32,9 @@ extension ChatLoop {
             note("(loaded \(chat.history.messages.count) messages from \(path))")
         case .stats:
             showStats = true
-            note(chat.lastReply.map(Self.statistics) ?? "(no answer yet; figures follow each answer from now on)")
+            note(
+                chat.lastReply.map(Self.statistics)
+                    ?? "(no answer yet; figures follow each answer from now on)")
         }
         return .stay
     }

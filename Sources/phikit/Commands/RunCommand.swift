@@ -90,7 +90,8 @@ struct RunCommand: Command {
         model = try args.positional("model")
         try args.finish()
         if chat != nil && (prompt != nil || system != nil || !useChatTemplate) {
-            throw UsageError("--chat takes the conversation alone (no -p, --system or --no-chat-template)")
+            throw UsageError(
+                "--chat takes the conversation alone (no -p, --system or --no-chat-template)")
         }
         guard maxTokens > 0 else { throw UsageError("--max-tokens must be at least 1") }
         guard temperature >= 0 else { throw UsageError("--temp must not be negative") }
@@ -104,15 +105,7 @@ struct RunCommand: Command {
     }
 
     func run() throws {
-        let view = PullProgressView()
-        let container: ModelContainer
-        do {
-            container = try ModelContainer.load(model, threads: threads) { view.show($0) }
-        } catch {
-            view.clear()
-            throw error
-        }
-        view.clear()
+        let container = try PullProgressView.loadModel(model, threads: threads)
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {
                 .text(try promptText(container), system: system)

@@ -29,7 +29,8 @@ enum AnswerInterrupt {
     static func during<T>(_ body: (CancellationToken) throws -> T) rethrows -> T {
         let token = CancellationToken()
         lastToken = token
-        current.store(UInt(bitPattern: Unmanaged.passUnretained(token).toOpaque()), ordering: .releasing)
+        current.store(
+            UInt(bitPattern: Unmanaged.passUnretained(token).toOpaque()), ordering: .releasing)
         defer { current.store(0, ordering: .releasing) }
         return try body(token)
     }

@@ -67,7 +67,8 @@ struct KeyDecoder {
             return controlKey(first) ?? next()
         }
         // UTF-8: the lead byte says how long the character is.
-        let length = first < 0x80 ? 1 : first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : first >= 0xC0 ? 2 : 1
+        let length =
+            first < 0x80 ? 1 : first >= 0xF0 ? 4 : first >= 0xE0 ? 3 : first >= 0xC0 ? 2 : 1
         guard pending.count >= length else { return nil }
         let bytes = pending.prefix(length)
         pending.removeFirst(length)

@@ -95,7 +95,9 @@ final class LineEditor {
         for c in text {
             if c == "\n" {
                 out += "\r\n"
-            } else if let scalar = c.unicodeScalars.first, scalar.value < 0x20 || scalar.value == 0x7F {
+            } else if let scalar = c.unicodeScalars.first,
+                scalar.value < 0x20 || scalar.value == 0x7F
+            {
                 out += " "
             } else {
                 out.append(c)
@@ -185,7 +187,9 @@ struct Layout {
         {
             return 0
         }
-        if scalar.properties.isEmojiPresentation || c.unicodeScalars.contains(where: { $0.value == 0xFE0F }) {
+        if scalar.properties.isEmojiPresentation
+            || c.unicodeScalars.contains(where: { $0.value == 0xFE0F })
+        {
             return 2
         }
         let wide: [ClosedRange<UInt32>] = [

@@ -25,8 +25,10 @@ enum TerminalMode {
     /// Whether bracketed paste is switched on (switched off again on exit).
     private static let pasteMode = Atomic<Bool>(false)
 
-    static let fatalSignals = [SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGILL,
-        SIGTRAP, SIGFPE]
+    static let fatalSignals = [
+        SIGTERM, SIGHUP, SIGQUIT, SIGABRT, SIGSEGV, SIGBUS, SIGILL,
+        SIGTRAP, SIGFPE,
+    ]
 
     /// Initializes the flags `restoreFromSignal` reads, before any handler can run (see
     /// `Cancellation.prepareForSignalHandler`).

@@ -55,7 +55,8 @@ struct LoadErrorTests {
         )
 
         let deeper = try Self.failure(Self.model { $0.set("num_hidden_layers", .int(3)) })
-        #expect(deeper.message.contains("'model.layers.2.input_layernorm.weight' is missing"))
+        // The first tensor of layer 2 in the schema's (mlx's) order.
+        #expect(deeper.message.contains("'model.layers.2.self_attn.qkv_proj.weight' is missing"))
 
         let shallower = try Self.failure(Self.model { $0.set("num_hidden_layers", .int(1)) })
         #expect(shallower.message.contains("'model.layers.1."))

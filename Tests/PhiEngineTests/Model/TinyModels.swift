@@ -25,15 +25,27 @@ enum TinyModels {
         }
     }
 
-    /// name → (shape, float32 values) in the Phi-3 tensor order.
+    /// name → (shape, float32 values) in the order tiny_models.py numbers them (its
+    /// `tensor_shapes`: per layer the input norm first, the post-attention norm before the
+    /// MLP), with shapes and kinds from the schema.
     static func weights(
         _ config: ModelConfig, seed: UInt64, amplitude: Float
-    ) -> [(name: String, shape: [Int], values: [Float])] {
-        config.expectedTensorShapes().enumerated().map { k, tensor in
-            let r = uniform(seed: seed, tensor: k, count: tensor.shape.reduce(1, *))
-            let values =
-                tensor.name.contains("norm") ? r.map { 1 + $0 * 0.25 } : r.map { $0 * amplitude }
-            return (tensor.name, tensor.shape, values)
+    ) throws -> [(name: String, shape: [Int], values: [Float])] {
+        let layout = try ModelLayout(config: config)
+        let perLayer = [
+            "input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj",
+            "post_attention_layernorm", "mlp.gate_up_proj", "mlp.down_proj",
+        ]
+        let paths =
+            ["model.embed_tokens"]
+            + (0..<config.layerCount).flatMap { i in perLayer.map { "model.layers.\(i).\($0)" } }
+            + ["model.norm"] + (config.tieWordEmbeddings ? [] : ["lm_head"])
+        let ordered = paths.map(layout.module)
+        precondition(Set(ordered.map(\.path)) == Set(layout.modules.map(\.path)))
+        return ordered.enumerated().map { k, module in
+            let r = uniform(seed: seed, tensor: k, count: module.shape.reduce(1, *))
+            let values = module.kind == .norm ? r.map { 1 + $0 * 0.25 } : r.map { $0 * amplitude }
+            return (module.weightName, module.shape, values)
         }
     }
 
@@ -46,7 +58,7 @@ enum TinyModels {
         json.set("torch_dtype", .string(dtype.pythonName))
         try dir.write("config.json", json.serialized())
         let parsed = try ModelConfig(data: Array(json.serialized().utf8), source: "config.json")
-        let tensors = weights(parsed, seed: seed, amplitude: amplitude).map {
+        let tensors = try weights(parsed, seed: seed, amplitude: amplitude).map {
             Tensor(name: $0.name, shape: $0.shape, dtype: dtype, bytes: encode($0.values, dtype))
         }
         try writeSafetensors(tensors, to: dir.file("model.safetensors"))

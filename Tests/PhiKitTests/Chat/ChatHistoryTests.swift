@@ -55,8 +55,10 @@ struct ChatHistoryTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let path = dir.appendingPathComponent("bad.json").path
         try Data(#"[{"role": "user", "content": [1]}]"#.utf8).write(to: URL(fileURLWithPath: path))
-        #expect(throws: ChatPromptError.invalidConversation(
-            path: path, detail: "message 1 has no string 'content'")) {
+        #expect(
+            throws: ChatPromptError.invalidConversation(
+                path: path, detail: "message 1 has no string 'content'")
+        ) {
             try ChatHistory.load(from: path)
         }
     }

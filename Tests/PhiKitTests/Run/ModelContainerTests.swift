@@ -71,8 +71,8 @@ struct ModelContainerTests {
             """
         try Data(config.utf8).write(to: dir.appendingPathComponent("config.json"))
         let parsed = try ModelConfig(data: Array(config.utf8), source: "config.json")
-        let specs = parsed.expectedTensorShapes().map {
-            TensorSpec(name: $0.name, dtype: .f32, shape: $0.shape)
+        let specs = try ModelLayout(config: parsed).modules.map {
+            TensorSpec(name: $0.weightName, dtype: .f32, shape: $0.shape)
         }
         let writer = try SafeTensorsWriter(
             path: dir.appendingPathComponent("model.safetensors").path, tensors: specs,

@@ -24,29 +24,28 @@ final class Phi3Weights: @unchecked Sendable {  // immutable after init
     private let copies: [UnsafeMutableRawPointer]
 
     init(_ files: ModelWeights, config: ModelConfig) throws {
-        let shape = Phi3Shape(config)
+        // The schema decides what the checkpoint must hold and which leftovers to drop, the
+        // same way for run, verify and convert; then each module is bound by its HF name.
+        let layout = try ModelLayout(config: config)
+        _ = try files.requireTensors(of: layout)
         let reader = TensorReader(weights: files, quantization: config.quantization)
-        let h = shape.hidden
-        embedding = try reader.matrix("model.embed_tokens", rows: shape.vocab, cols: h)
-        layers = try (0..<shape.layers).map { i in
+        func matrix(_ path: String) throws -> WeightMatrix {
+            try reader.matrix(layout.module(path))
+        }
+        func vector(_ path: String) throws -> [Float] { try reader.vector(layout.module(path)) }
+        embedding = try matrix("model.embed_tokens")
+        layers = try (0..<config.layerCount).map { i in
             let p = "model.layers.\(i)."
             return Layer(
-                inputNorm: try reader.vector(p + "input_layernorm.weight", count: h),
-                qkv: try reader.matrix(p + "self_attn.qkv_proj", rows: shape.qkvRows, cols: h),
-                output: try reader.matrix(p + "self_attn.o_proj", rows: h, cols: shape.queryDim),
-                postAttentionNorm: try reader.vector(
-                    p + "post_attention_layernorm.weight", count: h),
-                gateUp: try reader.matrix(
-                    p + "mlp.gate_up_proj", rows: 2 * shape.intermediate, cols: h),
-                down: try reader.matrix(p + "mlp.down_proj", rows: h, cols: shape.intermediate))
+                inputNorm: try vector(p + "input_layernorm"),
+                qkv: try matrix(p + "self_attn.qkv_proj"),
+                output: try matrix(p + "self_attn.o_proj"),
+                postAttentionNorm: try vector(p + "post_attention_layernorm"),
+                gateUp: try matrix(p + "mlp.gate_up_proj"),
+                down: try matrix(p + "mlp.down_proj"))
         }
-        finalNorm = try reader.vector("model.norm.weight", count: h)
-        lmHead =
-            config.tieWordEmbeddings
-            ? embedding : try reader.matrix("lm_head", rows: shape.vocab, cols: h)
-        if let extra = reader.leftovers(tied: config.tieWordEmbeddings).first {
-            throw ModelError.unexpectedTensor(name: extra, directory: files.directory)
-        }
+        finalNorm = try vector("model.norm")
+        lmHead = config.tieWordEmbeddings ? embedding : try matrix(layout.schema.outputHead)
         self.files = files
         copies = reader.takeCopies()
     }
