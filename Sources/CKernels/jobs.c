@@ -50,7 +50,12 @@ void pk_attention_task(void *raw, long item, int thread) {
     long pos = job->pos0 + t;
     long lo = job->window > 0 && pos - job->window + 1 > 0 ? pos - job->window + 1 : 0;
     long kv = (long)(h / group) * job->max_ctx * hd;
-    pk_attention_isa(job->isa, job->out + t * qdim + (long)h * hd,
-                     job->q + t * job->q_stride + (long)h * hd, job->k + kv, job->v + kv,
-                     scores, lo, pos, hd, job->scale);
+    float *out = job->out + t * qdim + (long)h * hd;
+    const float *q = job->q + t * job->q_stride + (long)h * hd;
+    if (job->kv_f16)
+        pk_attention_f16_isa(job->isa, out, q, (const uint16_t *)job->k + kv,
+                             (const uint16_t *)job->v + kv, scores, lo, pos, hd, job->scale);
+    else
+        pk_attention_isa(job->isa, out, q, (const float *)job->k + kv, (const float *)job->v + kv,
+                         scores, lo, pos, hd, job->scale);
 }

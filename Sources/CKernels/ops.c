@@ -78,14 +78,26 @@ void pk_attention_ref(float *out, const float *q, const float *k, const float *v
     }
 }
 
+/* Row j of a cache (f32, or f16 widened exactly into `tmp`): the one place the two cache
+   widths differ. */
+static inline __attribute__((always_inline)) const float *cache_row(
+    const void *base, int f16, long j, int head_dim, float *tmp) {
+    if (!f16) return (const float *)base + j * head_dim;
+    const _Float16 *h = (const _Float16 *)base + j * head_dim;
+    for (int d = 0; d < head_dim; d++) tmp[d] = (float)h[d];
+    return tmp;
+}
+
 /* Written once in plain C; the wrappers below compile it for each instruction set (the
-   function is inlined into callers with wider targets, and vectorised there). */
+   function is inlined into callers with wider targets, and vectorised there; F16C widens a
+   16-bit cache row in a few instructions). */
 static inline __attribute__((always_inline)) void attention_core(
-    float *out, const float *q, const float *k, const float *v, float *scores, long lo, long hi,
-    int head_dim, float scale) {
+    float *out, const float *q, const void *k, const void *v, int f16, float *scores, long lo,
+    long hi, int head_dim, float scale) {
+    float tmp[PK_ATTENTION_MAX_HEAD_DIM];
     float top = -INFINITY;
     for (long j = lo; j <= hi; j++) {
-        float s = dot_lanes(q, k + j * head_dim, head_dim) * scale;
+        float s = dot_lanes(q, cache_row(k, f16, j, head_dim, tmp), head_dim) * scale;
         scores[j] = s;
         top = s > top ? s : top;
     }
@@ -96,45 +108,58 @@ static inline __attribute__((always_inline)) void attention_core(
     }
     for (int d = 0; d < head_dim; d++) out[d] = 0;
     for (long j = lo; j <= hi; j++) {
-        const float p = scores[j], *vj = v + j * head_dim;
+        const float p = scores[j], *vj = cache_row(v, f16, j, head_dim, tmp);
         for (int d = 0; d < head_dim; d++) out[d] += p * vj[d];
     }
     const float inv = 1.0f / total;
     for (int d = 0; d < head_dim; d++) out[d] *= inv;
 }
 
-static void attention_portable(float *out, const float *q, const float *k, const float *v,
-                               float *scores, long lo, long hi, int head_dim, float scale) {
-    attention_core(out, q, k, v, scores, lo, hi, head_dim, scale);
+static void attention_portable(float *out, const float *q, const void *k, const void *v,
+                               int f16, float *scores, long lo, long hi, int head_dim,
+                               float scale) {
+    attention_core(out, q, k, v, f16, scores, lo, hi, head_dim, scale);
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2,fma"))) static void attention_avx2(
-    float *out, const float *q, const float *k, const float *v, float *scores, long lo, long hi,
-    int head_dim, float scale) {
-    attention_core(out, q, k, v, scores, lo, hi, head_dim, scale);
+__attribute__((target("avx2,fma,f16c"))) static void attention_avx2(
+    float *out, const float *q, const void *k, const void *v, int f16, float *scores, long lo,
+    long hi, int head_dim, float scale) {
+    attention_core(out, q, k, v, f16, scores, lo, hi, head_dim, scale);
 }
 
-__attribute__((target("avx512f,avx512vl,avx512bw,avx2,fma"))) static void attention_avx512(
-    float *out, const float *q, const float *k, const float *v, float *scores, long lo, long hi,
-    int head_dim, float scale) {
-    attention_core(out, q, k, v, scores, lo, hi, head_dim, scale);
+__attribute__((target("avx512f,avx512vl,avx512bw,avx2,fma,f16c"))) static void attention_avx512(
+    float *out, const float *q, const void *k, const void *v, int f16, float *scores, long lo,
+    long hi, int head_dim, float scale) {
+    attention_core(out, q, k, v, f16, scores, lo, hi, head_dim, scale);
 }
 #endif
 
-void pk_attention_isa(int isa, float *out, const float *q, const float *k, const float *v,
-                      float *scores, long lo, long hi, int head_dim, float scale) {
+static void attention_dispatch(int isa, float *out, const float *q, const void *k,
+                               const void *v, int f16, float *scores, long lo, long hi,
+                               int head_dim, float scale) {
     int best = pk_matvec_best_isa();
     if (isa > best) isa = best;
 #if defined(__x86_64__)
     if (isa == PK_MV_ISA_AVX512) {
-        attention_avx512(out, q, k, v, scores, lo, hi, head_dim, scale);
+        attention_avx512(out, q, k, v, f16, scores, lo, hi, head_dim, scale);
         return;
     }
     if (isa == PK_MV_ISA_AVX2) {
-        attention_avx2(out, q, k, v, scores, lo, hi, head_dim, scale);
+        attention_avx2(out, q, k, v, f16, scores, lo, hi, head_dim, scale);
         return;
     }
 #endif
-    attention_portable(out, q, k, v, scores, lo, hi, head_dim, scale);
+    attention_portable(out, q, k, v, f16, scores, lo, hi, head_dim, scale);
+}
+
+void pk_attention_isa(int isa, float *out, const float *q, const float *k, const float *v,
+                      float *scores, long lo, long hi, int head_dim, float scale) {
+    attention_dispatch(isa, out, q, k, v, 0, scores, lo, hi, head_dim, scale);
+}
+
+void pk_attention_f16_isa(int isa, float *out, const float *q, const uint16_t *k,
+                          const uint16_t *v, float *scores, long lo, long hi, int head_dim,
+                          float scale) {
+    attention_dispatch(isa, out, q, k, v, 1, scores, lo, hi, head_dim, scale);
 }

@@ -33,13 +33,15 @@ void pk_prepare_task(void *job, long chunk, int thread);
    p = pos0 + t (window <= 0: no window). */
 typedef struct {
     const float *q;         /* [tokens][heads*head_dim], rows q_stride floats apart */
-    const float *k, *v;     /* this layer's cache: [kv_heads][max_ctx][head_dim] */
+    const void *k, *v;      /* this layer's cache: [kv_heads][max_ctx][head_dim], float32
+                               or IEEE half (kv_f16) */
     float *out;             /* [tokens][heads*head_dim] */
     float *scores;          /* [nthreads][max_ctx] */
     long q_stride, tokens, pos0, max_ctx, window;
     int heads, kv_heads, head_dim;
     float scale;
     int isa;
+    int kv_f16;
 } pk_attention_job;
 /* One chunk is one (token, head) pair. */
 long pk_attention_chunks(const pk_attention_job *job);

@@ -5,6 +5,7 @@
    Shapes are in the comments; n, dims and positions are validated by the Swift caller. */
 #ifndef PHIKIT_PK_OPS_H
 #define PHIKIT_PK_OPS_H
+#include <stdint.h>
 
 /* out[i] = w[i] * x[i] / sqrt(mean(x^2) + eps), as transformers' Phi3RMSNorm in float32.
    out may equal x. */
@@ -36,5 +37,11 @@ void pk_attention_ref(float *out, const float *q, const float *k, const float *v
                       float *scores, long lo, long hi, int head_dim, float scale);
 void pk_attention_isa(int isa, float *out, const float *q, const float *k, const float *v,
                       float *scores, long lo, long hi, int head_dim, float scale);
+/* The same over a 16-bit cache (IEEE half k and v rows, widened exactly as they are read):
+   equal to pk_attention_isa on the widened rows. head_dim <= PK_ATTENTION_MAX_HEAD_DIM. */
+#define PK_ATTENTION_MAX_HEAD_DIM 512
+void pk_attention_f16_isa(int isa, float *out, const float *q, const uint16_t *k,
+                          const uint16_t *v, float *scores, long lo, long hi, int head_dim,
+                          float scale);
 
 #endif

@@ -22,9 +22,11 @@ public protocol CausalLanguageModel: AnyObject, Sendable {
     /// Threads a session computes with by default.
     var threads: Int { get }
 
-    /// The per-sequence state: a KV cache for `capacity` positions and the activation buffers
-    /// for blocks of up to `block` tokens on a pool of `threads` threads.
-    func makeSequenceState(capacity: Int, block: Int, threads: Int) throws -> any SequenceState
+    /// The per-sequence state: a KV cache of `cacheWidth` for `capacity` positions and the
+    /// activation buffers for blocks of up to `block` tokens on a pool of `threads` threads.
+    func makeSequenceState(
+        capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
+    ) throws -> any SequenceState
 
     /// Buffers for decode steps of up to `maxSequences` sequences at once (`DecodeBatch`).
     func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState

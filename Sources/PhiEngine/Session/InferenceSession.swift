@@ -25,6 +25,8 @@ public final class InferenceSession {
     public var position: Int { tokens.count }
     /// Threads the session computes with.
     public var threads: Int { pool.size }
+    /// How wide the cached keys and values are.
+    public let cacheWidth: KVCacheWidth
 
     let sequence: any SequenceState
     let pool: WorkerPool
@@ -34,23 +36,30 @@ public final class InferenceSession {
     /// `maxContext` defaults to the model's positions, at most 4096 (the KV cache costs
     /// resident memory only as it fills, but its address space is reserved up front). The
     /// session computes on the process's shared pool.
-    public convenience init(model: any CausalLanguageModel, maxContext: Int? = nil) throws {
+    public convenience init(
+        model: any CausalLanguageModel, maxContext: Int? = nil,
+        cacheWidth: KVCacheWidth = .float32
+    ) throws {
         try self.init(
             model: model, maxContext: maxContext, pool: WorkerPool.shared(threads: model.threads),
-            block: 512)
+            block: 512, cacheWidth: cacheWidth)
     }
 
     /// A session on a pool of its own (tests pin threads and kernel levels); `block` is the
     /// prompt block size.
     convenience init(
-        model: any CausalLanguageModel, maxContext: Int?, threads: Int, isa: Int32, block: Int
+        model: any CausalLanguageModel, maxContext: Int?, threads: Int, isa: Int32, block: Int,
+        cacheWidth: KVCacheWidth = .float32
     ) throws {
         try self.init(
             model: model, maxContext: maxContext, pool: WorkerPool(threads: threads, isa: isa),
-            block: block)
+            block: block, cacheWidth: cacheWidth)
     }
 
-    init(model: any CausalLanguageModel, maxContext: Int?, pool: WorkerPool, block: Int) throws {
+    init(
+        model: any CausalLanguageModel, maxContext: Int?, pool: WorkerPool, block: Int,
+        cacheWidth: KVCacheWidth = .float32
+    ) throws {
         let context = maxContext ?? min(model.maxPositions, 4096)
         guard context >= 1, context <= model.maxPositions else {
             throw SessionError.invalidContext(requested: context, maximum: model.maxPositions)
@@ -58,8 +67,10 @@ public final class InferenceSession {
         self.model = model
         self.maxContext = context
         self.pool = pool
+        self.cacheWidth = cacheWidth
         sequence = try model.makeSequenceState(
-            capacity: context, block: max(1, min(block, context)), threads: pool.size)
+            capacity: context, block: max(1, min(block, context)), threads: pool.size,
+            cacheWidth: cacheWidth)
         regime = model.positionRegime(sequenceLength: 0)
         tokens.reserveCapacity(context)
     }

@@ -20,7 +20,7 @@ extension ModelContainer {
     public func generate(
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
         extraStopTokens: [String] = [], stopStrings: [String] = [],
-        cancel: CancellationToken? = nil,
+        cacheWidth: KVCacheWidth = .defaultForRun, cancel: CancellationToken? = nil,
         onText: (String) -> GenerationDisposition
     ) throws -> RunOutcome {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
@@ -29,7 +29,7 @@ extension ModelContainer {
         let context = Self.context(
             maxPositions: model.maxPositions,
             needed: ids.count + min(parameters.maxTokens, model.maxPositions))
-        let session = try makeSession(maxContext: context)
+        let session = try makeSession(maxContext: context, cacheWidth: cacheWidth)
         var reply = ReplyText(tokenizer: tokenizer, stopStrings: stopStrings)
         let outcome = try PhiEngine.generate(
             session: session, prompt: ids, parameters: parameters, stopTokens: stops,
@@ -49,9 +49,11 @@ extension ModelContainer {
     }
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`
-    /// positions (default: the model's, at most 4096).
-    public func makeSession(maxContext: Int? = nil) throws -> InferenceSession {
-        try InferenceSession(model: model, maxContext: maxContext)
+    /// positions (default: the model's, at most 4096) with keys and values `cacheWidth` wide.
+    public func makeSession(
+        maxContext: Int? = nil, cacheWidth: KVCacheWidth = .defaultForRun
+    ) throws -> InferenceSession {
+        try InferenceSession(model: model, maxContext: maxContext, cacheWidth: cacheWidth)
     }
 
     /// The context `run` gives a prompt: the model's positions, at most 4096 unless the

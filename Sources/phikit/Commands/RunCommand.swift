@@ -11,7 +11,7 @@ struct RunCommand: Command {
         phikit run <model> [-p <prompt>] [--system <text>] [-m <n>] [--temp <t>] [--top-p <p>]
                    [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>] [--seed <s>]
                    [--no-chat-template] [--extra-eos-token <token>]... [--ignore-eos]
-                   [--stop <text>]... [--threads <n>] [--stats] [--json]
+                   [--stop <text>]... [--kv-bits 16|32] [--threads <n>] [--stats] [--json]
         phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
@@ -49,6 +49,9 @@ struct RunCommand: Command {
           --stop <text>            end the reply at this text (which is not printed);
                                    repeatable
           --ignore-eos             do not stop at end tokens (benchmarks: exactly -m tokens)
+          --kv-bits <16|32>        width of the cached keys and values: 16 halves the
+                                   cache's memory and the reads of long contexts
+                                   (default: 16)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
           --json                   print one JSON object at the end instead of streaming:
@@ -70,6 +73,7 @@ struct RunCommand: Command {
     var extraEOSTokens: [String]
     var stopStrings: [String]
     var threads: Int?
+    var cacheWidth: KVCacheWidth
     var stats: Bool
     var json: Bool
 
@@ -85,6 +89,7 @@ struct RunCommand: Command {
         stopStrings = try args.options("--stop")
         let ignoreEOS = args.flag("--ignore-eos")
         threads = try args.option("--threads", as: Int.self)
+        let kvBits = try args.option("--kv-bits", as: Int.self)
         stats = args.flag("--stats")
         json = args.flag("--json")
         model = try args.positional("model")
@@ -98,6 +103,9 @@ struct RunCommand: Command {
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
+        guard let width = KVCacheWidth(rawValue: kvBits ?? KVCacheWidth.defaultForRun.rawValue)
+        else { throw UsageError("--kv-bits must be 16 or 32") }
+        cacheWidth = width
         parameters = try sampling.parameters()
         parameters.maxTokens = maxTokens
         parameters.temperature = Float(temperature)
@@ -117,7 +125,7 @@ struct RunCommand: Command {
             try container.generate(
                 request, parameters: parameters,
                 useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
-                stopStrings: stopStrings
+                stopStrings: stopStrings, cacheWidth: cacheWidth
             ) { piece in
                 if !json {
                     // Streamed as soon as each piece is complete; a failed write (a closed

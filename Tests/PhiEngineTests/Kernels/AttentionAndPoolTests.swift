@@ -26,6 +26,33 @@ struct AttentionAndPoolTests {
         }
     }
 
+    @Test("attention over a half cache equals attention over its widened rows, bit for bit")
+    func halfCache() {
+        var random = KernelRandom(seed: 5)
+        for headDim in [8, 96, 128] {
+            let positions = 130
+            var k16 = [UInt16](repeating: 0, count: positions * headDim)
+            var v16 = k16
+            pk_f32_to_f16(&k16, random.floats(positions * headDim, -2, 2), k16.count)
+            pk_f32_to_f16(&v16, random.floats(positions * headDim), v16.count)
+            var k = [Float](repeating: 0, count: k16.count)
+            var v = k
+            pk_f16_to_f32(&k, k16, k.count)
+            pk_f16_to_f32(&v, v16, v.count)
+            let q = random.floats(headDim, -2, 2)
+            var scores = [Float](repeating: 0, count: positions)
+            let scale = 1 / Float(headDim).squareRoot()
+            for isa in KernelLevels.all {
+                var wide = [Float](repeating: .nan, count: headDim)
+                var half = wide
+                pk_attention_isa(isa, &wide, q, k, v, &scores, 3, 129, Int32(headDim), scale)
+                pk_attention_f16_isa(
+                    isa, &half, q, k16, v16, &scores, 3, 129, Int32(headDim), scale)
+                #expect(half == wide, "isa \(isa) head_dim \(headDim)")
+            }
+        }
+    }
+
     @Test("the pool runs every chunk exactly once per job, workers awake or asleep")
     func poolRuns() throws {
         for threads in [1, 2, 3, 5] {

@@ -34,7 +34,7 @@ struct SessionReuseTests {
 
     static func fresh(_ model: Phi3Model, _ sequence: [Int]) throws -> [Float] {
         let session = try InferenceSession(model: model)
-        return Array(try session.prefill(sequence))
+        return try withExtendedLifetime(session) { Array(try session.prefill(sequence)) }
     }
 
     @Test("turn after turn, prepare's logits equal a fresh prefill of the whole sequence")
@@ -76,6 +76,29 @@ struct SessionReuseTests {
         let again = session.tokens
         #expect(try session.prepare(again) == again.count - 1)
         #expect(Array(session.logits) == (try Self.fresh(model, again)))
+    }
+
+    @Test("a half-precision cache: reuse and batches stay exact, logits near float32's")
+    func halfCache() throws {
+        for (label, _, model) in try Self.models() {
+            let sequence = (0..<30).map { ($0 * 41 + 7) % 380 + 3 }
+            let wide = try InferenceSession(model: model)
+            let half = try InferenceSession(model: model, cacheWidth: .float16)
+            let reference = Array(try wide.prefill(sequence))
+            #expect(try half.prepare(Array(sequence.prefix(20))) == 0)
+            let reply = try Self.decode(half, count: 3)
+            #expect(try half.prepare(sequence.prefix(20) + reply + [9, 10]) == 23)
+            let fresh = try InferenceSession(model: model, cacheWidth: .float16)
+            let freshLogits = try withExtendedLifetime(fresh) {
+                Array(try fresh.prefill(sequence.prefix(20) + reply + [9, 10]))
+            }
+            #expect(Array(half.logits) == freshLogits, "\(label)")
+            let alone = try InferenceSession(model: model, cacheWidth: .float16)
+            let halfLogits = try withExtendedLifetime(alone) { Array(try alone.prefill(sequence)) }
+            let spread = reference.max()! - reference.min()!
+            let worst = zip(halfLogits, reference).map { abs($0 - $1) }.max()!
+            #expect(worst < 2e-2 * spread, "\(label): \(worst) of \(spread)")
+        }
     }
 
     @Test("crossing the LongRoPE switch recomputes everything, still equal to a fresh run")

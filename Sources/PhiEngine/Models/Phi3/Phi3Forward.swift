@@ -71,12 +71,13 @@ extension Phi3Model {
                         values: row + s.queryDim + s.kvDim, kvHeads: s.kvHeads, headDim: hd)
                 }
                 var job = pk_attention_job(
-                    q: qkv + span.first * s.qkvRows, k: cache.keys(layer: l),
-                    v: cache.values(layer: l), out: st.attention[span.first * s.queryDim],
+                    q: qkv + span.first * s.qkvRows, k: UnsafeRawPointer(cache.keys(layer: l)),
+                    v: UnsafeRawPointer(cache.values(layer: l)), out: st.attention[span.first * s.queryDim],
                     scores: span.sequence.state.scores.pointer, q_stride: s.qkvRows,
                     tokens: span.count, pos0: span.p0, max_ctx: cache.capacity, window: s.window,
                     heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
-                    scale: Float(1 / Double(hd).squareRoot()), isa: 0)
+                    scale: Float(1 / Double(hd).squareRoot()), isa: 0,
+                    kv_f16: cache.isHalf ? 1 : 0)
                 pool.attention(&job)
             }
             linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)

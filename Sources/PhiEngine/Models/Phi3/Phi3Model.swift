@@ -58,10 +58,12 @@ public final class Phi3Model: CausalLanguageModel {
     /// decode speed limit.
     public var bytesPerToken: Int { weights.bytesPerToken }
 
-    public func makeSequenceState(capacity: Int, block: Int, threads: Int) throws
-        -> any SequenceState
-    {
-        try Phi3Sequence(model: self, capacity: capacity, block: block, threads: threads)
+    public func makeSequenceState(
+        capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
+    ) throws -> any SequenceState {
+        try Phi3Sequence(
+            model: self, capacity: capacity, block: block, threads: threads,
+            cacheWidth: cacheWidth)
     }
 
     public func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {

@@ -6,11 +6,14 @@ final class Phi3Sequence: SequenceState {
     var block: Int { state.block }
     var capacity: Int { cache.capacity }
 
-    init(model: Phi3Model, capacity: Int, block: Int, threads: Int) throws(SessionError) {
+    init(
+        model: Phi3Model, capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
+    ) throws(SessionError) {
         let s = model.shape
         self.model = model
         cache = try KVCache(
-            layers: s.layers, kvHeads: s.kvHeads, headDim: s.headDim, capacity: capacity)
+            layers: s.layers, kvHeads: s.kvHeads, headDim: s.headDim, capacity: capacity,
+            width: cacheWidth)
         state = try Phi3Buffers(shape: s, block: block, capacity: capacity, threads: threads)
     }
 
