@@ -16,6 +16,7 @@ enum CommandTable {
             InspectCommand.self,
             TokenizeCommand.self,
             HelpCommand.self,
+            VersionCommand.self,
         ]
     }
 
@@ -39,7 +40,7 @@ enum CLI {
         case "--help", "-h":
             return output(Help.overview)
         case "--version", "-V":
-            return output("phikit \(PhiKitVersion.string)")
+            return output(VersionCommand.text)
         default:
             break
         }
