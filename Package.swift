@@ -28,6 +28,8 @@ let package = Package(
         .target(name: "PhiText", dependencies: ["PhiFormats"]),
         .target(name: "PhiEngine", dependencies: ["PhiFormats", "CKernels"]),
         .target(name: "PhiKit", dependencies: ["PhiFormats", "PhiHub", "PhiText", "PhiEngine"]),
+        // HTTP/1.1 on sockets (HTTP/) and the OpenAI-compatible routes behind `phikit serve`.
+        .target(name: "PhiServer", dependencies: ["PhiFormats"]),
         // The CLI reads GenerationParameters (PhiEngine) and prints UserFacingErrors (PhiFormats).
         .executableTarget(name: "phikit", dependencies: ["PhiKit", "PhiEngine", "PhiFormats"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
@@ -58,6 +60,7 @@ let package = Package(
                 "PhiKit", "PhiHub", "PhiText", "PhiEngine", "PhiFormats", "TestSupport",
             ],
             resources: [.copy("Fixtures")]),
+        .testTarget(name: "PhiServerTests", dependencies: ["PhiServer"]),
         // Drive the built binary; they import no library module.
         .testTarget(name: "CLITests", dependencies: ["HubTestSupport", "TestSupport"]),
     ],

@@ -1,9 +1,11 @@
 // libFuzzer harness for phikit's parsers (PhiFormats public API only).
 //
-// One source, three targets, chosen at compile time by run.sh:
+// One source, four targets, chosen at compile time by run.sh:
 //   -D FUZZ_SAFETENSORS  SafeTensorsFile(path:) on a tmpfs copy of the input
 //   -D FUZZ_JSON         JSONValue(parsing:) + the serialize/parse round trip
 //   -D FUZZ_CONFIG       ModelConfig(data:source:) (config.json decoding + validation)
+//   -D FUZZ_HTTP         HTTPRequestParser.parse over pipelined requests (PhiServer's parser
+//                        files only, built as their own module)
 //
 // Properties checked (a violation calls fatalError, which libFuzzer reports as a crash):
 //   - no crash / trap / ASan report, no hang, no unbounded allocation (libFuzzer flags);
@@ -18,7 +20,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+#if FUZZ_HTTP
+import PhiServer
+#else
 import PhiFormats
+#endif
 
 @inline(never)
 func violation(_ what: String, _ input: UnsafeRawBufferPointer) -> Never {
@@ -152,6 +158,77 @@ func fuzzOne(_ input: UnsafeRawBufferPointer) {
     }
     blackHole(config.headDim)
     blackHole(config.ropeDim)
+}
+#endif
+
+#if FUZZ_HTTP
+// Small limits so that the fuzzer reaches them (431, 413, header count) with short inputs.
+let httpParser = HTTPRequestParser(maxHeaderBytes: 1024, maxBodyBytes: 512, maxHeaderCount: 16)
+let httpStatuses: Set<Int> = [400, 411, 413, 414, 417, 431, 501, 505]
+/// Re-parses canonical forms: header values that were not UTF-8 come back as U+FFFD (3 bytes
+/// for each bad byte), so the canonical head may be longer than the input's.
+let httpReparser = HTTPRequestParser(maxHeaderBytes: 16 * 1024, maxBodyBytes: 512, maxHeaderCount: 16)
+
+/// Properties of one accepted request: framing adds up, fields hold only what the grammar
+/// allows, every proper prefix is incomplete, and writing the request out canonically parses
+/// back to the same request.
+func checkRequest(
+    _ request: HTTPRequest, _ head: HTTPRequestHead, consumed: Int, bytes: [UInt8], start: Int,
+    _ input: UnsafeRawBufferPointer
+) {
+    guard consumed > 0, consumed <= bytes.count - start,
+        head.headLength + head.contentLength == consumed,
+        request.body.count == head.contentLength, head.contentLength <= httpParser.maxBodyBytes,
+        request.body.elementsEqual(bytes[(start + head.headLength)..<(start + consumed)])
+    else { violation("framing: consumed \(consumed), head \(head.headLength), body \(head.contentLength)", input) }
+    guard request.version == "HTTP/1.1" || request.version == "HTTP/1.0" else {
+        violation("version \(request.version)", input)
+    }
+    guard request.path.hasPrefix("/") || (request.path == "*" && request.method == "OPTIONS") else {
+        violation("path \(request.path.debugDescription)", input)
+    }
+    let forbidden: (UInt8) -> Bool = { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+    guard !request.method.isEmpty, !request.method.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }),
+        !request.path.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }),
+        request.headers.fields.allSatisfy({
+            !$0.name.isEmpty && !$0.name.utf8.contains(where: forbidden)
+                && !$0.value.utf8.contains(where: forbidden)
+        })
+    else { violation("a field holds a byte the grammar forbids", input) }
+    if consumed > 1, case .request = httpParser.parse(Array(bytes[start..<(start + consumed - 1)])) {
+        violation("a proper prefix of a request parsed as a whole request", input)
+    }
+    var text = "\(request.method) \(request.path)"
+    if let query = request.query { text += "?\(query)" }
+    text += " \(request.version)\r\n"
+    for field in request.headers.fields { text += "\(field.name): \(field.value)\r\n" }
+    let canonical = Array((text + "\r\n").utf8) + request.body
+    guard case .request(let again, _, let againConsumed) = httpReparser.parse(canonical),
+        againConsumed == canonical.count, again.method == request.method, again.path == request.path,
+        again.query == request.query, again.version == request.version, again.body == request.body,
+        again.headers.fields.count == request.headers.fields.count,
+        zip(again.headers.fields, request.headers.fields).allSatisfy({ $0.name == $1.name && $0.value == $1.value })
+    else { violation("canonical form does not parse back to the same request\n\(text.debugDescription)", input) }
+}
+
+func fuzzOne(_ input: UnsafeRawBufferPointer) {
+    let bytes = Array(input)
+    var start = 0
+    while start < bytes.count {
+        switch httpParser.parse(bytes, from: start) {
+        case .incomplete:
+            return
+        case .failure(let error):
+            guard httpStatuses.contains(error.status), !error.reason.isEmpty else {
+                violation("status \(error.status) (\(error.reason))", input)
+            }
+            return
+        case .request(let request, let head, let consumed):
+            checkRequest(request, head, consumed: consumed, bytes: bytes, start: start, input)
+            blackHole(request.headers["content-type"])
+            start += consumed
+        }
+    }
 }
 #endif
 

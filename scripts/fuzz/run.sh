@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of phikit's parsers with libFuzzer + ASan. See scripts/fuzz/README.md.
 #
-#   scripts/fuzz/run.sh build                       # build all targets
+#   scripts/fuzz/run.sh build [target...]           # build all targets, or the ones named
 #   scripts/fuzz/run.sh fuzz <target> [seconds]     # fuzz one target (default 600 s) on one core
 #   scripts/fuzz/run.sh regress [target...]         # replay seeds + regressions once (CI-style)
 #   scripts/fuzz/run.sh repro <target> <file>       # run one input
 #   scripts/fuzz/run.sh minimize <target> <crash>   # minimize a crashing input
 #
-# targets: safetensors, json, config
+# targets: safetensors, json, config, http
 # Everything generated (objects, binaries, corpora, crash files, logs) goes under
 # $PHIKIT_FUZZ_OUT (default /tmp/phikit-fuzz), never into the repo.
 set -euo pipefail
@@ -20,7 +20,7 @@ TOOLCHAIN_BIN="${PHIKIT_FUZZ_TOOLCHAIN:-/opt/swift/usr/bin}"
 SWIFTC="$TOOLCHAIN_BIN/swiftc"
 CLANG="$TOOLCHAIN_BIN/clang"
 NICE=(nice -n 10)
-TARGETS=(safetensors json config)
+TARGETS=(safetensors json config http)
 
 # Resource limits that define the properties: no unbounded allocation, no hang.
 LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
@@ -28,7 +28,7 @@ LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 check_target() {
-    case "$1" in safetensors|json|config) ;; *) die "unknown target '$1' (safetensors, json, config)";; esac
+    case "$1" in safetensors|json|config|http) ;; *) die "unknown target '$1' (safetensors, json, config, http)";; esac
 }
 
 define_for() {
@@ -36,6 +36,7 @@ define_for() {
         safetensors) echo FUZZ_SAFETENSORS ;;
         json) echo FUZZ_JSON ;;
         config) echo FUZZ_CONFIG ;;
+        http) echo FUZZ_HTTP ;;
     esac
 }
 
@@ -44,13 +45,13 @@ max_len_for() {
         safetensors) echo 8192 ;;
         json) echo 4096 ;;
         config) echo 8192 ;;
+        http) echo 4096 ;;
     esac
 }
 
-build() {
+# CKernels and PhiFormats (the safetensors, json and config targets link them).
+build_formats() {
     mkdir -p "$BUILD/ckernels" "$BUILD/modules"
-    echo "== building into $BUILD"
-
     # CKernels (PhiFormats imports it): instrumented for coverage + ASan, not linked with libFuzzer's main.
     cat > "$BUILD/modules/module.modulemap" <<EOF
 module CKernels {
@@ -58,31 +59,63 @@ module CKernels {
     export *
 }
 EOF
-    local objs=()
+    FORMATS_OBJS=()
     for c in "$REPO"/Sources/CKernels/*.c; do
         local o="$BUILD/ckernels/$(basename "${c%.c}").o"
         "${NICE[@]}" "$CLANG" -c -O2 -g -fsanitize=fuzzer-no-link,address \
             -I "$REPO/Sources/CKernels/include" "$c" -o "$o"
-        objs+=("$o")
+        FORMATS_OBJS+=("$o")
     done
 
-    # PhiFormats as its own module, so the harness sees only its public API.
+    # PhiFormats as its own module, so the harness sees only its public API (its files live in
+    # subfolders too, e.g. Quantization/).
+    local formats=()
+    while IFS= read -r -d '' f; do formats+=("$f"); done \
+        < <(find "$REPO/Sources/PhiFormats" -name '*.swift' -print0 | sort -z)
     "${NICE[@]}" "$SWIFTC" -module-name PhiFormats -parse-as-library -swift-version 6 \
         -wmo -num-threads 0 -O -g -sanitize=fuzzer,address \
         -I "$BUILD/modules" \
         -emit-module -emit-module-path "$BUILD/modules/PhiFormats.swiftmodule" \
-        -c "$REPO"/Sources/PhiFormats/*.swift -o "$BUILD/PhiFormats.o"
+        -c "${formats[@]}" -o "$BUILD/PhiFormats.o"
+    FORMATS_OBJS+=("$BUILD/PhiFormats.o")
+}
 
-    for t in "${TARGETS[@]}"; do
+# PhiServer's request parser: only its standard-library-only files, as module PhiServer (the
+# http target needs nothing else, so it builds in seconds).
+build_http_parser() {
+    mkdir -p "$BUILD/modules"
+    local http="$REPO/Sources/PhiServer/HTTP"
+    "${NICE[@]}" "$SWIFTC" -module-name PhiServer -parse-as-library -swift-version 6 \
+        -wmo -num-threads 0 -O -g -sanitize=fuzzer,address \
+        -emit-module -emit-module-path "$BUILD/modules/PhiServer.swiftmodule" \
+        -c "$http/HTTPRequest.swift" "$http/HTTPRequestParser.swift" \
+        "$http/HTTPRequestParser+Semantics.swift" -o "$BUILD/PhiServerParser.o"
+}
+
+# build [target...]: all targets by default.
+build() {
+    local targets=("$@"); [[ ${#targets[@]} -gt 0 ]] || targets=("${TARGETS[@]}")
+    echo "== building ${targets[*]} into $BUILD"
+    local formats_built=0
+    for t in "${targets[@]}"; do
+        check_target "$t"
+        local libs
+        if [[ "$t" == http ]]; then
+            build_http_parser
+            libs=("$BUILD/PhiServerParser.o")
+        else
+            [[ $formats_built -eq 1 ]] || { build_formats; formats_built=1; }
+            libs=("${FORMATS_OBJS[@]}")
+        fi
         "${NICE[@]}" "$SWIFTC" -module-name PhiFuzz -parse-as-library -swift-version 6 \
             -O -g -sanitize=fuzzer,address -D "$(define_for "$t")" \
             -use-ld=lld -I "$BUILD/modules" "$HERE/FuzzHarness.swift" \
-            "$BUILD/PhiFormats.o" "${objs[@]}" -o "$BUILD/fuzz-$t"
+            "${libs[@]}" -o "$BUILD/fuzz-$t"
         echo "   $BUILD/fuzz-$t"
     done
 }
 
-ensure_built() { [[ -x "$BUILD/fuzz-$1" ]] || build; }
+ensure_built() { [[ -x "$BUILD/fuzz-$1" ]] || build "$1"; }
 
 # Seeds are read-only inputs from the repo; the working corpus lives in $OUT. Regressions
 # (inputs that once crashed) are replayed by `regress`, not fed to `fuzz`: while a bug is
@@ -131,7 +164,7 @@ regress() {
 }
 
 case "${1:-}" in
-    build) build ;;
+    build) shift; build "$@" ;;
     fuzz) [[ $# -ge 2 ]] || die "usage: run.sh fuzz <target> [seconds]"; fuzz "$2" "${3:-600}" ;;
     regress) shift; regress "$@" ;;
     repro)
