@@ -2,8 +2,10 @@
 #
 #   make deps        system packages (libcurl, pkg-config; python3 for the demo
 #                    checkpoint and test scripts); idempotent, as root or via sudo
-#   make build       release build → .build/release/phikit   (NATIVE=1 adds -march=native: opt-in,
-#                    the binary then only runs on CPUs like this one)
+#   make build       release build → .build/release/phikit, Swift runtime linked in statically
+#                    (needs only libc, libcurl, zlib at run time; `phikit version` shows the
+#                    commit). NATIVE=1 adds -march=native: opt-in, the binary then only runs on
+#                    CPUs like this one
 #   make demo        deps + build + the main job on a built-in default (see README)
 #   make test        the test suite (swift test; needs no Python)
 #   make test-fast   the test suite without the suites tagged .slow (PHIKIT_SKIP_SLOW=1)
@@ -27,17 +29,23 @@
 #   make bench-mx         kernel speed of each MLX weight format (affine q4, mxfp4, nvfp4, mxfp8,
 #                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
+#   make uninstall   removes exactly what install put there
+#   make check-static  installs into a scratch DESTDIR and checks with ldd that the binary
+#                    needs no Swift library from the toolchain (scripts/check_static.sh)
 #   make fmt         swift-format, in place
 
 PREFIX ?= /usr/local
 SWIFT ?= swift
 NATIVE ?= 0
-RELEASE_FLAGS := -c release $(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
+# The commit goes in through a C define: Swift -D flags carry no value (CKernels/build_info.c).
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+RELEASE_FLAGS := -c release --static-swift-stdlib -Xcc -DPHIKIT_COMMIT=$(COMMIT) \
+	$(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
 BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak bench-mx install fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak bench-mx install uninstall check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -112,6 +120,16 @@ install: build
 	install -m 644 registry.json $(DESTDIR)$(PREFIX)/share/phikit/registry.json
 	install -d $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
 	install -m 644 models/stories-260k/* $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k/
+
+# Only what install put: the binary, the registry and the demo model (never user data).
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/phikit
+	rm -f $(DESTDIR)$(PREFIX)/share/phikit/registry.json
+	rm -rf $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
+	-rmdir $(DESTDIR)$(PREFIX)/share/phikit/models $(DESTDIR)$(PREFIX)/share/phikit 2>/dev/null
+
+check-static: build
+	scripts/check_static.sh
 
 fmt:
 	$(SWIFT) format format --in-place --recursive Package.swift Sources Tests

@@ -17,6 +17,7 @@ enum CommandTable {
             InspectCommand.self,
             TokenizeCommand.self,
             HelpCommand.self,
+            VersionCommand.self,
         ]
     }
 
@@ -40,7 +41,7 @@ enum CLI {
         case "--help", "-h":
             return output(Help.overview)
         case "--version", "-V":
-            return output("phikit \(PhiKitVersion.string)")
+            return output(VersionCommand.text)
         default:
             break
         }

@@ -29,7 +29,18 @@ enum Help {
             exit codes: 0 ok, 1 a check failed, 64 usage error (also when no command is given),
               65 bad model data, 66 not found, 69 network, 70 internal error, 74 local I/O,
               130 interrupted
-            environment: HF_HOME, HF_HUB_CACHE, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE, NO_COLOR
+            environment:
+              HF_HUB_CACHE     the Hugging Face cache pulls go to (default $HF_HOME/hub)
+              HF_HOME          Hugging Face home: cache and token (default
+                               $XDG_CACHE_HOME/huggingface, else ~/.cache/huggingface)
+              HF_ENDPOINT      the Hub to download from (default https://huggingface.co)
+              HF_TOKEN         access token for gated and private repos (else $HF_HOME/token)
+              HF_HUB_OFFLINE   1: never touch the network, use only what is cached
+              PHIKIT_HOME      where converted models go (default $XDG_DATA_HOME/phikit,
+                               else ~/.local/share/phikit)
+              PHIKIT_REGISTRY  path of registry.json (default: <prefix>/share/phikit beside the
+                               binary); your own entries: $XDG_CONFIG_HOME/phikit/registry.json
+              NO_COLOR         set: no colour in diagnostics and chat
             """
     }
 

@@ -53,13 +53,15 @@ enum Phikit {
         try run(arguments, environment: environment)
     }
 
-    /// `stdin`: text fed to phikit's standard input (default: /dev/null).
+    /// `stdin`: text fed to phikit's standard input (default: /dev/null); `binary`: a copy of
+    /// phikit to run instead (e.g. one moved away from its registry).
     static func run(
-        _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil
+        _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil,
+        binary: URL? = nil
     ) throws
         -> PhikitResult
     {
-        guard let url else { throw MissingBinary() }
+        guard let url = binary ?? url else { throw MissingBinary() }
         let process = Process()
         process.executableURL = url
         process.arguments = arguments

@@ -18,7 +18,9 @@ import Testing
         private static let ptyNumber: UInt = 0x8004_5430  // TIOCGPTN
         private static let spawnSetSID: Int16 = 0x80  // POSIX_SPAWN_SETSID
 
-        init(_ arguments: [String], columns: Int = 80) throws {
+        init(
+            _ arguments: [String], columns: Int = 80, environment extra: [String: String] = [:]
+        ) throws {
             let binary = try #require(Phikit.url)
             master = open("/dev/ptmx", O_RDWR | O_NOCTTY)
             try #require(master >= 0)
@@ -48,6 +50,7 @@ import Testing
             var environment = ProcessInfo.processInfo.environment
             environment["TERM"] = "xterm"
             environment["NO_COLOR"] = "1"
+            environment.merge(extra) { $1 }
             let argv = ([binary.path] + arguments).map { strdup($0) } + [nil]
             let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
             defer { (argv + envp).forEach { free($0) } }

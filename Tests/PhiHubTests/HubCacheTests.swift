@@ -166,6 +166,10 @@ struct ModelReferenceTests {
         #expect(
             try ModelReference.resolve("org/model", environment: missing)
                 == .hub(repoID: "org/model", revision: "main", entry: nil))
+        // A name only the registry could resolve reports the missing registry, not the name.
+        #expect(throws: RegistryError.self) {
+            try ModelReference.resolve("stories-260k", environment: missing)
+        }
     }
 
     @Test("a registry that gives one alias to two models is refused")

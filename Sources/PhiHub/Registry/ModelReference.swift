@@ -39,8 +39,8 @@ public enum ModelReference: Sendable, Equatable {
     }
 
     /// Parses `text`, reading registry.json only when `text` is not a directory: a missing
-    /// registry just means no aliases, a broken one is reported rather than hidden behind
-    /// "not a registry alias".
+    /// registry means no aliases (a name that needed one reports the missing file), a broken
+    /// one is reported rather than hidden behind "not a registry alias".
     public static func resolve(
         _ text: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> ModelReference {
@@ -50,11 +50,17 @@ public enum ModelReference: Sendable, Equatable {
         {
             return .directory(text, entry: nil)
         }
-        let registry: Registry?
+        let registry: Registry
         do {
             registry = try Registry.load(environment: environment)
-        } catch .notFound {
-            registry = nil
+        } catch .notFound(let searched) {
+            // Without registry.json a Hub id still works; an alias cannot, and the missing
+            // file (where it was looked for) is the real problem, not the name.
+            do {
+                return try parse(text, registry: nil)
+            } catch .unknown {
+                throw RegistryError.notFound(searched: searched)
+            }
         }
         return try parse(text, registry: registry)
     }

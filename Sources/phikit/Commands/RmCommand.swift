@@ -70,7 +70,7 @@ struct RmCommand: Command {
                 json ? try Format.json(plan) : "[dry-run] would remove " + description + paths)
             return
         }
-        try confirm("About to remove " + description)
+        guard try confirm("About to remove " + description) else { return }
         try PhiKit.remove(plan)
         try StandardOutput.print(json ? try Format.json(plan) : "removed " + description)
     }
@@ -82,15 +82,16 @@ struct RmCommand: Command {
                 json ? try Format.json(preview) : Self.describe(preview, dry: dryRun))
             return
         }
-        try confirm(Self.describe(preview, dry: true))
+        guard try confirm(Self.describe(preview, dry: true)) else { return }
         let result = PhiKit.prunePartials(dryRun: false)
         try StandardOutput.print(
             json ? try Format.json(result) : Self.describe(result, dry: false))
     }
 
     /// Asks on a terminal; refuses without one unless -y (a script must say so explicitly).
-    private func confirm(_ what: String) throws {
-        guard !yes else { return }
+    /// False when the user says no: a choice, not a failure, so it says so and exits 0.
+    private func confirm(_ what: String) throws -> Bool {
+        guard !yes else { return true }
         guard isatty(STDIN_FILENO) == 1 else {
             throw UsageError(
                 "refusing to delete without confirmation (stdin is not a terminal)",
@@ -99,7 +100,11 @@ struct RmCommand: Command {
         Diagnostics.text(what)
         Diagnostics.writeStderr("Proceed? [y/N] ")
         let answer = readLine()?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        guard answer == "y" || answer == "yes" else { throw RemovalDeclined() }
+        guard answer == "y" || answer == "yes" else {
+            Diagnostics.text("nothing removed")
+            return false
+        }
+        return true
     }
 
     /// `mlx-community/X (2 revisions, whole repo; 2.18 GB; 1 blob(s) kept for other revisions)`.
@@ -131,10 +136,4 @@ struct RmCommand: Command {
         return "\(verb) \(result.removed.count) partial(s), \(Format.bytes(result.freedBytes)):\n"
             + lines.joined(separator: "\n")
     }
-}
-
-/// The user answered no: nothing was deleted (exit 1).
-struct RemovalDeclined: UserFacingError {
-    var message: String { "nothing removed" }
-    var exitCode: ExitCode { .failure }
 }
