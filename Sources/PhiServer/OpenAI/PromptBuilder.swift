@@ -13,7 +13,12 @@ struct PromptBuilder {
     func tokens(for input: CompletionRequest.Input) throws(APIError) -> [Int] {
         switch input {
         case .text(let text):
-            return container.tokenizer.encode(text, addSpecialTokens: true)
+            do {
+                return try container.tokenizer.encode(text, addSpecialTokens: true)
+            } catch {
+                // a tokenizer.json whose pre-tokenizer regex exceeds its budget on this text
+                throw .invalidRequest("the prompt cannot be tokenized: \(error)", param: "prompt")
+            }
         case .tokens(let ids):
             let vocabulary = container.model.vocabularySize
             if let bad = ids.first(where: { $0 < 0 || $0 >= vocabulary }) {
