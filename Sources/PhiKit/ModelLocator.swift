@@ -27,6 +27,7 @@ public enum ModelLocator {
         _ text: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> LocalModel {
         guard ModelName.isUsable(text) else { throw ModelLocatorError.notAName(text) }
+        try GGUFConvertError.refuseGGUF(text)
         if !text.contains("/"), !text.hasPrefix("."), !text.hasPrefix("~") {
             let stored = ModelStore.modelsDirectory(environment: environment) + "/" + text
             if isDirectory(stored) {

@@ -4,7 +4,7 @@
 # tokenizers: load time, encode MB/s, the speed ratio, and whether the token counts agree.
 # Issue 6's "Benchmark" section is the spec; see scripts/bench/README.md.
 #
-# The text is the tokenizer test corpus (Tests/PhiEngineTests/Fixtures/tokenizer/corpus.jsonl:
+# The text is the tokenizer test corpus (Tests/PhiTextTests/Fixtures/tokenizer/corpus.jsonl:
 # English prose, code, ~60 languages, emoji, whitespace runs, special tokens) joined with
 # newlines and repeated to BENCH_MB. Two modes, the same for both engines:
 #   lines  every line is its own text (phikit --lines; tokenizers encode_batch), the usual case
@@ -42,7 +42,7 @@ die() { echo "error: $*" >&2; exit 1; }
 mkdir -p "$BENCH_DIR"
 
 TEXT=$BENCH_DIR/text-${MB}MB.txt
-"$PY" - "$REPO/Tests/PhiEngineTests/Fixtures/tokenizer/corpus.jsonl" "$TEXT" "$MB" <<'PY'
+"$PY" - "$REPO/Tests/PhiTextTests/Fixtures/tokenizer/corpus.jsonl" "$TEXT" "$MB" <<'PY'
 import json, sys
 corpus, out, mb = sys.argv[1], sys.argv[2], float(sys.argv[3])
 texts = [json.loads(l) for l in open(corpus, encoding="utf-8").read().split("\n")[:-1]]

@@ -3,7 +3,7 @@
 
     quantize_gguf.py IN.gguf OUT.gguf TYPE [--threads N]
 
-TYPE: Q4_0, Q4_K_M, Q8_0, or Q4_0-pure (every matrix Q4_0, the output matrix too; the
+TYPE: F16, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K_M, Q8_0, or Q4_0-pure (every matrix Q4_0, the output matrix too; the
 default mix keeps the output/tied-embedding matrix at Q6_K, as `llama-quantize` does).
 Writes OUT.gguf.partial, renames at the end.
 """
@@ -16,7 +16,11 @@ from pathlib import Path
 import llama_cpp
 
 FTYPES = {
+    "F16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16,
     "Q4_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_0,
+    "Q4_1": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_1,
+    "Q5_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q5_0,
+    "Q5_1": llama_cpp.LLAMA_FTYPE_MOSTLY_Q5_1,
     "Q4_K_M": llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M,
     "Q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0,
 }

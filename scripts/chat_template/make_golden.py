@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden renders of real chat templates, made with transformers' apply_chat_template.
 
-Writes Tests/PhiEngineTests/Fixtures/chat_template/golden.json: for every template listed in
+Writes Tests/PhiTextTests/Fixtures/chat_template/golden.json: for every template listed in
 templates.json (beside it) and every conversation below, with add_generation_prompt false and
 true (and template-specific extras: tools, dates, thinking switches), either the exact string
 `tokenizer.apply_chat_template(conversation, tokenize=False, ...)` returns, or the error it

@@ -2,7 +2,7 @@
 """Model directories that exercise how transformers finds a chat template and its special
 tokens, and what AutoTokenizer.from_pretrained makes of each.
 
-Writes Tests/PhiEngineTests/Fixtures/chat_template/loader/<scenario>/ (a tiny WordLevel
+Writes Tests/PhiTextTests/Fixtures/chat_template/loader/<scenario>/ (a tiny WordLevel
 tokenizer.json plus the files under test) and loader/expected.json: per scenario, the template
 text `tokenizer.get_chat_template()` returns and `tokenizer.special_tokens_map`, or the error
 (no template, or several templates and none named "default").

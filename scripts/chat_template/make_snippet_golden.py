@@ -7,7 +7,7 @@ compiled exactly as apply_chat_template compiles templates
 (transformers.utils.chat_template_utils._compile_jinja_template: ImmutableSandboxedEnvironment,
 trim_blocks, lstrip_blocks, loopcontrols, transformers' tojson/raise_exception/strftime_now/
 namespace/dict) and rendered with the context given. Writes
-Tests/PhiEngineTests/Fixtures/chat_template/snippets.json with, per snippet, the output or the
+Tests/PhiTextTests/Fixtures/chat_template/snippets.json with, per snippet, the output or the
 error: "raised" (raise_exception), "syntax" (with Jinja's line), or "error" (with the template
 line the traceback points at, when there is one).
 

@@ -11,7 +11,7 @@ import os
 from transformers.utils import chat_template_utils
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.path.join(ROOT, "Tests", "PhiEngineTests", "Fixtures", "chat_template")
+FIXTURES = os.path.join(ROOT, "Tests", "PhiTextTests", "Fixtures", "chat_template")
 SHARED = os.path.join(os.path.dirname(ROOT), "shared", "fixtures")
 # A local wall-clock time; the Swift tests pin ChatTemplate.now to the same local time.
 NOW = real_datetime.datetime(2025, 3, 9, 14, 5, 6)

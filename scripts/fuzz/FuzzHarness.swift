@@ -4,6 +4,7 @@
 //   -D FUZZ_SAFETENSORS  SafeTensorsFile(path:) on a tmpfs copy of the input
 //   -D FUZZ_JSON         JSONValue(parsing:) + the serialize/parse round trip
 //   -D FUZZ_CONFIG       ModelConfig(data:source:) (config.json decoding + validation)
+//   -D FUZZ_GGUF         GGUFFile(bytes:path:) (header, metadata, tensor infos)
 //   -D FUZZ_HTTP         HTTPRequestParser.parse over pipelined requests (PhiServer's parser
 //                        files only, built as their own module)
 //
@@ -229,6 +230,47 @@ func fuzzOne(_ input: UnsafeRawBufferPointer) {
             start += consumed
         }
     }
+}
+#endif
+
+#if FUZZ_GGUF
+func fuzzOne(_ input: UnsafeRawBufferPointer) {
+    let file: GGUFFile
+    do {
+        file = try GGUFFile(bytes: input, path: "fuzz.gguf")
+    } catch {
+        blackHole(error.message)
+        blackHole(error.hint)
+        return
+    }
+    // An accepted file: every tensor lies inside the data section, aligned, sized by its
+    // type, and no two overlap; every byte of each slice is readable (ASan checks).
+    var ranges: [Range<Int>] = []
+    var checksum: UInt8 = 0
+    for t in file.tensors {
+        guard t.offset % file.alignment == 0 else { violation("misaligned \(t.name)", input) }
+        guard let row = t.type.rowBytes(t.dimensions[0]),
+            row * t.dimensions.dropFirst().reduce(1, *) == t.byteCount
+        else { violation("byteCount of \(t.name)", input) }
+        let bytes = file.data(t)
+        let start = file.dataOffset + t.offset
+        guard bytes.count == t.byteCount, start + t.byteCount <= input.count else {
+            violation("data(\(t.name)) out of bounds", input)
+        }
+        for b in bytes { checksum &+= b }
+        guard file.tensor(t.name)?.offset == t.offset else { violation("lookup \(t.name)", input) }
+        if t.byteCount > 0 { ranges.append(start..<(start + t.byteCount)) }
+    }
+    ranges.sort { $0.lowerBound < $1.lowerBound }
+    for (a, b) in zip(ranges, ranges.dropFirst()) where a.upperBound > b.lowerBound {
+        violation("overlapping tensors accepted", input)
+    }
+    for (key, value) in file.metadata {
+        guard file.value(key) == value else { violation("lookup of \(key)", input) }
+        blackHole(value.typeName)
+        blackHole(value.arrayValue?.strings)
+    }
+    blackHole(checksum)
 }
 #endif
 

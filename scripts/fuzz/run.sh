@@ -7,7 +7,7 @@
 #   scripts/fuzz/run.sh repro <target> <file>       # run one input
 #   scripts/fuzz/run.sh minimize <target> <crash>   # minimize a crashing input
 #
-# targets: safetensors, json, config, http
+# targets: safetensors, json, config, http, gguf
 # Everything generated (objects, binaries, corpora, crash files, logs) goes under
 # $PHIKIT_FUZZ_OUT (default /tmp/phikit-fuzz), never into the repo.
 set -euo pipefail
@@ -20,7 +20,7 @@ TOOLCHAIN_BIN="${PHIKIT_FUZZ_TOOLCHAIN:-/opt/swift/usr/bin}"
 SWIFTC="$TOOLCHAIN_BIN/swiftc"
 CLANG="$TOOLCHAIN_BIN/clang"
 NICE=(nice -n 10)
-TARGETS=(safetensors json config http)
+TARGETS=(safetensors json config http gguf)
 
 # Resource limits that define the properties: no unbounded allocation, no hang.
 LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
@@ -28,7 +28,7 @@ LIMITS=(-rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=5)
 die() { echo "run.sh: $*" >&2; exit 2; }
 
 check_target() {
-    case "$1" in safetensors|json|config|http) ;; *) die "unknown target '$1' (safetensors, json, config, http)";; esac
+    case "$1" in safetensors|json|config|http|gguf) ;; *) die "unknown target '$1' (safetensors, json, config, http, gguf)";; esac
 }
 
 define_for() {
@@ -37,6 +37,7 @@ define_for() {
         json) echo FUZZ_JSON ;;
         config) echo FUZZ_CONFIG ;;
         http) echo FUZZ_HTTP ;;
+        gguf) echo FUZZ_GGUF ;;
     esac
 }
 
@@ -46,6 +47,7 @@ max_len_for() {
         json) echo 4096 ;;
         config) echo 8192 ;;
         http) echo 4096 ;;
+        gguf) echo 8192 ;;
     esac
 }
 

@@ -14,7 +14,7 @@ Bases (written next to the output, used by the tests as-is):
   base-bytelevel.json, base-suffix.json   small BPEs trained here on the corpus (deterministic
                    enough; the committed files are the reference, not the training)
 
-Output: Tests/PhiEngineTests/Fixtures/tokenizer/components.json
+Output: Tests/PhiTextTests/Fixtures/tokenizer/components.json
   {"texts": [...], "variants": [{"name", "base", "replace": {top-level key: value},
     "model": {model key: value}, "ids": [[...] per text], "ids_plain": [[...] without
     special tokens, or null when equal], "skipped": [decode(ids, skip_special_tokens=True):
@@ -29,7 +29,7 @@ from pathlib import Path
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "Tests/PhiEngineTests/Fixtures/tokenizer"
+FIXTURES = ROOT / "Tests/PhiTextTests/Fixtures/tokenizer"
 
 
 def expected(decoded, reference):

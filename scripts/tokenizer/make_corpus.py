@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Builds the tokenizer test corpus: Tests/PhiEngineTests/Fixtures/tokenizer/corpus.jsonl.
+"""Builds the tokenizer test corpus: Tests/PhiTextTests/Fixtures/tokenizer/corpus.jsonl.
 
 Deterministic (fixed seeds, no network, no files outside the Python standard library), so
 running it again gives the same corpus for the same Python version. One JSON string per line.
@@ -24,7 +24,7 @@ import sys
 import unicodedata
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parents[2] / "Tests/PhiEngineTests/Fixtures/tokenizer/corpus.jsonl"
+OUT = Path(__file__).resolve().parents[2] / "Tests/PhiTextTests/Fixtures/tokenizer/corpus.jsonl"
 
 LANGUAGES = [
     "The quick brown fox jumps over the lazy dog. It's 5 o'clock, isn't it? We'll see; they've gone.",

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Golden ids and decodes for the tokenizer tests, from the `tokenizers` library.
 
-Reads Tests/PhiEngineTests/Fixtures/tokenizer/corpus.jsonl (see make_corpus.py) and writes,
+Reads Tests/PhiTextTests/Fixtures/tokenizer/corpus.jsonl (see make_corpus.py) and writes,
 for each tokenizer below, golden-<name>.json next to it:
 
   {"tokenizer": path, "tokenizers_version": "0.23.3", "entries": [
@@ -34,7 +34,7 @@ import tokenizers
 from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
-FIXTURES = ROOT / "Tests/PhiEngineTests/Fixtures/tokenizer"
+FIXTURES = ROOT / "Tests/PhiTextTests/Fixtures/tokenizer"
 SHARED = ROOT.parent / "shared/fixtures"
 TOKENIZERS = {
     "phi35": SHARED / "microsoft--Phi-3.5-mini-instruct/tokenizer.json",

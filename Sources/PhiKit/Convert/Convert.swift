@@ -70,11 +70,7 @@ public func convert(
         if let temp { try? FileManager.default.removeItem(atPath: temp) }
         throw error
     }
-    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
-    let written = files.reduce(0) { sum, name in
-        let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
-        return sum + ((size as? NSNumber)?.intValue ?? 0)
-    }
+    let (files, written) = outputListing(output)
     return ConvertSummary(
         source: options.source, sourceDirectory: source.directory, outputDirectory: output,
         files: files, tensorCount: plan.outputTensors.count,
@@ -143,8 +139,18 @@ private func writeMetadata(_ plan: ConvertPlan, source: LocalModel, into dir: St
     try ConvertFiles.write(from: source.directory, to: dir, hubRepo: source.hubRepo)
 }
 
+/// The finished output's file names (sorted) and their total size.
+func outputListing(_ output: String) -> (files: [String], bytes: Int) {
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: output)) ?? []).sorted()
+    let bytes = files.reduce(0) { sum, name in
+        let size = (try? FileManager.default.attributesOfItem(atPath: output + "/" + name))?[.size]
+        return sum + ((size as? NSNumber)?.intValue ?? 0)
+    }
+    return (files, bytes)
+}
+
 /// `mkdtemp("<output>.incomplete-XXXXXX")`, creating the parent directories first.
-private func makeTemporaryDirectory(beside output: String) throws -> String {
+func makeTemporaryDirectory(beside output: String) throws -> String {
     let parent = (output as NSString).deletingLastPathComponent
     do {
         try FileManager.default.createDirectory(
@@ -171,7 +177,7 @@ private func makeUniqueDirectory(
 
 /// Moves the finished directory into place. An existing output (only with `force`) is moved
 /// aside first and deleted after the rename, so some complete model is always there.
-private func install(_ temp: String, at output: String) throws {
+func install(_ temp: String, at output: String) throws {
     // mkdtemp made the directory 0700; the model should be as readable as any directory the
     // user creates (mlx_lm's output is 0777 & ~umask).
     let mask = umask(0)

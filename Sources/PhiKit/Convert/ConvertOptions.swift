@@ -21,6 +21,8 @@ public struct ConvertOptions: Sendable {
     public var maxShardSize: Int
     /// Replace an existing output (only once the new one is complete).
     public var force: Bool
+    /// GGUF source: refuse tensors that cannot be brought over exactly.
+    public var exact = false
     /// Threads for the quantizer (default: every core).
     public var threads: Int
     /// Where `PHIKIT_HOME`, `HF_HUB_CACHE`, … are read from (tests pass their own).

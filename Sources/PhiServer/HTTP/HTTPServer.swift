@@ -12,6 +12,16 @@ public protocol HTTPResponder: Sendable {
 /// HTTP/1.1 on POSIX sockets, one thread per connection, at most
 /// `configuration.maxConnections` of them (one more gets 503 and is closed).
 ///
+/// What the layer answers itself (an OpenAI-shaped JSON error body, then close unless noted):
+/// 400 malformed request line / header / target, missing or repeated Host on 1.1, duplicate or
+/// non-numeric Content-Length, Transfer-Encoding with Content-Length; 408 head or body slower
+/// than `requestTimeout`; 411 chunked request body (send Content-Length); 413 Content-Length over
+/// `maxBodyBytes` (also instead of 100 Continue); 414 request line over `maxHeaderBytes`; 417
+/// an Expect other than 100-continue; 431 head over `maxHeaderBytes` or more than 100 fields;
+/// 501 unknown transfer coding; 505 HTTP other than 1.0/1.1; 503 over the connection
+/// cap (Retry-After: 1). Kept open: 405 TRACE/CONNECT, 501 unknown method, 401 for `/v1` without
+/// the key, 204 CORS preflight, 500 when a responder returned without answering.
+///
 ///     let server = try HTTPServer(configuration: config, responder: router)
 ///     // elsewhere (a signal source): server.stop()
 ///     try server.run()   // returns once stopped and every connection ended

@@ -11,6 +11,7 @@ struct ConvertCommand: Command {
         phikit convert <source> [-o <dir>] [-q] [--bits 4] [--group-size 64]
                        [--dtype float16|bfloat16|float32] [--dequantize] [--max-shard-size 5GiB]
                        [--force] [--json]
+        phikit convert <file.gguf> [-o <dir>] [--exact] [--dtype …] [--dequantize] [--force]
         """
     static let help = """
         Writes the model in MLX format, tensor for tensor what `mlx_lm.convert` writes:
@@ -23,7 +24,8 @@ struct ConvertCommand: Command {
 
         arguments:
           <source>                 a model directory, or a Hub id / registry alias already in
-                                   the Hugging Face cache (run `phikit pull` first)
+                                   the Hugging Face cache (run `phikit pull` first), or a
+                                   GGUF file (llama.cpp / ollama; architectures phi3, llama)
 
         options:
           -o, --output <dir>       output directory (default: the phikit model store,
@@ -39,6 +41,19 @@ struct ConvertCommand: Command {
           --threads <n>            threads to use (default: all cores)
           --force                  replace an existing output (once the new one is complete)
           --json                   print the summary as JSON
+
+        GGUF input: the output is an MLX phi3-layout model with tokenizer.json,
+        tokenizer_config.json (chat template included), generation_config.json and a
+        config.json made from the metadata (LongRoPE factors from rope_factors_long/short).
+        llama files get their q/k rows put back in Hugging Face order and q/k/v, gate/up
+        fused. Block types with an exact MLX form come over without rounding, as MLX affine
+        group-32 weights: Q4_0, Q4_1 (4-bit), Q5_0, Q5_1 (5-bit), Q8_0 (8-bit) with fp16
+        scales, Q4_K (4-bit) and Q5_K (5-bit) with float32 scales; MXFP4 as mlx mxfp4;
+        F32/F16/BF16 stay float. Q6_K, Q2_K and IQ4_NL have none: they are re-quantized to affine 8-bit g32
+        (or become float with --dtype), and the summary lists each with its largest error.
+          --exact                  refuse instead of re-quantizing anything
+          --dtype <type>           float type for float tensors and for the inexact ones
+          -d, --dequantize         every tensor float (--dtype, default float32)
 
         mlx_lm spellings are accepted too: --mlx-path, --q-bits, --q-group-size.
         exit codes: 64 bad options or existing output, 65 weights that do not match
@@ -58,6 +73,7 @@ struct ConvertCommand: Command {
         let maxShard = try args.option("--max-shard-size", as: ByteSize.self)
         let threads = try args.option("--threads", as: Int.self)
         let force = args.flag("--force")
+        let exact = args.flag("--exact")
         json = args.flag("--json")
         let source = try args.positional("source")
         try args.finish()
@@ -83,9 +99,11 @@ struct ConvertCommand: Command {
         if let maxShard { options.maxShardSize = maxShard.bytes }
         if let threads { options.threads = threads }
         options.force = force
+        options.exact = exact
     }
 
     func run() throws {
+        if isGGUF(path: options.source) { return try runGGUF() }
         let summary = try PhiKit.convert(options) { p in
             Diagnostics.progress(Self.progressLine(p))
         }
