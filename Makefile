@@ -21,6 +21,9 @@
 #                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
+#   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
+#                    3600) for safetensors, json, config, http, after replaying
+#                    the seeds and every past finding (make fuzz-regress does only that)
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make fmt         swift-format, in place
 
@@ -54,6 +57,17 @@ test:
 
 test-fast:
 	PHIKIT_SKIP_SLOW=1 $(SWIFT) test
+
+FUZZ_SECONDS ?= 3600
+FUZZ_TARGETS ?= safetensors json config http
+
+# Not part of `make test`: the instrumented build alone takes minutes on a loaded machine.
+fuzz-regress:
+	scripts/fuzz/run.sh build
+	scripts/fuzz/run.sh regress
+
+fuzz: fuzz-regress
+	@for t in $(FUZZ_TARGETS); do scripts/fuzz/run.sh fuzz $$t $(FUZZ_SECONDS) || exit 1; done
 
 bench: bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat
 

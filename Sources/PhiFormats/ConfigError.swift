@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A model's JSON metadata (config.json, generation_config.json, the shard index) is missing,
 /// malformed, or describes a model phikit cannot run. `path` is the file as the caller named it,
 /// so the message points at the exact file; `field` is the JSON key path joined with dots
@@ -8,9 +14,13 @@ public enum ConfigError: UserFacingError, Equatable {
     case missingField(path: String, field: String)
     case invalidValue(path: String, field: String, detail: String)
     case unsupportedArchitecture(path: String, modelType: String)
+    /// There but not readable as a file: a directory or FIFO in its place (65), or a read
+    /// error (74) — the file's own `FileError`, so every metadata file says the same.
+    case unreadable(FileError)
 
     public var message: String {
         switch self {
+        case .unreadable(let error): error.message
         case .missingFile(let path), .invalidJSON(let path, _), .missingField(let path, _),
             .invalidValue(let path, _, _), .unsupportedArchitecture(let path, _):
             "\(path): \(problem)"
@@ -20,6 +30,9 @@ public enum ConfigError: UserFacingError, Equatable {
     /// The message without the file name in front, for callers that name the file themselves.
     public var problem: String {
         switch self {
+        case .unreadable(let error):
+            error.wrongType.map { "is \($0), not a regular file" }
+                ?? "cannot be read: \(String(cString: strerror(error.errno)))"
         case .missingFile: "no such file"
         case .invalidJSON(_, let detail): "not valid JSON (\(detail))"
         case .missingField(_, let field): "missing field '\(field)'"
@@ -41,6 +54,7 @@ public enum ConfigError: UserFacingError, Equatable {
 
     public var exitCode: ExitCode {
         if case .missingFile = self { return .noInput }
+        if case .unreadable(let error) = self { return error.exitCode }
         return .dataError
     }
 }

@@ -32,7 +32,8 @@ public struct GenerationConfig: Sendable, Equatable {
 
     public init(data: some Collection<UInt8>, source: String) throws(ConfigError) {
         do {
-            self = try JSONDecoder().decode(GenerationConfig.self, from: Data(data))
+            self = try JSONDecoder().decode(
+                GenerationConfig.self, from: try strictJSON(data, path: source))
         } catch {
             throw ConfigError.wrapping(error, path: source)
         }

@@ -10,15 +10,19 @@ public struct FileError: UserFacingError, Equatable {
     /// What we were doing, as a verb phrase: "open", "read", "write", "rename … to", "fsync".
     public let operation: String
     public let errno: Int32
+    /// What the path is when a regular file was expected ("a directory", "a FIFO").
+    public let wrongType: String?
 
-    public init(path: String, operation: String, errno: Int32) {
+    public init(path: String, operation: String, errno: Int32, wrongType: String? = nil) {
         self.path = path
         self.operation = operation
         self.errno = errno
+        self.wrongType = wrongType
     }
 
     public var message: String {
-        "cannot \(operation) '\(path)': \(String(cString: strerror(errno)))"
+        if let wrongType { return "'\(path)' is \(wrongType), not a regular file" }
+        return "cannot \(operation) '\(path)': \(String(cString: strerror(errno)))"
     }
 
     public var hint: String? {
@@ -29,8 +33,77 @@ public struct FileError: UserFacingError, Equatable {
         }
     }
 
-    /// A missing file is "no input" (66); anything else is local I/O (74).
-    public var exitCode: ExitCode { errno == ENOENT ? .noInput : .ioError }
+    /// A missing file is "no input" (66); a directory, FIFO or device where a model file
+    /// belongs is bad model data (65), whichever file it is; anything else is local I/O (74).
+    public var exitCode: ExitCode {
+        if wrongType != nil { return .dataError }
+        return errno == ENOENT ? .noInput : .ioError
+    }
+
+}
+
+/// Whole small files (JSON metadata, templates, prompts) read with the same checks everywhere:
+/// a regular file, at most `limit` bytes, read without blocking on a FIFO, every failure a
+/// `FileError` that names the file (Foundation's messages said "NSCocoaErrorDomain error 256"
+/// or "You don't have permission" to root for a directory).
+public enum LocalFile {
+    /// 1 GiB: far above any tokenizer.json (Phi-4's is 15 MB) or config.
+    public static let defaultLimit = 1 << 30
+
+    /// Refuses anything but a regular file at `path` (following links), before it is opened:
+    /// opening a FIFO blocks until a writer comes, reading a device never ends.
+    public static func requireRegularFile(_ path: String) throws(FileError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw FileError(path: path, operation: "open", errno: Glibc.errno)
+        }
+        if let kind = nonRegularKind(info.st_mode) {
+            throw FileError(path: path, operation: "open", errno: EINVAL, wrongType: kind)
+        }
+    }
+
+    /// "a directory", "a FIFO"… for a mode that is not a regular file; nil for one.
+    static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        default: "not a file"
+        }
+    }
+
+    public static func read(_ path: String, limit: Int = defaultLimit) throws(FileError) -> [UInt8]
+    {
+        try LocalFile.requireRegularFile(path)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw FileError(path: path, operation: "stat", errno: errno)
+        }
+        if let kind = LocalFile.nonRegularKind(info.st_mode) {  // replaced since the stat
+            throw FileError(path: path, operation: "open", errno: EINVAL, wrongType: kind)
+        }
+        guard info.st_size <= limit else {
+            throw FileError(path: path, operation: "read", errno: EFBIG)
+        }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var filled = 0
+        while filled < bytes.count {
+            let n = bytes.withUnsafeMutableBytes {
+                system_read(fd, $0.baseAddress! + filled, $0.count - filled)
+            }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw FileError(path: path, operation: "read", errno: errno) }
+            if n == 0 { break }  // shrank while we read: what is there is the file
+            filled += n
+        }
+        return filled == bytes.count ? bytes : Array(bytes[..<filled])
+    }
 }
 
 /// A whole file mapped read-only into memory; unmapped in `deinit`.
@@ -46,7 +119,8 @@ public final class MappedFile: @unchecked Sendable {
     /// Maps `path` read-only. An empty file maps to an empty buffer without calling `mmap`.
     public init(path: String) throws(FileError) {
         self.path = path
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        try LocalFile.requireRegularFile(path)  // before open(2): a FIFO would block it
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw FileError(path: path, operation: "open", errno: errno) }
         defer { close(fd) }  // the mapping keeps its own reference to the file
 
@@ -54,9 +128,8 @@ public final class MappedFile: @unchecked Sendable {
         guard fstat(fd, &info) == 0 else {
             throw FileError(path: path, operation: "stat", errno: errno)
         }
-        guard (info.st_mode & S_IFMT) == S_IFREG else {
-            let code = (info.st_mode & S_IFMT) == S_IFDIR ? EISDIR : EINVAL
-            throw FileError(path: path, operation: "map", errno: code)
+        if let kind = LocalFile.nonRegularKind(info.st_mode) {
+            throw FileError(path: path, operation: "map", errno: EINVAL, wrongType: kind)
         }
         guard info.st_size > 0 else {
             base = nil
@@ -111,4 +184,10 @@ public final class MappedFile: @unchecked Sendable {
         let size = sysconf(Int32(_SC_PAGESIZE))
         return size > 0 ? size : 4096
     }()
+}
+
+@inline(__always) private func system_read(
+    _ fd: Int32, _ p: UnsafeMutableRawPointer, _ n: Int
+) -> Int {
+    read(fd, p, n)
 }

@@ -95,7 +95,8 @@ public struct ModelConfig: Sendable, Equatable {
         throws(ConfigError)
     {
         do {
-            self = try JSONDecoder().decode(ModelConfig.self, from: Data(data))
+            self = try JSONDecoder().decode(
+                ModelConfig.self, from: try strictJSON(data, path: source))
         } catch {
             throw ConfigError.wrapping(error, path: source)
         }
@@ -104,13 +105,27 @@ public struct ModelConfig: Sendable, Equatable {
     }
 }
 
-/// Reads a small JSON metadata file, mapping "absent" to `.missingFile` (exit 66).
-func readMetadataFile(_ path: String) throws(ConfigError) -> Data {
-    guard FileManager.default.fileExists(atPath: path) else { throw .missingFile(path: path) }
+/// One JSON policy for every metadata file (issue 17: a duplicate key or a byte-order mark
+/// passed `verify` and `run` through Foundation's lenient decoder, yet `convert` refused it):
+/// the bytes must first pass `JSONValue`'s strict parser (no duplicate keys, no BOM, valid
+/// UTF-8, nothing after the value); then Foundation decodes the typed fields.
+func strictJSON(_ data: some Collection<UInt8>, path: String) throws(ConfigError) -> Data {
+    let bytes = Data(data)
     do {
-        return try Data(contentsOf: URL(fileURLWithPath: path))
+        _ = try JSONValue(parsing: bytes)
     } catch {
-        throw .invalidJSON(path: path, detail: "cannot read: \(error.localizedDescription)")
+        throw .invalidJSON(path: path, detail: error.message)
+    }
+    return bytes
+}
+
+/// Reads a small JSON metadata file, mapping "absent" to `.missingFile` (exit 66).
+public func readMetadataFile(_ path: String) throws(ConfigError) -> Data {
+    do {
+        return Data(try LocalFile.read(path))
+    } catch {
+        if error.errno == ENOENT && error.wrongType == nil { throw .missingFile(path: path) }
+        throw .unreadable(error)
     }
 }
 
@@ -284,8 +299,9 @@ extension ModelConfig {
         guard rmsNormEps > 0, rmsNormEps.isFinite else {
             throw invalid("rms_norm_eps", "must be positive")
         }
-        guard ropeTheta > 0, ropeTheta.isFinite else {
-            throw invalid("rope_theta", "must be positive")
+        // Below 1 the inverse frequencies theta^-e overflow to infinity and every angle is NaN.
+        guard ropeTheta >= 1, ropeTheta.isFinite else {
+            throw invalid("rope_theta", "must be at least 1, got \(ropeTheta)")
         }
         if let original = originalMaxPositionEmbeddings, original <= 0 {
             throw invalid("original_max_position_embeddings", "must be positive, got \(original)")
@@ -311,7 +327,23 @@ extension ModelConfig {
             throw invalid(
                 "rope_scaling.type", "'\(scaling.type)' is not supported (longrope, su, linear)")
         }
+        for (field, value) in [
+            ("factor", scaling.factor), ("attention_factor", scaling.attentionFactor),
+        ]
+        where value.map({ !($0 > 0) || !$0.isFinite }) ?? false {
+            throw invalid("rope_scaling.\(field)", "must be a positive number")
+        }
         if scaling.isLongRope {
+            // The attention factor divides by ln(original): at 1 it is infinite and the model
+            // generated <unk> after passing verify. The original window also cannot exceed the
+            // extended one it was extended to.
+            let original = originalMaxPositionEmbeddings ?? 4096
+            guard original >= 2, original <= maxPositionEmbeddings else {
+                throw invalid(
+                    "original_max_position_embeddings",
+                    "is \(original); LongRoPE needs 2 to max_position_embeddings "
+                        + "(\(maxPositionEmbeddings))")
+            }
             // One divisor per rotary frequency pair: ropeDim/2 (48 on Phi-3.5 and Phi-4-mini).
             for (field, list) in [
                 ("short_factor", scaling.shortFactor), ("long_factor", scaling.longFactor),
@@ -322,8 +354,12 @@ extension ModelConfig {
                         "has \(list.count) entries, expected \(ropeDim / 2) (rotary dimension \(ropeDim) / 2)"
                     )
                 }
-                if let bad = list.firstIndex(where: { !($0 > 0) || !$0.isFinite }) {
-                    throw invalid("rope_scaling.\(field)", "entry \(bad) must be a positive number")
+                // Real factors lie between 1 and about 100; far outside, 1 / (factor × theta^e)
+                // leaves float range and the angles become infinite or zero.
+                if let bad = list.firstIndex(where: { !($0 >= 1e-3 && $0 <= 1e6) }) {
+                    throw invalid(
+                        "rope_scaling.\(field)",
+                        "entry \(bad) (\(list[bad])) must be a number from 0.001 to 1e6")
                 }
             }
         }

@@ -115,8 +115,8 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
             }
         }
         let path = (directory as NSString).appendingPathComponent("config.json")
-        guard let data = FileManager.default.contents(atPath: path),
-            let partial = try? JSONDecoder().decode(Partial.self, from: data)
+        guard let data = try? LocalFile.read(path),
+            let partial = try? JSONDecoder().decode(Partial.self, from: Data(data))
         else { return nil }
         return partial.quantization ?? partial.quantizationConfig
     }

@@ -213,6 +213,10 @@ extension SafeTensorsFile {
         return TensorInfo(name: name, dtype: dtype, shape: shape.dims, dataOffsets: begin..<end)
     }
 
+    /// 2^48 values (256 T): far beyond any real tensor, small enough that counts stay far from
+    /// overflow after the small multiplications callers make (× 32 for packed weights, × 64).
+    static let maxElements = 1 << 48
+
     private static func parseShape(
         _ value: JSONValue?, name: String, dtype: DType, path: String
     ) throws(SafeTensorsError) -> (dims: [Int], byteCount: Int) {
@@ -221,6 +225,10 @@ extension SafeTensorsFile {
         }
         var dims: [Int] = []
         var bytes = dtype.size
+        // The product of the non-zero dimensions, bounded even when a zero makes the byte count
+        // 0: `[0, 2^60]` has no bytes, yet element counts of its rows, packed-parameter counts
+        // (× 32) and group arithmetic downstream multiply what is left and trapped.
+        var nonZeroElements = 1
         for element in elements {
             guard case .number(let literal) = element, let dim = element.intValue else {
                 let tooLarge = element.offsetValue != nil  // an integer literal that overflows Int
@@ -235,7 +243,12 @@ extension SafeTensorsFile {
             guard !overflow else {
                 throw .badShape(path: path, tensor: name, reason: "size overflows")
             }
+            let (elements, tooMany) = nonZeroElements.multipliedReportingOverflow(by: max(dim, 1))
+            guard !tooMany, elements <= maxElements else {
+                throw .badShape(path: path, tensor: name, reason: "size overflows")
+            }
             bytes = product
+            nonZeroElements = elements
             dims.append(dim)
         }
         return (dims, bytes)

@@ -16,7 +16,7 @@ public struct ChatPrompt: Sendable, Equatable {
     ) throws -> ChatPrompt {
         let text = try template.render(
             conversation: conversation, addGenerationPrompt: true, extraContext: extraContext)
-        return ChatPrompt(text: text, ids: tokenizer.encode(text, addSpecialTokens: false))
+        return ChatPrompt(text: text, ids: try tokenizer.encode(text, addSpecialTokens: false))
     }
 
     /// Reads a conversation file: a JSON array of message objects, each with a string `role`

@@ -86,11 +86,16 @@ public struct TokenizerConfig: Sendable {
         _ path: String
     ) throws(TokenizerConfigError) -> [(key: String, value: JSONValue)]? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        let data: Data
+        let data: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = try LocalFile.read(path)
         } catch {
-            throw .unreadable(path: path, detail: error.localizedDescription)
+            // A directory or FIFO in the file's place is bad model data (65) as for every
+            // model file; a read error is I/O (74). Foundation said "error 256" for both.
+            if let kind = error.wrongType {
+                throw .invalid(path: path, message: "is \(kind), not a regular file")
+            }
+            throw .unreadable(path: path, detail: String(cString: strerror(error.errno)))
         }
         let json: JSONValue
         do {

@@ -4,18 +4,18 @@ import Testing
 #if os(Linux)
     @Suite("Ctrl-C")
     struct InterruptTests {
-        /// `inspect` on a FIFO blocks in open(2) until a writer appears, which gives us a phikit
-        /// that is busy long enough to interrupt.
+        /// `run -p -` waits for its prompt on a stdin nobody writes to, which gives us a phikit
+        /// that is busy long enough to interrupt. (A FIFO in place of a model file used to
+        /// serve; it is refused at once now.)
         @Test func sigintExits130() throws {
             let binary = try #require(Phikit.url)
-            let dir = try TinyModel.temporaryDirectory()
-            defer { try? FileManager.default.removeItem(at: dir) }
-            let fifo = dir.appendingPathComponent("model.safetensors").path
-            #expect(mkfifo(fifo, 0o600) == 0)
+            let stdin = Pipe()
+            defer { try? stdin.fileHandleForWriting.close() }
 
             let process = Process()
             process.executableURL = binary
-            process.arguments = ["inspect", fifo]
+            process.arguments = ["run", "stories-260k", "-p", "-"]
+            process.standardInput = stdin
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
@@ -25,8 +25,8 @@ import Testing
             while !catchesSIGINT(process.processIdentifier) && Date() < deadline {
                 Thread.sleep(forTimeInterval: 0.02)
             }
-            Thread.sleep(forTimeInterval: 0.1)  // let it reach open(2)
-            Phikit.interruptAndWait(process, doing: "inspect")
+            Thread.sleep(forTimeInterval: 0.3)  // let it reach read(2)
+            Phikit.interruptAndWait(process, doing: "run")
             #expect(process.terminationReason == .exit)
             #expect(process.terminationStatus == 130)
         }

@@ -46,6 +46,9 @@ public final class Sampler {
         if penalty != 1 { penalize(history.suffix(parameters.repetitionContextSize), penalty) }
         if parameters.temperature == 0 { return pk_argmax(working.baseAddress, vocab) }
         let count = filter()
+        // NaN logits (a broken model) fail every filter's comparison: nothing is left to draw
+        // from, and the draw read the slot before the buffer. Greedy is the only answer.
+        guard count > 0 else { return pk_argmax(working.baseAddress, vocab) }
         return draw(count)
     }
 
@@ -106,6 +109,7 @@ public final class Sampler {
             above += Double(exp(working[Int(candidates[kept])] - top))
             kept += 1
         }
+        guard kept > 0 else { return 0 }  // NaN mass: `sample` falls back to greedy
         let threshold = working[Int(candidates[kept - 1])]
         while kept < count && working[Int(candidates[kept])] == threshold { kept += 1 }
         return kept
@@ -167,6 +171,9 @@ public final class Sampler {
         var top = -Float.infinity
         for i in 0..<count { top = max(top, working[Int(candidates[i])]) }
         let inverse = 1 / parameters.temperature
+        // A temperature so small that 1/t overflows (1e-40) makes (top - top) × ∞ NaN, and the
+        // draw fell through to the last candidate; the limit of such a softmax is greedy.
+        guard inverse.isFinite else { return bestCandidate(count) }
         var total = 0.0
         for i in 0..<count { total += Double(exp((working[Int(candidates[i])] - top) * inverse)) }
         var target = random.nextUnit() * total
@@ -174,6 +181,17 @@ public final class Sampler {
             target -= Double(exp((working[Int(candidates[i])] - top) * inverse))
             if target < 0 { return Int(candidates[i]) }
         }
-        return Int(candidates[count - 1])  // rounding left a sliver at the end
+        // Rounding left a sliver at the end; NaN or no mass at all (total 0 or NaN): greedy.
+        return total > 0 ? Int(candidates[count - 1]) : bestCandidate(count)
+    }
+
+    /// The candidate with the largest logit (the lowest id among ties), NaN never chosen.
+    private func bestCandidate(_ count: Int) -> Int {
+        var best = Int(candidates[0])
+        for i in 1..<max(count, 1) {
+            let token = Int(candidates[i])
+            if working[token] > working[best] || working[best].isNaN { best = token }
+        }
+        return best
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 #if canImport(Glibc)
     import Glibc
@@ -161,7 +162,7 @@ extension HubCache {
         while let name = walker.nextObject() as? String {
             let path = directory + "/" + name
             guard !Self.isDirectory(path), !name.hasSuffix(".incomplete"),
-                let data = FileManager.default.contents(atPath: path)
+                let data = try? LocalFile.read(path, limit: 4096)
             else { continue }
             refs[name] = String(decoding: data, as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines)

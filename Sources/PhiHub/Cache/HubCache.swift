@@ -71,8 +71,8 @@ public struct HubCache: Sendable {
     public func commit(repoID: String, revision: String) -> String? {
         if Self.isCommitHash(revision) { return revision }
         let refPath = repoDirectory(repoID: repoID) + "/refs/" + revision
-        guard let data = FileManager.default.contents(atPath: refPath),
-            let text = String(data: data, encoding: .utf8)
+        guard let data = try? LocalFile.read(refPath, limit: 4096),
+            let text = String(bytes: data, encoding: .utf8)
         else { return nil }
         let commit = text.trimmingCharacters(in: .whitespacesAndNewlines)
         return Self.isCommitHash(commit) ? commit : nil

@@ -44,16 +44,27 @@ final class HubClient {
             "\(configuration.endpoint)/api/models/\(repoID)/tree/\(commit)?recursive=true"
         var files: [HubFileEntry] = []
         var pages = 0
+        // A next-page link that comes back round (to a page already read, or to pages that
+        // list files already listed) ran for minutes until the page limit: stop at once.
+        var visited = Set<String>()
+        var paths = Set<String>()
         while let url = next {
             pages += 1
             guard pages <= 10_000 else { throw .badResponse(url: url, detail: "endless paging") }
+            guard visited.insert(url).inserted else {
+                throw .badResponse(url: url, detail: "the next-page links loop back to this page")
+            }
             let (json, head) = try fetchJSONWithHead(
                 url, context: .init(repoID: repoID, revision: commit))
             guard let items = json.arrayValue else {
                 throw .badResponse(url: url, detail: "the tree is not a JSON list")
             }
             for item in items where item["type"]?.stringValue == "file" {
-                files.append(try Self.fileEntry(item, url: url))
+                let entry = try Self.fileEntry(item, url: url)
+                guard paths.insert(entry.path).inserted else {
+                    throw .badResponse(url: url, detail: "'\(entry.path)' is listed twice")
+                }
+                files.append(entry)
             }
             next = Self.nextPage(head.headers["Link"], base: url)
         }

@@ -51,8 +51,11 @@ enum ConvertFiles {
     }
 
     private static func copy(_ from: String, to: String) throws {
-        guard let data = FileManager.default.contents(atPath: from) else {
-            throw ConvertError.io(path: from, detail: "cannot read")
+        let data: [UInt8]
+        do {
+            data = try LocalFile.read(from)
+        } catch {
+            throw ConfigError.unreadable(error)
         }
         try put(data, to)
     }

@@ -111,7 +111,9 @@ public struct ConvertManifest: Sendable, Equatable {
     /// The manifest of a converted model directory; nil when it has none.
     public static func read(directory: String) throws(ConfigError) -> ConvertManifest? {
         let path = (directory as NSString).appendingPathComponent(fileName)
-        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        var exists = stat()
+        guard lstat(path, &exists) == 0 else { return nil }
+        let data = try readMetadataFile(path)
         let root: JSONValue
         do {
             root = try JSONValue(parsing: data)

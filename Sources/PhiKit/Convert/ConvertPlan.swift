@@ -55,11 +55,13 @@ struct ConvertPlan {
     static func make(sourceDirectory dir: String, options: ConvertOptions) throws -> ConvertPlan {
         let configPath = (dir as NSString).appendingPathComponent("config.json")
         let config = try ModelConfig.load(directory: dir)  // model_type, sizes, rope: validated
+        // Copied into the output as it is, so checked as `run` reads it: a broken one was
+        // copied and convert reported success.
+        _ = try GenerationConfig.load(directory: dir)
         let layout = try ModelLayout(config: config)
         let rawConfig: JSONValue
         do {
-            rawConfig = try JSONValue(
-                parsing: try Data(contentsOf: URL(fileURLWithPath: configPath)))
+            rawConfig = try JSONValue(parsing: try readMetadataFile(configPath))
         } catch let error as JSONError {
             throw ConfigError.invalidJSON(path: configPath, detail: error.message)
         }

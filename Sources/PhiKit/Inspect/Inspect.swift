@@ -57,10 +57,12 @@ public func inspect(path: String) throws -> InspectReport {
 /// what is there, `verify` judges it.
 private func loadConfig(directory: String, warnings: inout [String]) throws -> ModelConfig? {
     let path = (directory as NSString).appendingPathComponent("config.json")
-    guard let data = FileManager.default.contents(atPath: path) else {
+    var exists = stat()
+    guard lstat(path, &exists) == 0 else {
         warnings.append("no config.json in \(directory); showing tensors only")
         return nil
     }
+    let data = try readMetadataFile(path)
     let config = try ModelConfig(data: [UInt8](data), source: path, validating: false)
     do { try config.validate() } catch {
         warnings.append("config.json is not valid: \(error.message)")

@@ -31,7 +31,7 @@ struct ModelSummary: Sendable, Equatable {
     /// `mlx q4 g64` from config.json's `quantization` (`mlx mxfp4 g32` for other modes), or the
     /// `quant_method` of a foreign `quantization_config` (`gptq`, `awq`…).
     static func quantizationLabel(_ directory: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: directory + "/config.json"),
+        guard let data = try? LocalFile.read(directory + "/config.json"),
             let config = try? JSONValue(parsing: Array(data))
         else { return nil }
         if let q = config["quantization"], let bits = q["bits"]?.intValue,

@@ -142,6 +142,8 @@ public enum RunError: UserFacingError, Equatable {
     case systemNeedsTemplate(directory: String)
     case unknownStopToken(String)
     case noPrompt(model: String)
+    /// Refused by size before tokenizing: more bytes than any tokenization fits in the context.
+    case promptTooLong(bytes: Int, positions: Int)
 
     public var message: String {
         switch self {
@@ -153,6 +155,8 @@ public enum RunError: UserFacingError, Equatable {
         case .unknownStopToken(let token):
             "'\(token)' is neither a token of this tokenizer nor a token id"
         case .noPrompt(let model): "no prompt for \(model): give -p or text on stdin"
+        case .promptTooLong(let bytes, let positions):
+            "the prompt is \(bytes) bytes: far more than the model's \(positions) positions hold"
         }
     }
 
@@ -162,13 +166,14 @@ public enum RunError: UserFacingError, Equatable {
         case .systemNeedsTemplate: "put the instructions in the prompt, or drop --system"
         case .unknownStopToken: "give the token as it is written in tokenizer.json, e.g. <|end|>"
         case .noPrompt: nil
+        case .promptTooLong: "shorten the prompt"
         }
     }
 
     public var exitCode: ExitCode {
         switch self {
         case .tokenizerDoesNotFit: .dataError
-        case .systemNeedsTemplate, .unknownStopToken, .noPrompt: .usage
+        case .systemNeedsTemplate, .unknownStopToken, .noPrompt, .promptTooLong: .usage
         }
     }
 }

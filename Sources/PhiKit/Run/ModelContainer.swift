@@ -81,11 +81,17 @@ public final class ModelContainer: Sendable {
         let messages: [ChatMessage]
         switch prompt {
         case .text(let text, let system):
+            // Cheap things first: a 50 MB prompt was tokenized in full (1.3 GB) before it was
+            // found too long. No token of a real vocabulary spans 256 bytes on average.
+            let limit = model.maxPositions.multipliedReportingOverflow(by: 256)
+            if !limit.overflow, text.utf8.count > limit.partialValue {
+                throw RunError.promptTooLong(bytes: text.utf8.count, positions: model.maxPositions)
+            }
             guard let template = chatTemplate, useChatTemplate else {
                 if system != nil {
                     throw RunError.systemNeedsTemplate(directory: location.directory)
                 }
-                return tokenizer.encode(text, addSpecialTokens: true)
+                return try tokenizer.encode(text, addSpecialTokens: true)
             }
             messages =
                 (system.map { [ChatMessage(role: "system", content: $0)] } ?? [])

@@ -1,6 +1,6 @@
 import Foundation
-import PhiText
 import PhiFormats
+import PhiText
 
 /// What `phikit tokenize` shows: the ids of a text and their token strings, plus how long
 /// loading and encoding took (for `--timings` and the tokenizer benchmark).
@@ -54,7 +54,7 @@ public func tokenize(
 {
     let (tokenizer, loadSeconds) = try loadTokenizer(model: model)
     let start = DispatchTime.now().uptimeNanoseconds
-    let ids = tokenizer.encode(text, addSpecialTokens: addSpecialTokens)
+    let ids = try tokenizer.encode(text, addSpecialTokens: addSpecialTokens)
     let encodeSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     return TokenizeResult(
         ids: ids, tokens: ids.map { tokenizer.token(for: $0) ?? "" }, text: text,
@@ -93,8 +93,9 @@ public func tokenizeLines(
     // Split on LF bytes: a Swift Character would keep "\r\n" together.
     var lines = text.utf8.split(separator: 0x0A, omittingEmptySubsequences: false)
     if text.utf8.last == 0x0A { lines.removeLast() }
-    let ids = lines.map {
-        tokenizer.encode(String(decoding: $0, as: UTF8.self), addSpecialTokens: addSpecialTokens)
+    let ids = try lines.map {
+        try tokenizer.encode(
+            String(decoding: $0, as: UTF8.self), addSpecialTokens: addSpecialTokens)
     }
     let encodeSeconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
     return (ids, loadSeconds, encodeSeconds)

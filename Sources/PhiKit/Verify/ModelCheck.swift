@@ -51,10 +51,18 @@ struct ModelCheck {
 
     private mutating func loadConfig() -> ModelConfig? {
         let path = directory + "/config.json"
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let data: [UInt8]
+        do {
+            data = try LocalFile.read(path)
+        } catch let error where error.errno == ENOENT && error.wrongType == nil {
             outcome.error(
                 "missing_config", file: "config.json", "is missing: the model cannot be loaded")
             outcome.summary = "no config.json"
+            return nil
+        } catch {
+            outcome.error(
+                "invalid_config", file: "config.json", ConfigError.unreadable(error).problem)
+            outcome.summary = "config.json cannot be read"
             return nil
         }
         do {

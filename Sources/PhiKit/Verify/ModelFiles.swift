@@ -51,13 +51,17 @@ struct ModelFiles: Sendable {
 
     /// Any other directory: its files and subfolders, without hidden ones (`.git`,
     /// `.cache/huggingface`, phikit's manifest), following links to files.
-    static func directory(_ directory: String) -> ModelFiles {
+    static func directory(_ directory: String) throws -> ModelFiles {
         var files: [ModelFile] = []
         var leftovers: [String] = []
         guard let walker = FileManager.default.enumerator(atPath: directory) else {
             return ModelFiles(files: [], leftovers: [])
         }
+        var seen = 0
         while let relative = walker.nextObject() as? String {
+            // A model has tens of files; a home folder with a config.json in it has millions.
+            seen += 1
+            if seen > maxEntries { throw TooManyFiles(directory: directory, limit: maxEntries) }
             let name = (relative as NSString).lastPathComponent
             let absolute = directory + "/" + relative
             var lst = stat()
@@ -84,9 +88,20 @@ struct ModelFiles: Sendable {
         return ModelFiles(files: files, leftovers: leftovers.sorted())
     }
 
+    static let maxEntries = 100_000
+
     /// What an interrupted writer leaves: `*.incomplete` (AtomicFile, the safetensors writer,
     /// a blob download) or convert's `<out>.incomplete-XXXXXX` folder.
     static func isLeftover(_ name: String) -> Bool {
         name.hasSuffix(".incomplete") || name.contains(".incomplete-")
     }
+}
+
+/// `verify` pointed at a folder far bigger than any model (a home folder, `/`).
+struct TooManyFiles: UserFacingError {
+    var directory: String
+    var limit: Int
+    var message: String { "\(directory) holds more than \(limit) files: not a model directory" }
+    var hint: String? { "point verify at the folder holding config.json and the weights" }
+    var exitCode: ExitCode { .usage }
 }

@@ -12,9 +12,19 @@ public func verify(
 ) throws -> VerifyReport {
     let start = DispatchTime.now().uptimeNanoseconds
     let target = try VerifyTarget.locate(options.model, environment: options.environment)
+    // Cheap things first: `verify /` walked and hashed the whole file system before it said
+    // there was no config.json. A plain folder (no snapshot, no manifest) must at least have
+    // one; a snapshot or converted model without it is a finding, reported with the rest.
+    let configPath = target.directory + "/config.json"
+    if target.snapshot == nil, target.kind == "directory",
+        !FileManager.default.fileExists(atPath: configPath)
+    {
+        throw ConfigError.missingFile(path: configPath)
+    }
     let files =
-        target.snapshot.map { ModelFiles.snapshot($0, directory: target.directory) }
-        ?? ModelFiles.directory(target.directory)
+        try
+        (target.snapshot.map { ModelFiles.snapshot($0, directory: target.directory) }
+        ?? ModelFiles.directory(target.directory))
     let reference = try BytesReference.resolve(
         target, offline: options.offline, environment: options.environment, progress: progress)
 

@@ -112,10 +112,16 @@ extension ChatTemplate {
 
     private static func readText(_ path: String) throws(ChatTemplateError) -> String? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw .invalidConfig(path: path, message: "cannot read the file")
+        let data: [UInt8]
+        do {
+            data = try LocalFile.read(path)
+        } catch {
+            throw .invalidConfig(
+                path: path,
+                message: error.wrongType.map { "is \($0), not a regular file" }
+                    ?? "cannot read the file: \(String(cString: strerror(error.errno)))")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(bytes: data, encoding: .utf8) else {
             throw .invalidConfig(path: path, message: "not valid UTF-8")
         }
         return text

@@ -36,12 +36,9 @@ public final class Tokenizer: Sendable {
         guard FileManager.default.fileExists(atPath: path) else {
             throw TokenizerError.missingFile(path: path)
         }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-        } catch {
-            throw TokenizerError.unreadable(path: path, reason: error.localizedDescription)
-        }
+        // One reader for every model file: a FIFO in its place blocked, and Foundation said
+        // "error 256" for a directory (now 65, as for config.json).
+        let data = try LocalFile.read(path)
         return try Tokenizer(tokenizerJSON: data, source: path)
     }
 
@@ -133,9 +130,12 @@ public final class Tokenizer: Sendable {
     }
 
     /// The ids of `text`; `addSpecialTokens` lets the post-processor add BOS/EOS.
-    public func encode(_ text: String, addSpecialTokens: Bool = true) -> [Int] {
+    /// Throws only when a `Split`/`Replace` regex of tokenizer.json backtracks past its
+    /// budget on this text (HF tokenizers fails with a retry-limit error there too).
+    public func encode(_ text: String, addSpecialTokens: Bool = true) throws -> [Int] {
         var encoder = Encoder(tokenizer: self)
         let ids = encoder.encode(Array(text.utf8))
+        if encoder.regexBudgetExceeded { throw TokenizerError.regexBudgetExceeded(path: source) }
         return postProcessor?.process(ids, addSpecialTokens: addSpecialTokens) ?? ids
     }
 }

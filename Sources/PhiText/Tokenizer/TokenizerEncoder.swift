@@ -7,6 +7,9 @@ struct Encoder {
 
     init(tokenizer: Tokenizer) { self.tokenizer = tokenizer }
 
+    /// True once a regex of the pipeline ran out of budget: the ids are not what HF gives.
+    var regexBudgetExceeded: Bool { scratch.regexBudgetExceeded }
+
     mutating func encode(_ text: [UInt8]) -> [Int] {
         ids.reserveCapacity(text.count / 3)
         let segments = text.withUnsafeBufferPointer { tokenizer.rawMatcher.segments($0) }

@@ -12,6 +12,8 @@ public enum TokenizerError: UserFacingError, Equatable {
     /// A component or option phikit does not implement; encoding with it would give different
     /// ids than `tokenizers`, so the tokenizer is refused (65).
     case unsupported(path: String, field: String, what: String)
+    /// A regex of the pipeline backtracked past `RegexBudget` on the text being encoded.
+    case regexBudgetExceeded(path: String)
 
     public var message: String {
         switch self {
@@ -21,6 +23,9 @@ public enum TokenizerError: UserFacingError, Equatable {
             field.isEmpty ? "\(path): \(reason)" : "\(path): \(field): \(reason)"
         case .unsupported(let path, let field, let what):
             "\(path): \(field): unsupported \(what)"
+        case .regexBudgetExceeded(let path):
+            "\(path): a regular expression of the tokenizer exceeded its backtracking limit "
+                + "on this text"
         }
     }
 
@@ -38,7 +43,7 @@ public enum TokenizerError: UserFacingError, Equatable {
         switch self {
         case .missingFile: .noInput
         case .unreadable: .ioError
-        case .malformed, .unsupported: .dataError
+        case .malformed, .unsupported, .regexBudgetExceeded: .dataError
         }
     }
 }

@@ -54,16 +54,16 @@ struct TokenizerComponentTests {
         var failures: [String] = []
         for (i, text) in texts.enumerated() {
             let want = ids[i].arrayValue?.compactMap(\.intValue) ?? []
-            let got = tokenizer.encode(text)
+            let got = try tokenizer.encode(text)
             if got != want {
                 failures.append("\"\(preview(text))\": got \(got), expected \(want)")
                 continue
             }
             let wantPlain = plain[i].arrayValue?.compactMap(\.intValue) ?? want
-            if tokenizer.encode(text, addSpecialTokens: false) != wantPlain {
+            if try tokenizer.encode(text, addSpecialTokens: false) != wantPlain {
                 failures.append(
                     "\"\(preview(text))\" without special tokens: got "
-                        + "\(tokenizer.encode(text, addSpecialTokens: false)), expected \(wantPlain)"
+                        + "\(try tokenizer.encode(text, addSpecialTokens: false)), expected \(wantPlain)"
                 )
             }
             let skip = tokenizer.decode(got, skipSpecialTokens: true)

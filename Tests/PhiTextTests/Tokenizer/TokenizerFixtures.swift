@@ -39,7 +39,7 @@ enum TokenizerFixtures {
     static func encodedCorpus(_ name: String) throws -> [[Int]] {
         try encodings.value(name) {
             let tokenizer = try tokenizer(name)
-            return corpus.map { tokenizer.encode($0) }
+            return try corpus.map { try tokenizer.encode($0) }
         }
     }
     private static let encodings = OncePerKey<[[Int]]>()

@@ -34,6 +34,38 @@ struct JinjaExpr: Sendable {
 
     var kind: Kind
     var line: Int
+    /// Levels of expressions from here to the deepest leaf. The parser refuses trees deeper
+    /// than `JinjaBudget.maxExpressionDepth` as it builds them: evaluating (and freeing) a
+    /// left-deep chain of 20,000 operators overflowed the stack.
+    let depth: Int
+
+    init(kind: Kind, line: Int) {
+        self.kind = kind
+        self.line = line
+        depth = 1 + Self.deepestChild(kind)
+    }
+
+    private static func deepestChild(_ kind: Kind) -> Int {
+        func most(_ exprs: [JinjaExpr?]) -> Int { exprs.reduce(0) { max($0, $1?.depth ?? 0) } }
+        func arguments(_ a: JinjaArgumentList) -> [JinjaExpr?] {
+            a.positional + a.keywords.map(\.value) + [a.star, a.doubleStar]
+        }
+        switch kind {
+        case .constant, .name: return 0
+        case .list(let items), .tuple(let items), .concat(let items): return most(items)
+        case .dict(let pairs): return most(pairs.flatMap { [$0.key, $0.value] })
+        case .getattr(let e, _), .unary(_, let e): return e.depth
+        case .getitem(let a, let b), .binary(_, let a, let b), .and(let a, let b),
+            .or(let a, let b):
+            return max(a.depth, b.depth)
+        case .slice(let start, let stop, let step): return most([start, stop, step])
+        case .compare(let e, let comparisons): return most([e] + comparisons.map(\.operand))
+        case .conditional(let test, let then, let otherwise): return most([test, then, otherwise])
+        case .call(let e, let args): return most([e] + arguments(args))
+        case .filter(let e, _, let args): return most([e] + arguments(args))
+        case .test(let e, _, let args): return most([e] + arguments(args))
+        }
+    }
 }
 
 enum JinjaConstant: Sendable {

@@ -143,7 +143,10 @@ extension JinjaFilters {
                 current.append(item)
             }
             if !current.isEmpty {
-                if !p[1].isNone { current += Array(repeating: p[1], count: size - current.count) }
+                if !p[1].isNone {
+                    try JinjaBudget.checkItems(size, "a batch")
+                    current += Array(repeating: p[1], count: size - current.count)
+                }
                 batches.append(.list(current))
             }
             return .list(batches)

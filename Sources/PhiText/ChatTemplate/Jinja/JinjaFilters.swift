@@ -60,7 +60,9 @@ enum JinjaFilters {
             if case .string(let s) = p[0] {
                 indentation = s
             } else {
-                indentation = String(repeating: " ", count: max(0, p[0].intValue ?? 4))
+                let width = max(0, p[0].intValue ?? 4)
+                try JinjaBudget.checkLength(width, "an indentation")
+                indentation = String(repeating: " ", count: width)
             }
             return .string(
                 indent(v.pythonString, indentation, first: p[1].isTruthy, blank: p[2].isTruthy))
@@ -69,6 +71,7 @@ enum JinjaFilters {
             let width =
                 try a.bind("center", ["width"], defaults: ["width": .int(80)])[0].intValue ?? 80
             let s = v.pythonString
+            try JinjaBudget.checkLength(width, "a centred string")
             let padding = max(0, width - s.unicodeScalars.count)
             // Python's str.center puts the odd space on the right unless the width is odd.
             let left = padding / 2 + (padding & width & 1)
@@ -203,7 +206,8 @@ enum JinjaFilters {
         guard length >= endCount, leeway >= 0 else {
             throw JinjaError.render("truncate: expected length >= \(endCount) and leeway >= 0")
         }
-        if scalars.count <= length + leeway { return s }
+        // Compared without adding: `length + leeway` overflowed for huge lengths.
+        if scalars.count <= length || scalars.count - length <= leeway { return s }
         let head = String(pythonScalars: scalars.prefix(length - endCount))
         if p[1].isTruthy { return head + end }
         return PythonText.split(head, separator: " ", maxSplit: 1, fromEnd: true)[0] + end
@@ -241,6 +245,7 @@ enum JinjaFilters {
             guard let n = p[1].intValue else {
                 throw JinjaError.render("tojson: indent must be an int or a string")
             }
+            try JinjaBudget.checkLength(n, "a JSON indentation")
             indent = String(repeating: " ", count: max(0, n))
         }
         var separators: (String, String)?
@@ -266,7 +271,7 @@ enum JinjaFilters {
         case .int, .bool: return .int(v.intValue!)
         case .double(let d):
             guard d.isFinite, abs(d) < 9.2e18 else { return nil }
-            return .int(Int(d.rounded(.towardZero)))
+            return JinjaBudget.int(exactly: d.rounded(.towardZero)).map(JinjaValue.int)
         case .string(let s):
             var text = s.trimmingCharacters(in: .whitespaces).replacingOccurrences(
                 of: "_", with: "")
@@ -276,10 +281,18 @@ enum JinjaFilters {
                 text.removeFirst()
             }
             let prefixes = [16: "0x", 8: "0o", 2: "0b"]
-            if let prefix = prefixes[base], text.lowercased().hasPrefix(prefix) {
+            // Base 0 reads the prefix, as Python's int(s, 0); a base outside 2…36 is Python's
+            // ValueError, which sends Jinja to its float fallback (Int(radix:) trapped).
+            var radix = base
+            if base == 0 {
+                radix = prefixes.first { text.lowercased().hasPrefix($0.value) }?.key ?? 10
+            }
+            if let prefix = prefixes[radix], text.lowercased().hasPrefix(prefix) {
                 text.removeFirst(2)
             }
-            if let i = Int(text, radix: base) { return .int(sign * i) }
+            if (2...36).contains(radix), let i = Int(text, radix: radix) {
+                return .int(sign * i)
+            }
             return toFloat(v).flatMap { toInt(.double($0), base: 10) }
         default: return nil
         }
@@ -311,6 +324,9 @@ enum JinjaFilters {
         case "common":
             if case .int(let i) = v { return .int(i) }  // round(int, n) stays an int
             if precision == 0 { return .double(x.rounded(.toNearestOrEven)) }
+            // A double has at most 17 significant digits: beyond ~340 decimals, rounding
+            // changes nothing (Python returns x), and "%.999999999f" never finished.
+            if precision > 340 || !x.isFinite { return .double(x) }
             return .double(Double(String(format: "%.\(max(0, precision))f", x)) ?? x)
         case "floor", "ceil":
             let scale = pow(10.0, Double(precision))

@@ -27,7 +27,7 @@ extension JinjaParser {
                 throw fail("expected an expression, got '\(current.description)'", at: current)
             }
         }
-        return JinjaExpr(kind: .tuple(items), line: line)
+        return try make(.tuple(items), line: line)
     }
 
     private mutating func parseConditional() throws -> JinjaExpr {
@@ -35,7 +35,7 @@ extension JinjaParser {
         while current.isName("if") {
             let line = advance().line
             let test = try parseOr()
-            let otherwise = skipIf(name: "else") ? try parseConditional() : nil
+            let otherwise = skipIf(name: "else") ? try nested { try $0.parseConditional() } : nil
             expr = JinjaExpr(
                 kind: .conditional(test: test, then: expr, otherwise: otherwise), line: line)
         }
@@ -46,7 +46,7 @@ extension JinjaParser {
         var left = try parseAnd()
         while current.isName("or") {
             let line = advance().line
-            left = JinjaExpr(kind: .or(left, try parseAnd()), line: line)
+            left = try make(.or(left, try parseAnd()), line: line)
         }
         return left
     }
@@ -55,7 +55,7 @@ extension JinjaParser {
         var left = try parseNot()
         while current.isName("and") {
             let line = advance().line
-            left = JinjaExpr(kind: .and(left, try parseNot()), line: line)
+            left = try make(.and(left, try parseNot()), line: line)
         }
         return left
     }
@@ -63,7 +63,7 @@ extension JinjaParser {
     private mutating func parseNot() throws -> JinjaExpr {
         guard current.isName("not") else { return try parseCompare() }
         let line = advance().line
-        return JinjaExpr(kind: .unary(.not, try nested { try $0.parseNot() }), line: line)
+        return try make(.unary(.not, try nested { try $0.parseNot() }), line: line)
     }
 
     private mutating func parseCompare() throws -> JinjaExpr {
@@ -86,7 +86,7 @@ extension JinjaParser {
                 break
             }
         }
-        return comparisons.isEmpty ? left : JinjaExpr(kind: .compare(left, comparisons), line: line)
+        return comparisons.isEmpty ? left : try make(.compare(left, comparisons), line: line)
     }
 
     private mutating func parseMath1() throws -> JinjaExpr {
@@ -94,7 +94,7 @@ extension JinjaParser {
         while current.isOp("+") || current.isOp("-") {
             let token = advance()
             let op: JinjaBinaryOperator = token.isOp("+") ? .add : .subtract
-            left = JinjaExpr(kind: .binary(op, left, try parseConcat()), line: token.line)
+            left = try make(.binary(op, left, try parseConcat()), line: token.line)
         }
         return left
     }
@@ -103,7 +103,7 @@ extension JinjaParser {
         let line = current.line
         var parts = [try parseMath2()]
         while skipIf(op: "~") { parts.append(try parseMath2()) }
-        return parts.count == 1 ? parts[0] : JinjaExpr(kind: .concat(parts), line: line)
+        return parts.count == 1 ? parts[0] : try make(.concat(parts), line: line)
     }
 
     private mutating func parseMath2() throws -> JinjaExpr {
@@ -111,7 +111,7 @@ extension JinjaParser {
         while case .op(let symbol) = current.kind, ["*", "/", "//", "%"].contains(symbol) {
             let token = advance()
             let op = JinjaBinaryOperator(rawValue: symbol)!
-            left = JinjaExpr(kind: .binary(op, left, try parsePow()), line: token.line)
+            left = try make(.binary(op, left, try parsePow()), line: token.line)
         }
         return left
     }
@@ -120,7 +120,7 @@ extension JinjaParser {
         var left = try parseUnary()
         while current.isOp("**") {
             let token = advance()
-            left = JinjaExpr(kind: .binary(.power, left, try parseUnary()), line: token.line)
+            left = try make(.binary(.power, left, try parseUnary()), line: token.line)
         }
         return left
     }
@@ -146,12 +146,12 @@ extension JinjaParser {
         case .name(let name):
             advance()
             switch name {
-            case "true", "True": return JinjaExpr(kind: .constant(.bool(true)), line: token.line)
-            case "false", "False": return JinjaExpr(kind: .constant(.bool(false)), line: token.line)
-            case "none", "None": return JinjaExpr(kind: .constant(.none), line: token.line)
+            case "true", "True": return try make(.constant(.bool(true)), line: token.line)
+            case "false", "False": return try make(.constant(.bool(false)), line: token.line)
+            case "none", "None": return try make(.constant(.none), line: token.line)
             default:
                 noteNameRead(name)
-                return JinjaExpr(kind: .name(name), line: token.line)
+                return try make(.name(name), line: token.line)
             }
         case .string(var text):
             advance()
@@ -159,13 +159,13 @@ extension JinjaParser {
                 text += more
                 advance()
             }
-            return JinjaExpr(kind: .constant(.string(text)), line: token.line)
+            return try make(.constant(.string(text)), line: token.line)
         case .integer(let value):
             advance()
-            return JinjaExpr(kind: .constant(.int(value)), line: token.line)
+            return try make(.constant(.int(value)), line: token.line)
         case .float(let value):
             advance()
-            return JinjaExpr(kind: .constant(.double(value)), line: token.line)
+            return try make(.constant(.double(value)), line: token.line)
         case .op("("):
             advance()
             let inner = try parseTuple(withCondexpr: true, explicitParentheses: true)
@@ -180,7 +180,7 @@ extension JinjaParser {
                 items.append(try parseExpression())
             }
             try expect(op: "]")
-            return JinjaExpr(kind: .list(items), line: token.line)
+            return try make(.list(items), line: token.line)
         case .op("{"):
             advance()
             var pairs: [JinjaPair] = []
@@ -192,7 +192,7 @@ extension JinjaParser {
                 pairs.append(JinjaPair(key: key, value: try parseExpression()))
             }
             try expect(op: "}")
-            return JinjaExpr(kind: .dict(pairs), line: token.line)
+            return try make(.dict(pairs), line: token.line)
         default:
             throw unexpected(token)
         }
@@ -206,10 +206,10 @@ extension JinjaParser {
                 let attribute = advance()
                 switch attribute.kind {
                 case .name(let name):
-                    node = JinjaExpr(kind: .getattr(node, name), line: dot.line)
+                    node = try make(.getattr(node, name), line: dot.line)
                 case .integer(let i):
-                    let index = JinjaExpr(kind: .constant(.int(i)), line: attribute.line)
-                    node = JinjaExpr(kind: .getitem(node, index), line: dot.line)
+                    let index = try make(.constant(.int(i)), line: attribute.line)
+                    node = try make(.getitem(node, index), line: dot.line)
                 default:
                     throw fail("expected name or number", at: attribute)
                 }
@@ -217,7 +217,7 @@ extension JinjaParser {
                 node = try parseSubscript(node)
             } else if current.isOp("(") {
                 let line = current.line
-                node = JinjaExpr(kind: .call(node, try parseCallArguments()), line: line)
+                node = try make(.call(node, try parseCallArguments()), line: line)
             } else {
                 return node
             }
@@ -233,7 +233,7 @@ extension JinjaParser {
                 node = try parseTest(node)
             } else if current.isOp("(") {
                 let line = current.line
-                node = JinjaExpr(kind: .call(node, try parseCallArguments()), line: line)
+                node = try make(.call(node, try parseCallArguments()), line: line)
             } else {
                 return node
             }
@@ -249,8 +249,8 @@ extension JinjaParser {
         }
         try expect(op: "]")
         guard !items.isEmpty else { throw fail("expected subscript expression", at: bracket) }
-        let index = items.count == 1 ? items[0] : JinjaExpr(kind: .tuple(items), line: bracket.line)
-        return JinjaExpr(kind: .getitem(base, index), line: bracket.line)
+        let index = items.count == 1 ? items[0] : try make(.tuple(items), line: bracket.line)
+        return try make(.getitem(base, index), line: bracket.line)
     }
 
     /// An index or a slice `start:stop:step` (each part optional).
@@ -271,7 +271,7 @@ extension JinjaParser {
         if skipIf(op: ":"), !current.isOp("]"), !current.isOp(",") {
             step = try parseExpression()
         }
-        return JinjaExpr(kind: .slice(start: start, stop: stop, step: step), line: line)
+        return try make(.slice(start: start, stop: stop, step: step), line: line)
     }
 
     mutating func parseCallArguments() throws -> JinjaArgumentList {
@@ -322,7 +322,7 @@ extension JinjaParser {
                 throw fail("no filter named '\(name)'", at: token)
             }
             let args = current.isOp("(") ? try parseCallArguments() : JinjaArgumentList()
-            node = JinjaExpr(kind: .filter(node, name: name, args), line: token.line)
+            node = try make(.filter(node, name: name, args), line: token.line)
         }
         return node
     }
@@ -344,8 +344,8 @@ extension JinjaParser {
             }
             args.positional = [try parsePostfix(try parsePrimary())]
         }
-        let test = JinjaExpr(kind: .test(value, name: name, args), line: isToken.line)
-        return negated ? JinjaExpr(kind: .unary(.not, test), line: isToken.line) : test
+        let test = try make(.test(value, name: name, args), line: isToken.line)
+        return negated ? try make(.unary(.not, test), line: isToken.line) : test
     }
 
     /// Whether the token after a test name is its single unparenthesised argument

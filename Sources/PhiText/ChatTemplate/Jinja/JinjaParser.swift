@@ -94,6 +94,18 @@ struct JinjaParser {
 
     mutating func noteNameRead(_ name: String) { namesRead.insert(name) }
 
+    /// Every expression node is made here, so that no tree deeper than the budget is ever
+    /// built (left-deep chains are built in loops, past the recursion bound of `nested`).
+    func make(_ kind: JinjaExpr.Kind, line: Int) throws -> JinjaExpr {
+        let expr = JinjaExpr(kind: kind, line: line)
+        guard expr.depth <= JinjaBudget.maxExpressionDepth else {
+            throw fail(
+                "the expression nests deeper than \(JinjaBudget.maxExpressionDepth) levels",
+                at: current)
+        }
+        return expr
+    }
+
     /// Runs one level of recursive parsing, refusing nesting deeper than `maxDepth`.
     mutating func nested<T>(_ body: (inout JinjaParser) throws -> T) throws -> T {
         guard depth < Self.maxDepth else {

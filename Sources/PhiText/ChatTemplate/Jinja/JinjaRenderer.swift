@@ -8,6 +8,8 @@ final class JinjaRenderer {
     /// Macro calls nested this deep are a runaway recursion, not a template.
     private static let maxCallDepth = 200
     private var callDepth = 0
+    /// Loop iterations so far (JinjaBudget.maxIterations over the whole render).
+    private var iterations = 0
 
     init(context: [String: JinjaValue], now: @escaping () -> Date) {
         let globals = JinjaScope(parent: nil)
@@ -28,7 +30,13 @@ final class JinjaRenderer {
     func execute(_ nodes: [JinjaNode], in scope: JinjaScope, into out: inout String) throws -> Flow
     {
         for node in nodes {
-            let flow = try atLine(node.line) { try execute(node, in: scope, into: &out) }
+            let flow = try atLine(node.line) {
+                let flow = try execute(node, in: scope, into: &out)
+                if out.utf8.count > JinjaBudget.maxLength {
+                    throw JinjaBudget.exceeded("more than \(JinjaBudget.maxLength) bytes of output")
+                }
+                return flow
+            }
             if flow != .normal { return flow }
         }
         return .normal
@@ -110,12 +118,19 @@ final class JinjaRenderer {
         if loop.recursive {
             state.recurse = { [unowned self] children in
                 var text = ""
-                try self.executeLoop(
-                    loop, items: children, depth0: depth0 + 1, in: scope, into: &text)
+                // Bounded like macro calls: `loop(loop_items)` recursed without a limit.
+                try self.callFrame {
+                    try self.executeLoop(
+                        loop, items: children, depth0: depth0 + 1, in: scope, into: &text)
+                }
                 return text
             }
         }
         for (i, item) in items.enumerated() {
+            iterations += 1
+            guard iterations <= JinjaBudget.maxIterations else {
+                throw JinjaBudget.exceeded("more than \(JinjaBudget.maxIterations) loop iterations")
+            }
             state.index0 = i
             let iteration = JinjaScope(parent: scope)
             try iteration.assign(loop.target, item)

@@ -45,7 +45,7 @@ extension JinjaValue {
         case (.add, .list(let a), .list(let b)): return .list(a + b)
         case (.add, .tuple(let a), .tuple(let b)): return .tuple(a + b)
         case (.multiply, _, _):
-            if let (sequence, count) = repetition(other) { return sequence.repeated(count) }
+            if let (sequence, count) = repetition(other) { return try sequence.repeated(count) }
         case (.modulo, .string(let format), _):
             return .string(try PythonPercentFormat.format(format, other))
         default: break
@@ -66,8 +66,14 @@ extension JinjaValue {
         }
     }
 
-    private func repeated(_ count: Int) -> JinjaValue {
+    private func repeated(_ count: Int) throws -> JinjaValue {
         let n = max(0, count)
+        switch self {
+        case .string(let s): try JinjaBudget.checkLength(JinjaBudget.product(s.utf8.count, n), "a string")
+        case .list(let items), .tuple(let items):
+            try JinjaBudget.checkItems(JinjaBudget.product(items.count, n), "a sequence")
+        default: break
+        }
         switch self {
         case .string(let s): return .string(String(repeating: s, count: n))
         case .list(let items):
@@ -92,6 +98,10 @@ extension JinjaValue {
         case .divide: return try floatMath(.divide, Double(a), Double(b))
         case .floorDivide, .modulo:
             guard b != 0 else { throw JinjaError.render("integer division or modulo by zero") }
+            if a == .min && b == -1 {  // the one quotient that leaves the range (it traps)
+                if op == .modulo { return .int(0) }
+                throw JinjaBudget.integerRange("\(a) // -1")
+            }
             var (q, r) = a.quotientAndRemainder(dividingBy: b)
             if r != 0, (r < 0) != (b < 0) {
                 q -= 1
@@ -100,11 +110,26 @@ extension JinjaValue {
             return .int(op == .floorDivide ? q : r)
         case .power:
             guard b >= 0 else { return try floatMath(.power, Double(a), Double(b)) }
-            var result = 1
-            for _ in 0..<b {
-                let (r, overflow) = result.multipliedReportingOverflow(by: a)
+            // 0, 1 and -1 to any power without looping (`1 ** 9223372036854775807` looped for
+            // ever); any other base overflows within 63 squarings.
+            switch a {
+            case 0: return .int(b == 0 ? 1 : 0)
+            case 1: return .int(1)
+            case -1: return .int(b % 2 == 0 ? 1 : -1)
+            default: break
+            }
+            var (result, base, exponent) = (1, a, b)
+            while exponent > 0 {
+                if exponent & 1 == 1 {
+                    let (r, overflow) = result.multipliedReportingOverflow(by: base)
+                    guard !overflow else { throw JinjaError.render("integer overflow") }
+                    result = r
+                }
+                exponent >>= 1
+                guard exponent > 0 else { break }
+                let (square, overflow) = base.multipliedReportingOverflow(by: base)
                 guard !overflow else { throw JinjaError.render("integer overflow") }
-                result = r
+                base = square
             }
             return .int(result)
         }

@@ -113,7 +113,12 @@ enum PythonBraceFormat {
                 digits.append(c)
                 chars.removeFirst()
             }
-            precision = Int(digits)
+            precision = Int(digits) ?? Int.max
+            // A string's precision only cuts it; a number's is printed digit by digit.
+            let isString = if case .string = value { true } else { false }
+            if !isString && precision! > JinjaBudget.maxPrecision {
+                throw JinjaBudget.exceeded("a precision of \(digits) digits")
+            }
         }
         let type = chars.popFirst()
         guard chars.isEmpty else { throw JinjaError.render("unsupported format spec '\(spec)'") }
@@ -137,7 +142,8 @@ enum PythonBraceFormat {
         default:
             throw JinjaError.render("unsupported format spec '\(spec)'")
         }
-        let width = Int(widthText) ?? 0
+        let width = widthText.isEmpty ? 0 : Int(widthText) ?? Int.max
+        try JinjaBudget.checkLength(width, "a formatted field")
         let padding = max(0, width - body.unicodeScalars.count)
         guard padding > 0 else { return body }
         let isNumber = value.numericValue != nil && !(value.pythonString.isEmpty)

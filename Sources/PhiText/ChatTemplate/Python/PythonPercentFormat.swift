@@ -39,7 +39,10 @@ enum PythonPercentFormat {
                     digits.unicodeScalars.append(d)
                     scalars.removeFirst()
                 }
-                precision = Int(digits) ?? 0
+                precision = Int(digits) ?? Int.max
+                if precision! > JinjaBudget.maxPrecision {
+                    throw JinjaBudget.exceeded("a precision of \(digits) digits")
+                }
             }
             guard let conversion = scalars.popFirst() else {
                 throw JinjaError.render("incomplete format")
@@ -71,7 +74,11 @@ enum PythonPercentFormat {
         case "d", "i":
             if let i = value.intValue { return String(i) }
             if case .double(let d) = value, d.isFinite {
-                return String(Int(d.rounded(.towardZero)))
+                // Python prints any integer; ours end at 64 bits (Int(1e19) trapped).
+                guard let i = JinjaBudget.int(exactly: d.rounded(.towardZero)) else {
+                    throw JinjaBudget.integerRange("%d of \(d)")
+                }
+                return String(i)
             }
         case "f", "F":
             if let d = value.numericValue { return String(format: "%.\(precision ?? 6)f", d) }

@@ -1,15 +1,21 @@
 /// Matches a `RegexNode` the way Oniguruma does: depth-first backtracking, alternatives in
 /// order, greedy quantifiers longest first. The general fallback for patterns that have no
 /// hand-written matcher, and the oracle the fast matchers are tested against.
+///
+/// Bounded like Oniguruma's retry limit: nested quantifiers on a long input backtracked for
+/// ever or overflowed the stack. Each call of `run` is a step and each level of recursion is
+/// depth; past `RegexBudget`'s limits every attempt fails and the budget says so, which
+/// `Tokenizer.encode` reports as an error (HF tokenizers stops with a retry-limit error).
 struct BacktrackingMatcher: Sendable {
     let root: RegexNode
 
     /// The end (scalar index) of the match starting exactly at `start`, if any.
-    func match(_ text: ScalarText, at start: Int) -> Int? {
+    func match(_ text: ScalarText, at start: Int, budget: RegexBudget = RegexBudget()) -> Int? {
+        guard !budget.exhausted else { return nil }
         var end: Int?
         _ = text.scalars.withUnsafeBufferPointer { scalars in
             text.packed.withUnsafeBufferPointer { packed in
-                let input = Input(scalars: scalars, packed: packed)
+                let input = Input(scalars: scalars, packed: packed, budget: budget)
                 return input.run(root, start) { e in
                     end = e
                     return true
@@ -22,6 +28,7 @@ struct BacktrackingMatcher: Sendable {
     private struct Input {
         let scalars: UnsafeBufferPointer<UInt32>
         let packed: UnsafeBufferPointer<UInt8>
+        let budget: RegexBudget
 
         @inline(__always)
         func test(_ set: ScalarSet, _ i: Int) -> Bool {
@@ -31,6 +38,8 @@ struct BacktrackingMatcher: Sendable {
         /// Tries `node` at `i`; for each way it matches (in priority order) calls `next` with
         /// the end; stops at the first `true`.
         func run(_ node: RegexNode, _ i: Int, _ next: (Int) -> Bool) -> Bool {
+            guard budget.enter() else { return false }
+            defer { budget.depth -= 1 }
             switch node {
             case .set(let set):
                 return test(set, i) && next(i + 1)
@@ -114,5 +123,32 @@ struct BacktrackingMatcher: Sendable {
             }
             return mode == .greedy && canStop && next(i)
         }
+    }
+}
+
+/// Steps and recursion depth one `SplitPattern.matches` call may spend in the backtracking
+/// matcher. A class: the recursion shares it without threading it through every return.
+final class RegexBudget {
+    /// Steps for a text of `length` bytes: a base plus a few dozen per byte. Oniguruma's
+    /// retry limit is 10,000,000 per search; this bounds the whole text, so that a pattern
+    /// that backtracks exponentially stops within a second or so, not after minutes.
+    static func steps(forLength length: Int) -> Int { 250_000 + 64 * length }
+    /// Levels of `run` (a few stack frames each): well inside a 512 KB thread stack.
+    static let maxDepth = 2_000
+
+    private let maxSteps: Int
+    private var steps = 0
+    fileprivate(set) var depth = 0
+    private(set) var exhausted = false
+
+    init(length: Int = 0) { maxSteps = Self.steps(forLength: length) }
+
+    /// Counts one step into a deeper level; false (for good) once either limit is passed.
+    @inline(__always)
+    fileprivate func enter() -> Bool {
+        steps += 1
+        depth += 1
+        if steps > maxSteps || depth > Self.maxDepth { exhausted = true }
+        return !exhausted
     }
 }

@@ -8,6 +8,9 @@ struct ScalarText {
     var packed: [UInt8] = []
     /// (count + 1) byte offset of each scalar relative to the piece start; last = byte length.
     var offsets: [Int] = []
+    /// Set when a regex match ran out of `RegexBudget` on this text (the matches found are
+    /// then incomplete); `Tokenizer.encode` turns it into an error.
+    var regexBudgetExceeded = false
 
     var count: Int { scalars.count }
 

@@ -19,7 +19,11 @@ enum SplitPattern: Sendable {
         switch self {
         case .literal(let needle): return Self.literalMatches(needle, in: bytes)
         case .known(let known): return regexMatches(bytes, &scratch) { known.match($0, at: $1) }
-        case .regex(let matcher): return regexMatches(bytes, &scratch) { matcher.match($0, at: $1) }
+        case .regex(let matcher):
+            let budget = RegexBudget(length: bytes.count)
+            let found = regexMatches(bytes, &scratch) { matcher.match($0, at: $1, budget: budget) }
+            if budget.exhausted { scratch.regexBudgetExceeded = true }
+            return found
         }
     }
 
