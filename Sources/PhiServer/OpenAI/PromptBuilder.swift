@@ -13,7 +13,14 @@ struct PromptBuilder {
     func tokens(for input: CompletionRequest.Input) throws(APIError) -> [Int] {
         switch input {
         case .text(let text):
-            return container.tokenizer.encode(text, addSpecialTokens: true)
+            do {
+                return try container.tokenizer.encode(text, addSpecialTokens: true)
+            } catch {
+                let reason = (error as? any UserFacingError)?.message ?? "\(error)"
+                throw .invalidRequest(
+                    "The prompt could not be tokenized: \(reason)", param: "prompt",
+                    code: "tokenizer_error")
+            }
         case .tokens(let ids):
             let vocabulary = container.model.vocabularySize
             if let bad = ids.first(where: { $0 < 0 || $0 >= vocabulary }) {

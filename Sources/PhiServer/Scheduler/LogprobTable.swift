@@ -21,7 +21,7 @@ struct LogprobTable {
             let value = Double(logits[id]) - logZ
             return value.isFinite ? max(value, floor) : floor
         }
-        let anchor = tokenizer.encode("a", addSpecialTokens: false).last
+        let anchor = (try? tokenizer.encode("a", addSpecialTokens: false))?.last
         let alternatives = largest(top, of: logits).map {
             TokenLogprob.Alternative(
                 token: text(of: $0, tokenizer, anchor: anchor), logprob: logprob($0))
