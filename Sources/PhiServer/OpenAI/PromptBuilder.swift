@@ -16,8 +16,10 @@ struct PromptBuilder {
             do {
                 return try container.tokenizer.encode(text, addSpecialTokens: true)
             } catch {
-                // a tokenizer.json whose pre-tokenizer regex exceeds its budget on this text
-                throw .invalidRequest("the prompt cannot be tokenized: \(error)", param: "prompt")
+                let reason = (error as? any UserFacingError)?.message ?? "\(error)"
+                throw .invalidRequest(
+                    "The prompt could not be tokenized: \(reason)", param: "prompt",
+                    code: "tokenizer_error")
             }
         case .tokens(let ids):
             let vocabulary = container.model.vocabularySize
