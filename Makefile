@@ -21,6 +21,8 @@
 #                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
+#   make bench-mx         kernel speed of each MLX weight format (affine q4, mxfp4, nvfp4, mxfp8,
+#                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
 #                    3600) for safetensors, json, config, http, after replaying
 #                    the seeds and every past finding (make fuzz-regress does only that)
@@ -35,7 +37,7 @@ BIN := .build/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak install fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-mx serve-check serve-soak install fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -88,6 +90,9 @@ bench-verify: build
 
 bench-chat: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
+
+bench-mx:
+	scripts/bench/bench_mx.sh
 
 SOAK_SECONDS ?= 180
 SOAK_CLIENTS ?= 8

@@ -23,7 +23,9 @@ What it writes, under Tests/PhiKitTests/Fixtures/convert/:
                       hands them to save_safetensors), the "bits per weight" line;
       config.json, model.safetensors.index.json, README.md -- the exact bytes.
 
-Cases: q4/g64 for every source; the full bits x groups grid on both flavours; --dtype
+Cases: q4/g64 for every source; the full bits x groups grid on both flavours; every
+--q-mode (mxfp4, nvfp4, mxfp8) and --quant-predicate recipe (mixed_2_6 ... mixed_4_6) on
+both flavours, with a --dequantize of each mode; --dtype
 casts with and without -q; a no-op convert; a --dequantize of a quantized output
 (source = another case's output); an MLX model re-saved with and without a cast; a
 multi-shard output (make_shards patched to a byte
@@ -248,6 +250,8 @@ def build_source(name, fixture_dir: Path, model_dir: Path):
 
 BITS = [2, 3, 4, 5, 6, 8]
 GROUPS = [32, 64, 128]
+MODES = ["mxfp4", "nvfp4", "mxfp8"]
+RECIPES = ["mixed_2_6", "mixed_3_4", "mixed_3_6", "mixed_4_6"]
 
 
 def case_list():
@@ -276,6 +280,28 @@ def case_list():
         dict(name="phi4-bf16-q4g64-resave-f16", source="case:phi4-bf16-q4g64", dtype="float16"),
         dict(name="phi35-bf16-q4g64-shards", source="phi35-bf16", quantize=True, bits=4,
              group=64, max_shard_bytes=60000),
+    ]
+    # MLX's other formats (issue 18): every --q-mode and --quant-predicate on both flavours,
+    # a float32 source through the fp modes (mlx computes them in the source dtype), and a
+    # --dequantize of each mode (mlx dequantizes fp modes to bfloat16 whatever --dtype says).
+    for src in ["phi35-bf16", "phi4-bf16"]:
+        for mode in MODES:
+            cases.append(dict(name=f"{src}-{mode}", source=src, quantize=True, mode=mode))
+        for recipe in RECIPES:
+            cases.append(dict(name=f"{src}-{recipe}", source=src, quantize=True,
+                              quant_predicate=recipe))
+    cases += [
+        dict(name="phi4-fp32-mxfp4", source="phi4-fp32", quantize=True, mode="mxfp4"),
+        dict(name="phi35-fp16-nvfp4", source="phi35-fp16", quantize=True, mode="nvfp4"),
+        dict(name="phi35-bf16-mixed_3_6-g32", source="phi35-bf16", quantize=True, group=32,
+             quant_predicate="mixed_3_6"),
+        dict(name="phi4-bf16-mxfp4-dequant", source="case:phi4-bf16-mxfp4", dequantize=True),
+        dict(name="phi35-bf16-nvfp4-dequant-f16", source="case:phi35-bf16-nvfp4",
+             dequantize=True, dtype="float16"),
+        dict(name="phi4-bf16-mxfp8-dequant", source="case:phi4-bf16-mxfp8", dequantize=True),
+        dict(name="phi35-bf16-mixed_2_6-dequant", source="case:phi35-bf16-mixed_2_6",
+             dequantize=True),
+        dict(name="phi4-bf16-mxfp4-resave", source="case:phi4-bf16-mxfp4"),
     ]
     return cases
 
@@ -327,7 +353,9 @@ def run_case(case, src_dir: Path, out_dir: Path, order_log):
         with contextlib.redirect_stdout(buf):
             mlx_lm.convert(str(src_dir), str(out_dir), quantize=case.get("quantize", False),
                            q_bits=case.get("bits"), q_group_size=case.get("group"),
-                           dtype=case.get("dtype"), dequantize=case.get("dequantize", False))
+                           dtype=case.get("dtype"), dequantize=case.get("dequantize", False),
+                           q_mode=case.get("mode", "affine"),
+                           quant_predicate=case.get("quant_predicate"))
     finally:
         mx.save_safetensors = orig_save
         mu.make_shards = orig_shards

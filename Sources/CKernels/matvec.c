@@ -1,6 +1,7 @@
 /* Matrix-vector kernels: the scalar oracles, the portable fast versions, and the run-time
    dispatch to the AVX2 / AVX-512 files. See include/pk_matvec.h for the contract. */
 #include "matvec_internal.h"
+#include "pk_mxfp_matvec.h"
 
 #include <math.h>
 
@@ -8,6 +9,7 @@
 
 /* Element c of row r as float32, straight from the definition. */
 static double ref_weight(const pk_matrix *m, long r, long c) {
+    if (pk_mx_is_kind(m->kind)) return pk_mx_weight_ref(m, r, c);
     if (m->kind == PK_W_F32) return ((const float *)m->w)[r * m->cols + c];
     if (m->kind == PK_W_F16 || m->kind == PK_W_BF16) {
         float v;
@@ -158,6 +160,7 @@ static int clamp_isa(int isa) {
 }
 
 void pk_matvec_prepare(int isa, const pk_matrix *m, const float *x, float *prep) {
+    if (pk_mx_is_kind(m->kind)) return; /* float x as it is */
     isa = clamp_isa(isa);
 #if defined(__x86_64__)
     if (isa == PK_MV_ISA_AVX512) { pk_mv_prepare_avx512(m, x, prep); return; }
@@ -170,6 +173,13 @@ void pk_matvec_tokens_isa(int isa, const pk_matrix *m, long tokens, const float 
                           const float *prep, long prep_stride, float *y, long ldy, long r0,
                           long r1) {
     isa = clamp_isa(isa);
+    if (pk_mx_is_kind(m->kind)) {
+        for (long t0 = 0; t0 < tokens; t0 += PK_MV_TOKENS) {
+            int n = tokens - t0 < PK_MV_TOKENS ? (int)(tokens - t0) : PK_MV_TOKENS;
+            pk_mx_matvec_tokens(isa, m, n, x + t0 * ldx, ldx, y + t0 * ldy, ldy, r0, r1);
+        }
+        return;
+    }
     for (long t0 = 0; t0 < tokens; t0 += PK_MV_TOKENS) {
         int n = tokens - t0 < PK_MV_TOKENS ? (int)(tokens - t0) : PK_MV_TOKENS;
         const float *xt = x + t0 * ldx, *pt = prep ? prep + t0 * prep_stride : prep;
@@ -195,6 +205,7 @@ void pk_matvec_isa(int isa, const pk_matrix *m, const float *x, const float *pre
 
 void pk_dequantize_rows_isa(int isa, const pk_matrix *m, long r0, long r1, float *out) {
     isa = clamp_isa(isa);
+    if (pk_mx_is_kind(m->kind)) { pk_mx_dequantize_rows(isa, m, r0, r1, out); return; }
 #if defined(__x86_64__)
     if (isa == PK_MV_ISA_AVX512) { pk_mv_dequant_avx512(m, r0, r1, out); return; }
     if (isa == PK_MV_ISA_AVX2) { pk_mv_dequant_avx2(m, r0, r1, out); return; }

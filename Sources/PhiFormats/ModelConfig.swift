@@ -380,8 +380,19 @@ extension ModelConfig {
             + q.overrides.sorted { $0.key < $1.key }.map { ("\(key).\($0.key)", $0.value) }
         for (field, layer) in layers {
             guard case .quantized(let groupSize, let bits, let mode) = layer else { continue }
+            if let m = MicroscaledMode(rawValue: mode) {
+                guard bits == m.bits, groupSize == m.groupSize else {
+                    throw invalid(
+                        field,
+                        "\(mode) is \(m.bits)-bit in groups of \(m.groupSize), got "
+                            + "bits \(bits), group_size \(groupSize)")
+                }
+                continue
+            }
             guard mode == "affine" else {
-                throw invalid("\(field).mode", "'\(mode)' is not supported (affine only)")
+                throw invalid(
+                    "\(field).mode",
+                    "'\(mode)' is not supported (affine, mxfp4, nvfp4 or mxfp8)")
             }
             guard [2, 3, 4, 5, 6, 8].contains(bits) else {
                 throw invalid("\(field).bits", "must be 2, 3, 4, 5, 6 or 8, got \(bits)")

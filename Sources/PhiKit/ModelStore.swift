@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// phikit's own directory of converted models: `$PHIKIT_HOME`, else
 /// `$XDG_DATA_HOME/phikit`, else `~/.local/share/phikit`; models live in `models/<name>`.
@@ -22,13 +23,19 @@ public enum ModelStore {
     /// `<base>-4bit` for a quantized output, `<base>-bf16` / `-fp16` / `-fp32` for a float one,
     /// where `base` is the source's name without an earlier `-4bit`/`-bf16`-style suffix
     /// (so dequantizing `Phi-3.5-mini-instruct-4bit` gives `Phi-3.5-mini-instruct-bf16`).
-    public static func modelName(source: String, bits: Int?, floatType: String?) -> String {
+    /// `format` names a quantization that bits alone do not (`mxfp4`, `mixed_3_6`).
+    public static func modelName(
+        source: String, bits: Int?, floatType: String?, format: String? = nil
+    ) -> String {
         var base = source
+        let formats = ["mxfp4", "nvfp4", "mxfp8"] + MixedQuantRecipe.allCases.map(\.rawValue)
         for suffix in ["-bf16", "-fp16", "-fp32", "-f16", "-f32"] + (2...8).map({ "-\($0)bit" })
+            + formats.map({ "-" + $0 })
         where base.lowercased().hasSuffix(suffix) && base.count > suffix.count {
             base.removeLast(suffix.count)
             break
         }
+        if let format { return "\(base)-\(format)" }
         if let bits { return "\(base)-\(bits)bit" }
         if let floatType { return "\(base)-\(floatType)" }
         return base

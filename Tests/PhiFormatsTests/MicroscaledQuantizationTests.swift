@@ -68,7 +68,9 @@ private enum MXGolden {
             switch dtype {
             case .f32:
                 let u = x.isNaN ? 0x7fc0_0000 : x.bitPattern
-                out += [UInt8(u & 0xff), UInt8(u >> 8 & 0xff), UInt8(u >> 16 & 0xff), UInt8(u >> 24)]
+                out += [
+                    UInt8(u & 0xff), UInt8(u >> 8 & 0xff), UInt8(u >> 16 & 0xff), UInt8(u >> 24),
+                ]
             case .f16:
                 let h = x.isNaN ? 0x7e00 : Float16(x).bitPattern
                 out += [UInt8(h & 0xff), UInt8(h >> 8)]
@@ -146,7 +148,9 @@ private func dequantized(
         }
     }
 
-    @Test("every scale byte with every code decodes as mlx does", arguments: ["mxfp4", "nvfp4", "mxfp8"])
+    @Test(
+        "every scale byte with every code decodes as mlx does",
+        arguments: ["mxfp4", "nvfp4", "mxfp8"])
     func decodeTable(_ mode: String) throws {
         let c = try #require(MXGolden.manifest.decode.first { $0.mode == mode })
         let q = MicroscaledQuantization(mode: try #require(MicroscaledMode(rawValue: mode)))
@@ -190,7 +194,10 @@ private func dequantized(
         }
         let nv = try MicroscaledQuantization(mode: .nvfp4, bits: 4, groupSize: 16)
         #expect(nv.quantizedShapes(for: [3, 5, 64]) == ([3, 5, 8], [3, 5, 4]))
-        #expect(MicroscaledQuantization(mode: .mxfp8).quantizedShapes(for: [7, 96]) == ([7, 24], [7, 3]))
+        #expect(
+            MicroscaledQuantization(mode: .mxfp8).quantizedShapes(for: [7, 96]) == (
+                [7, 24], [7, 3]
+            ))
         #expect(!nv.canQuantize(shape: [4, 24]) && nv.canQuantize(shape: [4, 32]))
     }
 

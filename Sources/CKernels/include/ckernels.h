@@ -9,6 +9,7 @@
 #include "pk_jobs.h"
 #include "pk_matvec.h"
 #include "pk_mxfp.h"
+#include "pk_mxfp_matvec.h"
 #include "pk_ops.h"
 #include "pk_pool.h"
 #include "pk_stats.h"

@@ -33,6 +33,9 @@
 #include <stdint.h>
 
 enum { PK_W_F32 = 0, PK_W_F16 = 1, PK_W_BF16 = 2, PK_W_AFFINE = 3 };
+/* MLX micro-scaled rows (pk_mxfp.h, kernels in pk_mxfp_matvec.h): packed codes + uint8
+   scales, no biases. */
+enum { PK_W_MXFP4 = 4, PK_W_NVFP4 = 5, PK_W_MXFP8 = 6 };
 
 /* Instruction-set levels of the matvec kernels (tests pin each one). */
 enum { PK_MV_ISA_SCALAR = 0, PK_MV_ISA_AVX2 = 1, PK_MV_ISA_AVX512 = 2 };

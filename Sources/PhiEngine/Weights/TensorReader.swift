@@ -7,7 +7,8 @@ import PhiFormats
 /// directory must hold, and which it may hold beyond those, is `ModelLayout.check`'s job.
 ///
 /// A linear layer `P` is quantized exactly when `P.scales` exists (mlx-lm's rule), with the
-/// bits and group size of config.json's `quantization` (its per-layer entry first).
+/// bits, group size and mode of config.json's `quantization` (its per-layer entry first): so
+/// one model may mix affine bit widths (mixed recipes) and modes.
 final class TensorReader {
     let weights: ModelWeights
     let quantization: QuantizationConfig?
@@ -98,20 +99,15 @@ final class TensorReader {
             throw ModelError.inconsistentQuantization(
                 name: name, detail: "has scales, but config.json has no 'quantization'")
         }
-        guard case .quantized(let group, let bits, _) = quantization.layer(module) else {
+        guard case .quantized(let group, let bits, let mode) = quantization.layer(module) else {
             throw ModelError.inconsistentQuantization(
                 name: name, detail: "has scales, but config.json says it is not quantized")
         }
-        guard cols % group == 0 else {
-            throw ModelError.inconsistentQuantization(
-                name: name, detail: "\(cols) columns do not divide into groups of \(group)")
+        if let m = MicroscaledMode(rawValue: mode) {
+            try microscaled(module, weight, m, rows: rows, cols: cols, into: &raw)
+            return
         }
-        guard weight.info.dtype == .u32 else {
-            throw ModelError.inconsistentQuantization(
-                name: name,
-                detail: "packed weights must be U32, found \(weight.info.dtype.rawValue)")
-        }
-        try expect(weight.info, shape: [rows, cols * bits / 32])
+        try expectPacked(weight.info, rows: rows, cols: cols, group: group, bits: bits)
         let scales = try tensor(module + ".scales")
         let biases = try tensor(module + ".biases")
         let scaleKind = try floatKind(scales.info)
@@ -135,6 +131,54 @@ final class TensorReader {
         raw.w = try aligned(weight)
         raw.scales = try aligned(scales)
         raw.biases = try aligned(biases)
+    }
+
+    /// An mxfp4 / nvfp4 / mxfp8 layer: packed codes `[rows, cols*bits/32]` (uint32) and one
+    /// uint8 scale per group, no biases (pk_mxfp.h).
+    private func microscaled(
+        _ module: String, _ weight: (file: SafeTensorsFile, info: TensorInfo),
+        _ mode: MicroscaledMode, rows: Int, cols: Int, into raw: inout pk_matrix
+    ) throws {
+        let name = module + ".weight"
+        try expectPacked(
+            weight.info, rows: rows, cols: cols, group: mode.groupSize, bits: mode.bits)
+        let scales = try tensor(module + ".scales")
+        guard scales.info.dtype == .u8 else {
+            throw ModelError.inconsistentQuantization(
+                name: name,
+                detail: "\(mode.rawValue) scales must be U8, found \(scales.info.dtype.rawValue)")
+        }
+        try expect(scales.info, shape: [rows, cols / mode.groupSize])
+        if weights.tensor(module + ".biases") != nil {
+            throw ModelError.inconsistentQuantization(
+                name: name, detail: "\(mode.rawValue) has no biases, but \(module).biases exists")
+        }
+        raw.kind =
+            switch mode {
+            case .mxfp4: Int32(PK_W_MXFP4)
+            case .nvfp4: Int32(PK_W_NVFP4)
+            case .mxfp8: Int32(PK_W_MXFP8)
+            }
+        raw.bits = Int32(mode.bits)
+        raw.group = Int32(mode.groupSize)
+        raw.w = try aligned(weight)
+        raw.scales = try aligned(scales)
+        raw.biases = nil
+    }
+
+    /// A packed `.weight`: groups that divide the row, uint32 words `[rows, cols*bits/32]`.
+    private func expectPacked(
+        _ info: TensorInfo, rows: Int, cols: Int, group: Int, bits: Int
+    ) throws {
+        guard cols % group == 0 else {
+            throw ModelError.inconsistentQuantization(
+                name: info.name, detail: "\(cols) columns do not divide into groups of \(group)")
+        }
+        guard info.dtype == .u32 else {
+            throw ModelError.inconsistentQuantization(
+                name: info.name, detail: "packed weights must be U32, found \(info.dtype.rawValue)")
+        }
+        try expect(info, shape: [rows, cols * bits / 32])
     }
 
     private func floatKind(_ info: TensorInfo) throws -> Int32 {

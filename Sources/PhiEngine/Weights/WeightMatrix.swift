@@ -2,7 +2,8 @@ import CKernels
 import PhiFormats
 
 /// One linear layer's weight `[rows, cols]` as it lies in the mapped file: float32/16,
-/// bfloat16, or MLX affine-quantized (`P.weight` packed u32 + `P.scales` + `P.biases`).
+/// bfloat16, MLX affine-quantized (`P.weight` packed u32 + `P.scales` + `P.biases`), or
+/// micro-scaled (mxfp4/nvfp4/mxfp8: packed u32 + uint8 `P.scales`).
 /// The pointers inside `raw` belong to the model's mapping (or to a `Phi3Weights` copy of a
 /// misaligned tensor), which outlives every matrix.
 struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable memory
@@ -12,13 +13,15 @@ struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable me
 
     var rows: Int { raw.rows }
     var cols: Int { raw.cols }
-    var isQuantized: Bool { raw.kind == Int32(PK_W_AFFINE) }
+    var isQuantized: Bool { raw.kind == Int32(PK_W_AFFINE) || pk_mx_is_kind(raw.kind) != 0 }
 
     /// Bytes one pass over the matrix reads (weights, scales and biases): what a decode step
     /// costs in memory traffic.
     var byteCount: Int {
         switch Int(raw.kind) {
         case Int(PK_W_F32): rows * cols * 4
+        case Int(PK_W_MXFP4), Int(PK_W_NVFP4), Int(PK_W_MXFP8):
+            rows * cols * Int(raw.bits) / 8 + rows * (cols / Int(raw.group))
         case Int(PK_W_AFFINE):
             rows * cols * Int(raw.bits) / 8 + 2 * rows * (cols / Int(raw.group))
                 * (raw.scale_dtype == Int32(PK_AQ_F32) ? 4 : 2)

@@ -62,9 +62,10 @@ public struct ModuleSpec: Sendable, Equatable {
         kind == .norm ? shape : Array(shape.dropLast())
     }
 
-    /// The tensors this module is stored as, in mlx's attribute order: `weight`, then (packed
-    /// MLX affine) `scales` and `biases`, then `bias`.
-    public func tensorNames(quantized: Bool) -> [String] {
-        [weightName] + (quantized ? [scalesName, biasesName] : []) + (biasName.map { [$0] } ?? [])
+    /// The tensors this module is stored as, in mlx's attribute order: `weight`, then (packed)
+    /// `scales` and, for affine, `biases` (mxfp4/nvfp4/mxfp8 have none), then `bias`.
+    public func tensorNames(quantized: Bool, affine: Bool = true) -> [String] {
+        [weightName] + (quantized ? [scalesName] + (affine ? [biasesName] : []) : [])
+            + (biasName.map { [$0] } ?? [])
     }
 }

@@ -43,7 +43,8 @@ public struct ModelLayout: Sendable {
 
     /// Sorts `names` (a checkpoint's tensors) into what the model takes, what it lacks, what
     /// the leftover policy drops and what is foreign. A Linear/Embedding `P` is stored packed
-    /// exactly when `P.scales` is there (mlx-lm's rule); it then needs `P.biases` too.
+    /// exactly when `P.scales` is there (mlx-lm's rule); it then needs `P.biases` too, unless
+    /// config.json gives it an mxfp4/nvfp4/mxfp8 mode.
     public func check(tensorNames names: some Sequence<String>) -> TensorSetCheck {
         let present = Set(names)
         var result = TensorSetCheck()
@@ -51,7 +52,11 @@ public struct ModelLayout: Sendable {
         for module in modules {
             let packed = module.isQuantizable && present.contains(module.scalesName)
             if packed { result.packedModules.insert(module.path) }
-            for name in module.tensorNames(quantized: packed) {
+            var affine = true
+            if case .quantized(_, _, let mode) = quantization(of: module) {
+                affine = MicroscaledMode(rawValue: mode) == nil
+            }
+            for name in module.tensorNames(quantized: packed, affine: affine) {
                 claimed.insert(name)
                 if !present.contains(name) { result.missing.append(name) }
             }

@@ -83,7 +83,17 @@ public func convert(
 
 private func checkOptions(_ o: ConvertOptions) throws {
     if o.quantize && o.dequantize { throw ConvertError.quantizeAndDequantize }
-    if o.quantize { _ = try AffineQuantization(bits: o.bits, groupSize: o.groupSize) }
+    if o.quantize {
+        _ = try o.quantizationScheme()
+        if o.quantPredicate != nil && o.mode != "affine" {
+            throw ConvertError.badOption(
+                "--quant-predicate recipes are affine; they cannot be combined with --q-mode "
+                    + o.mode, hint: "drop --q-mode, or drop --quant-predicate")
+        }
+    } else if o.quantPredicate != nil || o.mode != "affine" {
+        throw ConvertError.badOption(
+            "--q-mode and --quant-predicate need -q/--quantize", hint: nil)
+    }
     if let dtype = o.dtype, ![.f16, .bf16, .f32].contains(dtype) {
         throw ConvertError.badOption(
             "cannot convert to \(dtype.pythonName)",
@@ -104,9 +114,12 @@ private func outputDirectory(
     } else {
         // A float output is named after its float type (that of its first float tensor).
         let float = plan.outputTensors.first { $0.dtype.isFloat }.map { storeSuffix($0.dtype) }
+        let format =
+            plan.recipe?.rawValue
+            ?? plan.quantization.flatMap { $0.hasBiases ? nil : $0.mode }
         let name = ModelStore.modelName(
             source: source.name, bits: plan.quantization?.bits,
-            floatType: float)
+            floatType: float, format: format)
         path = ModelStore.modelsDirectory(environment: o.environment) + "/" + name
     }
     try OutputGuard.check(output: path, source: source, force: o.force)

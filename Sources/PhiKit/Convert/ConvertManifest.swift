@@ -70,14 +70,7 @@ public struct ConvertManifest: Sendable, Equatable {
             source: Source(
                 model: options.source, directory: source.directory, repo: source.hubRepo,
                 revision: source.revision),
-            settings: .object([
-                ("quantize", .bool(options.quantize)),
-                ("bits", options.quantize ? .int(options.bits) : .null),
-                ("group_size", options.quantize ? .int(options.groupSize) : .null),
-                ("dtype", options.dtype.map { .string($0.pythonName) } ?? .null),
-                ("dequantize", .bool(options.dequantize)),
-                ("max_shard_size", .int(options.maxShardSize)),
-            ]),
+            settings: .object(settings(options)),
             files: files)
         let path = directory + "/" + fileName
         do {
@@ -85,6 +78,25 @@ public struct ConvertManifest: Sendable, Equatable {
         } catch {
             throw ConvertError.io(path: path, detail: error.message)
         }
+    }
+
+    /// The options that decide the bytes (a mode and a recipe only when they are used, so an
+    /// affine manifest reads as before).
+    private static func settings(_ o: ConvertOptions) -> [(key: String, value: JSONValue)] {
+        let scheme = o.quantize ? try? o.quantizationScheme() : nil
+        var out: [(key: String, value: JSONValue)] = [
+            ("quantize", .bool(o.quantize)),
+            ("bits", scheme.map { .int($0.bits) } ?? .null),
+            ("group_size", scheme.map { .int($0.groupSize) } ?? .null),
+        ]
+        if let scheme, scheme.mode != "affine" { out.append(("mode", .string(scheme.mode))) }
+        if let r = o.quantPredicate { out.append(("quant_predicate", .string(r.rawValue))) }
+        out += [
+            ("dtype", o.dtype.map { .string($0.pythonName) } ?? .null),
+            ("dequantize", .bool(o.dequantize)),
+            ("max_shard_size", .int(o.maxShardSize)),
+        ]
+        return out
     }
 
     func json() -> JSONValue {

@@ -8,10 +8,15 @@ public struct ConvertOptions: Sendable {
     public var source: String
     /// Output directory; nil = the phikit model store (`ModelStore.modelsDirectory`).
     public var output: String?
-    /// `-q`: MLX affine quantization of every Linear/Embedding whose last dim divides the group.
+    /// `-q`: MLX quantization of every Linear/Embedding whose last dim divides the group.
     public var quantize: Bool
-    public var bits: Int
-    public var groupSize: Int
+    /// nil: the mode's own (affine 4-bit g64, mxfp4 g32, nvfp4 g16, mxfp8 8-bit g32).
+    public var bits: Int?
+    public var groupSize: Int?
+    /// `--q-mode`: affine, mxfp4, nvfp4 or mxfp8.
+    public var mode: String = "affine"
+    /// `--quant-predicate`: a mixed-bit affine recipe (per-layer bits in config.json).
+    public var quantPredicate: MixedQuantRecipe?
     /// `--dtype`: cast every float tensor first. nil = config.json's `torch_dtype` (only that
     /// key, as mlx_lm: a transformers-5 `dtype` key does not cast), else keep each tensor's own.
     public var dtype: DType?
@@ -33,8 +38,8 @@ public struct ConvertOptions: Sendable {
     var blockElements = 128 << 10
 
     public init(
-        source: String, output: String? = nil, quantize: Bool = false, bits: Int = 4,
-        groupSize: Int = 64, dtype: DType? = nil, dequantize: Bool = false,
+        source: String, output: String? = nil, quantize: Bool = false, bits: Int? = nil,
+        groupSize: Int? = nil, dtype: DType? = nil, dequantize: Bool = false,
         maxShardSize: Int = 5 << 30, force: Bool = false,
         threads: Int = ProcessInfo.processInfo.activeProcessorCount,
         environment: [String: String] = ProcessInfo.processInfo.environment
@@ -50,6 +55,13 @@ public struct ConvertOptions: Sendable {
         self.force = force
         self.threads = threads
         self.environment = environment
+    }
+}
+
+extension ConvertOptions {
+    /// The scheme of every quantized layer a recipe does not override.
+    func quantizationScheme() throws(QuantizationError) -> QuantizationScheme {
+        try QuantizationScheme(mode: mode, bits: bits, groupSize: groupSize)
     }
 }
 

@@ -12,19 +12,19 @@ struct ConvertStep {
     enum Kind {
         /// `inputs[0]` → `outputs[0]`: a raw copy when the dtypes agree, else a float cast.
         case cast
-        /// float `inputs[0]` → packed weight, scales, biases (in `computeDType`).
+        /// float `inputs[0]` → packed weight, scales (, biases: affine only).
         case quantize
-        /// packed weight, scales, biases → one float weight (in `computeDType`).
+        /// packed weight, scales (, biases) → one float weight (in `computeDType`).
         case dequantize
     }
 
     var kind: Kind
     var inputs: [SourceTensor]
     var outputs: [TensorSpec]
-    var quantization: AffineQuantization?
+    var quantization: QuantizationScheme?
     /// quantize: the dtype the weight is rounded to before quantizing (mlx casts first), which
-    /// is also the scales' dtype. dequantize: the dtype scales/biases are cast to first, which
-    /// is also the output's.
+    /// is also the affine scales' dtype. dequantize: the dtype affine scales/biases are cast
+    /// to first, which is also the output's (micro-scaled modes: mlx's default, bfloat16).
     var computeDType: DType
     /// Parameters as mlx_lm's `get_total_parameters` counts them.
     var parameters: Int
@@ -42,8 +42,10 @@ struct ConvertPlan {
     let totalParameters: Int
     /// mlx_lm's `compute_bits_per_weight` (see `ropeFrequencyBytes`).
     let bitsPerWeight: Double
-    /// The output's quantization (nil for a float output).
-    let quantization: AffineQuantization?
+    /// The output's quantization (nil for a float output): the default scheme of config.json.
+    let quantization: QuantizationScheme?
+    /// `--quant-predicate`'s recipe, if any (every quantized layer then has its own entry).
+    let recipe: MixedQuantRecipe?
     let quantizedTensorCount: Int
     /// config.json bytes, as mlx_lm's `save_config` writes them.
     let configBytes: [UInt8]
@@ -89,7 +91,7 @@ struct ConvertPlan {
         let generation = ConvertedConfig.readGenerationConfig(directory: dir)
         let configBytes = ConvertedConfig.bytes(
             source: rawConfig, generationConfig: generation, quantization: quantization,
-            dequantize: options.dequantize)
+            layers: builder.layerEntries, dequantize: options.dequantize)
         let ropeBytes = ropeFrequencyBytes(rawConfig, config)
         return ConvertPlan(
             steps: steps,
@@ -97,7 +99,7 @@ struct ConvertPlan {
             totalSize: totalSize, totalParameters: totalParameters,
             bitsPerWeight: totalParameters == 0
                 ? 0 : Double((totalSize + ropeBytes) * 8) / Double(totalParameters),
-            quantization: quantization,
+            quantization: quantization, recipe: options.quantize ? options.quantPredicate : nil,
             quantizedTensorCount: steps.filter { $0.kind == .quantize }.count,
             configBytes: configBytes,
             bytesToRead: steps.reduce(0) { $0 + $1.inputs.reduce(0) { $0 + $1.info.byteCount } })
@@ -148,16 +150,18 @@ private struct StepBuilder {
     let options: ConvertOptions
     let castTo: DType?
     /// The requested quantization (validated before any tensor is looked at).
-    var quantization: AffineQuantization?
+    var quantization: QuantizationScheme?
+    /// config.json's per-layer entries, in mlx's order: a recipe gives every quantized layer
+    /// one, whose group_size is the option as given (null without --q-group-size, as mlx-lm
+    /// writes it; the loader then takes the model's).
+    var layerEntries: [(key: String, value: JSONValue)] = []
     var steps: [ConvertStep] = []
     var sourceIsQuantized = false
 
     var config: ModelConfig { layout.config }
 
     mutating func build() throws {
-        if options.quantize {
-            quantization = try AffineQuantization(bits: options.bits, groupSize: options.groupSize)
-        }
+        if options.quantize { quantization = try options.quantizationScheme() }
         for m in layout.modules {
             if m.isQuantizable, weights.tensor(m.scalesName) != nil {
                 try addQuantizedSource(m)
@@ -180,24 +184,41 @@ private struct StepBuilder {
         try expectShape(w, shape)
         let dtype = castTo ?? w.info.dtype
         let count = w.info.elementCount
+        // mlx-lm checks the default group size, then asks the recipe for the layer's bits.
         if linear, let q = quantization, q.canQuantize(shape: shape) {
-            let (wShape, sShape) = q.quantizedShapes(for: shape)
+            var layer = q
+            if let recipe = options.quantPredicate {
+                let bits = recipe.bits(forModule: path, layerCount: config.layerCount)
+                layer = try QuantizationScheme(bits: bits, groupSize: q.groupSize)
+                layerEntries.append(
+                    (
+                        path,
+                        .object([
+                            ("group_size", options.groupSize.map { .int($0) } ?? .null),
+                            ("bits", .int(bits)), ("mode", .string("affine")),
+                        ])
+                    ))
+            }
+            let (wShape, sShape) = layer.quantizedShapes(for: shape)
+            let scalesType = layer.scalesDType(weightDType: dtype)
+            var outputs = [
+                TensorSpec(name: path + ".weight", dtype: .u32, shape: wShape),
+                TensorSpec(name: path + ".scales", dtype: scalesType, shape: sShape),
+            ]
+            if layer.hasBiases {
+                outputs.append(TensorSpec(name: path + ".biases", dtype: dtype, shape: sShape))
+            }
             steps.append(
                 ConvertStep(
-                    kind: .quantize, inputs: [w],
-                    outputs: [
-                        TensorSpec(name: path + ".weight", dtype: .u32, shape: wShape),
-                        TensorSpec(name: path + ".scales", dtype: dtype, shape: sShape),
-                        TensorSpec(name: path + ".biases", dtype: dtype, shape: sShape),
-                    ],
-                    quantization: q, computeDType: dtype, parameters: count))
+                    kind: .quantize, inputs: [w], outputs: outputs,
+                    quantization: layer, computeDType: dtype, parameters: count))
         } else {
             steps.append(cast(w, to: dtype, parameters: count))
         }
     }
 
-    /// A packed MLX layer: dequantize it, or carry it over (casting scales and biases, as mlx's
-    /// dtype pass casts every float parameter).
+    /// A packed MLX layer: dequantize it, or carry it over (casting affine scales and biases,
+    /// as mlx's dtype pass casts every float parameter; uint8 scales stay as they are).
     private mutating func addQuantizedSource(_ module: ModuleSpec) throws {
         let (path, shape) = (module.path, module.shape)
         sourceIsQuantized = true
@@ -206,45 +227,56 @@ private struct StepBuilder {
             throw ConvertError.inconsistentQuantization(
                 module: path, detail: "has .scales but config.json does not quantize it")
         }
-        guard mode == "affine", let aq = try? AffineQuantization(bits: bits, groupSize: group)
+        guard let scheme = try? QuantizationScheme(mode: mode, bits: bits, groupSize: group)
         else {
             throw ConvertError.inconsistentQuantization(
                 module: path, detail: "\(mode) \(bits)-bit group \(group) is not supported")
         }
-        guard aq.canQuantize(shape: shape) else {
+        guard scheme.canQuantize(shape: shape) else {
             throw ConvertError.inconsistentQuantization(
                 module: path, detail: "shape \(shape) cannot hold groups of \(group)")
         }
-        let (wShape, sShape) = aq.quantizedShapes(for: shape)
+        let (wShape, sShape) = scheme.quantizedShapes(for: shape)
         let w = try source(path + ".weight")
         let s = try source(path + ".scales")
-        let b = try source(path + ".biases")
         guard w.info.dtype == .u32 else {
             throw ConvertError.wrongDType(
                 name: w.info.name, file: w.file.path, dtype: w.info.dtype,
                 expected: "uint32 (packed)")
         }
         try expectShape(w, wShape)
-        try expectFloat(s)
         try expectShape(s, sShape)
-        try expectShape(b, sShape)
-        guard b.info.dtype == s.info.dtype else {
+        var inputs = [w, s]
+        if scheme.hasBiases {
+            let b = try source(path + ".biases")
+            try expectFloat(s)
+            try expectShape(b, sShape)
+            guard b.info.dtype == s.info.dtype else {
+                throw ConvertError.wrongDType(
+                    name: b.info.name, file: b.file.path, dtype: b.info.dtype,
+                    expected: s.info.dtype.pythonName + " (as the scales)")
+            }
+            inputs.append(b)
+        } else if s.info.dtype != .u8 {
             throw ConvertError.wrongDType(
-                name: b.info.name, file: b.file.path, dtype: b.info.dtype,
-                expected: s.info.dtype.pythonName + " (as the scales)")
+                name: s.info.name, file: s.file.path, dtype: s.info.dtype,
+                expected: "uint8 (\(mode) scales)")
         }
-        let dtype = castTo ?? s.info.dtype
+        // Affine: scales/biases are cast first and the result has their type. Micro-scaled:
+        // mlx_lm dequantizes to mlx's default, bfloat16, whatever --dtype says.
+        let dtype = scheme.hasBiases ? (castTo ?? s.info.dtype) : .bf16
         let count = shape.reduce(1, *)
         if options.dequantize {
             steps.append(
                 ConvertStep(
-                    kind: .dequantize, inputs: [w, s, b],
+                    kind: .dequantize, inputs: inputs,
                     outputs: [TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)],
-                    quantization: aq, computeDType: dtype, parameters: count))
+                    quantization: scheme, computeDType: dtype, parameters: count))
         } else {
             steps.append(cast(w, to: .u32, parameters: count))
-            steps.append(cast(s, to: dtype, parameters: 0))
-            steps.append(cast(b, to: dtype, parameters: 0))
+            for t in inputs.dropFirst() {
+                steps.append(cast(t, to: scheme.hasBiases ? dtype : .u8, parameters: 0))
+            }
         }
     }
 

@@ -4,8 +4,9 @@ import PhiFormats
 /// The config.json a convert writes, byte for byte what mlx_lm writes:
 /// 1. `load_config`: the source config.json, with `eos_token_id` replaced by
 ///    generation_config.json's when that one is truthy (an int or a non-empty list);
-/// 2. `quantize_model`: `quantization = {"group_size", "bits", "mode"}` and an identical
-///    `quantization_config` ("support hf model tree #957");
+/// 2. `quantize_model`: `quantization = {"group_size", "bits", "mode"}` (a recipe adds one
+///    such entry per quantized layer, keyed by module path, in module order) and an
+///    identical `quantization_config` ("support hf model tree #957");
 ///    `--dequantize` pops both instead;
 /// 3. `save_config`: drops `_name_or_path` and `vision_config`, copies `quantization` into
 ///    `quantization_config` when present, sorts the top-level keys (nested objects keep
@@ -14,20 +15,17 @@ import PhiFormats
 /// Note that `--dtype` does not touch `torch_dtype`: mlx_lm leaves it as it was.
 enum ConvertedConfig {
     static func bytes(
-        source: JSONValue, generationConfig: JSONValue?, quantization: AffineQuantization?,
-        dequantize: Bool
+        source: JSONValue, generationConfig: JSONValue?, quantization: QuantizationScheme?,
+        layers: [(key: String, value: JSONValue)] = [], dequantize: Bool
     ) -> [UInt8] {
         var config = source
         if let eos = generationConfig?["eos_token_id"], isTruthy(eos) {
             config.set("eos_token_id", eos)
         }
         if let q = quantization {
-            let entry = JSONValue.object([
-                ("group_size", .int(q.groupSize)), ("bits", .int(q.bits)),
-                ("mode", .string(q.mode)),
-            ])
-            config.set("quantization", entry)
-            config.set("quantization_config", entry)
+            let members = entry(q) + layers
+            config.set("quantization", .object(members))
+            config.set("quantization_config", .object(members))
         }
         if dequantize {
             config.set("quantization", nil)
@@ -37,6 +35,11 @@ enum ConvertedConfig {
         config.set("vision_config", nil)
         if let q = config["quantization"] { config.set("quantization_config", q) }
         return Array(tagNonFinite(config.sortedKeys()).pythonJSONDump(indent: 4).utf8)
+    }
+
+    /// `{"group_size", "bits", "mode"}`, the dict mlx-lm writes for the model and per layer.
+    static func entry(_ q: QuantizationScheme) -> [(key: String, value: JSONValue)] {
+        [("group_size", .int(q.groupSize)), ("bits", .int(q.bits)), ("mode", .string(q.mode))]
     }
 
     /// generation_config.json as mlx_lm reads it: absent or unparsable means "no override".

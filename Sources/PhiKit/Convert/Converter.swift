@@ -132,19 +132,20 @@ final class Converter {
         writer.endTensor(out.name)
     }
 
-    /// Quantizes a float weight: rows chunk by chunk into the packed output, scales and
-    /// biases into whole-tensor buffers written after the packed weight.
+    /// Quantizes a float weight: rows chunk by chunk into the packed output, scales (and
+    /// affine biases) into whole-tensor buffers written after the packed weight.
     private func quantize(_ step: ConvertStep) throws {
         let src = step.inputs[0]
         let q = step.quantization!
         let rows = src.info.shape.dropLast().reduce(1, *)
         let cols = src.info.shape.last!
         let dt = step.computeDType
-        let groupBytes = q.groupsPerRow(cols) * dt.size  // scale bytes per row
+        // scale bytes per row
+        let groupBytes = q.groupsPerRow(cols) * q.scalesDType(weightDType: dt).size
         let scales = UnsafeMutableRawBufferPointer.allocate(
             byteCount: rows * groupBytes, alignment: 64)
         let biases = UnsafeMutableRawBufferPointer.allocate(
-            byteCount: rows * groupBytes, alignment: 64)
+            byteCount: q.hasBiases ? rows * groupBytes : 1, alignment: 64)
 
         let data = src.file.data(src.info)
         let inSize = src.info.dtype.size
@@ -170,6 +171,11 @@ final class Converter {
         }
         writer.endTensor(step.outputs[0].name)
         let owned = OwnedBuffers(scales, biases)
+        guard q.hasBiases else {
+            writer.write(UnsafeRawBufferPointer(scales)) { owned.deallocate() }
+            writer.endTensor(step.outputs[1].name)
+            return
+        }
         writer.write(UnsafeRawBufferPointer(scales))
         writer.endTensor(step.outputs[1].name)
         writer.write(UnsafeRawBufferPointer(biases)) { owned.deallocate() }
@@ -178,7 +184,7 @@ final class Converter {
 
     /// Dequantizes a packed layer into a float weight, chunk by chunk.
     private func dequantize(_ step: ConvertStep) throws {
-        let (w, s, b) = (step.inputs[0], step.inputs[1], step.inputs[2])
+        let (w, s) = (step.inputs[0], step.inputs[1])
         let q = step.quantization!
         let out = step.outputs[0]
         let dt = step.computeDType
@@ -186,13 +192,14 @@ final class Converter {
         let cols = out.shape.last!
         let groups = q.groupsPerRow(cols)
         let wordsPerRow = q.packedColumns(cols)
-        // Scales and biases, cast first (mlx's dtype pass runs before dequantize) into aligned
-        // buffers of `dt`.
-        let scales = castWhole(s, to: dt)
-        let biases = castWhole(b, to: dt)
+        // Affine scales and biases, cast first (mlx's dtype pass runs before dequantize) into
+        // aligned buffers of `dt`; uint8 scales are copied as they are.
+        let scaleType = q.scalesDType(weightDType: dt)
+        let scales = castWhole(s, to: scaleType)
+        let biases = q.hasBiases ? castWhole(step.inputs[2], to: dt) : nil
         defer {
             scales.deallocate()
-            biases.deallocate()
+            biases?.deallocate()
         }
         let wData = w.file.data(w.info)
         let chunkRows = max(1, chunkElements / cols)
@@ -208,13 +215,13 @@ final class Converter {
             UnsafeMutableRawBufferPointer(packed).copyMemory(
                 from: UnsafeRawBufferPointer(
                     rebasing: wData[(row * wordsPerRow * 4)..<((row + n) * wordsPerRow * 4)]))
-            let sb = row * groups * dt.size
-            let se = (row + n) * groups * dt.size
+            let sb = row * groups * scaleType.size
+            let se = (row + n) * groups * scaleType.size
             try q.dequantize(
                 weight: UnsafeBufferPointer(rebasing: packed[0..<words]),
                 scales: UnsafeRawBufferPointer(rebasing: scales[sb..<se]),
-                biases: UnsafeRawBufferPointer(rebasing: biases[sb..<se]),
-                rows: n, cols: cols, scaleDType: dt,
+                biases: biases.map { UnsafeRawBufferPointer(rebasing: $0[sb..<se]) },
+                rows: n, cols: cols, dtype: dt,
                 into: UnsafeMutableBufferPointer(rebasing: floats[0..<(n * cols)]), threads: threads
             )
             let slot = takeSlot()
@@ -312,7 +319,7 @@ private struct QuantizeChunk: Sendable {
     let source: UInt, sourceDType: DType, floats: UInt, halves: UInt, packed: UInt
     let scales: UInt, biases: UInt
     let rows: Int, cols: Int, groupBytes: Int, dtype: DType
-    let quantization: AffineQuantization
+    let quantization: QuantizationScheme
 
     /// Splits the rows into one contiguous part per thread; each thread walks its part block
     /// by block through its own scratch (`scratchElements` floats at `floats + part·scratch`),
@@ -360,16 +367,17 @@ private struct QuantizeChunk: Sendable {
         }
         let words = quantization.packedColumns(cols)
         try quantization.quantize(
-            UnsafeBufferPointer(f), rows: n, cols: cols, outDType: dtype,
+            UnsafeBufferPointer(f), rows: n, cols: cols, dtype: dtype,
             weight: UnsafeMutableBufferPointer(
                 start: UnsafeMutablePointer<UInt32>(bitPattern: packed)! + r0 * words,
                 count: n * words),
             scales: UnsafeMutableRawBufferPointer(
                 start: UnsafeMutableRawPointer(bitPattern: scales)! + r0 * groupBytes,
                 count: n * groupBytes),
-            biases: UnsafeMutableRawBufferPointer(
-                start: UnsafeMutableRawPointer(bitPattern: biases)! + r0 * groupBytes,
-                count: n * groupBytes),
+            biases: quantization.hasBiases
+                ? UnsafeMutableRawBufferPointer(
+                    start: UnsafeMutableRawPointer(bitPattern: biases)! + r0 * groupBytes,
+                    count: n * groupBytes) : nil,
             threads: 1)
     }
 }

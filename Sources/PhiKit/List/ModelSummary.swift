@@ -28,7 +28,7 @@ struct ModelSummary: Sendable, Equatable {
         }
     }
 
-    /// `mlx q4 g64` from config.json's `quantization` (`mlx mxfp4 g32` for other modes), or the
+    /// `mlx q4 g64` from config.json's `quantization` (`mlx mxfp4`, `mlx mixed 3/6`), or the
     /// `quant_method` of a foreign `quantization_config` (`gptq`, `awq`…).
     static func quantizationLabel(_ directory: String) -> String? {
         guard let data = try? LocalFile.read(directory + "/config.json"),
@@ -38,7 +38,14 @@ struct ModelSummary: Sendable, Equatable {
             let group = q["group_size"]?.intValue
         {
             let mode = q["mode"]?.stringValue ?? "affine"
-            return mode == "affine" ? "mlx q\(bits) g\(group)" : "mlx \(mode) g\(group)"
+            guard mode == "affine" else { return "mlx \(mode)" }
+            // Per-layer entries of more than one width: a mixed recipe (`mlx mixed 3/6`).
+            let layerBits = Set(
+                (q.objectValue ?? []).compactMap { $0.value["bits"]?.intValue })
+            if layerBits.count > 1, let lo = layerBits.min(), let hi = layerBits.max() {
+                return "mlx mixed \(lo)/\(hi)"
+            }
+            return "mlx q\(bits) g\(group)"
         }
         return config["quantization_config"]?["quant_method"]?.stringValue
     }

@@ -41,7 +41,10 @@ struct ModelCheck {
         }
         report(tensorSet, layout: layout)
         let quantizedLayers = tensorSet.packedModules.count
-        let q = config.quantization.map { " (\($0.bits)-bit g\($0.groupSize))" } ?? ""
+        let q =
+            config.quantization.map {
+                $0.mode == "affine" ? " (\($0.bits)-bit g\($0.groupSize))" : " (\($0.mode))"
+            } ?? ""
         outcome.summary =
             "\(weights.tensors.count) tensors against config.json: \(config.modelType), "
             + "\(config.layerCount) layers, hidden \(config.hiddenSize), vocab \(config.vocabSize)"
@@ -104,7 +107,7 @@ struct ModelCheck {
         let weight = weights.tensors[module + ".weight"]
         let scales = weights.tensors[module + ".scales"]
         let biases = weights.tensors[module + ".biases"]
-        guard case .quantized(let group, let bits, _) = layer else {
+        guard case .quantized(let group, let bits, let mode) = layer else {
             let why =
                 quantization == nil
                 ? "config.json has no quantization" : "config.json leaves it unquantized (false)"
@@ -135,6 +138,10 @@ struct ModelCheck {
                 "has shape \(w.shape)\(found); \(bits)-bit quantization of \(shape) is \(packed)")
         }
         let groups = [rows, cols / group]
+        if mode != "affine" {
+            checkMicroscaled(module, mode: mode, scales: scales, biases: biases, groups: groups)
+            return
+        }
         for (name, entry) in [(module + ".scales", scales), (module + ".biases", biases)] {
             guard let (file, info) = entry else { continue }
             if ![.f32, .f16, .bf16].contains(info.dtype) {
@@ -151,6 +158,30 @@ struct ModelCheck {
             outcome.error(
                 "wrong_dtype", file: biases?.file, tensor: b.name,
                 "is \(b.dtype.pythonName) but the scales are \(s.dtype.pythonName)")
+        }
+    }
+
+    /// The scales of an mxfp4/nvfp4/mxfp8 layer: one uint8 per group; no biases.
+    private mutating func checkMicroscaled(
+        _ module: String, mode: String, scales: (file: String, info: TensorInfo)?,
+        biases: (file: String, info: TensorInfo)?, groups: [Int]
+    ) {
+        let name = module + ".scales"
+        if let (file, info) = scales {
+            if info.dtype != .u8 {
+                outcome.error(
+                    "wrong_dtype", file: file, tensor: name,
+                    "is \(info.dtype.pythonName); \(mode) scales are uint8")
+            } else if info.shape != groups {
+                outcome.error(
+                    "wrong_shape", file: file, tensor: name,
+                    "has shape \(info.shape); \(mode) groups give \(groups)")
+            }
+        }
+        if let (file, info) = biases {
+            outcome.error(
+                "unexpected_tensor", file: file, tensor: info.name,
+                "\(mode) layers have no biases")
         }
     }
 

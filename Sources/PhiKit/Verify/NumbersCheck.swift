@@ -27,7 +27,8 @@ enum NumbersCheck {
                 // Leftovers every loader drops (the model layer warns about them) are never
                 // read, so their numbers cannot make the model fail.
                 guard !ignored.contains(info.name) else { continue }
-                judge(info, s, file: name, packed: isQuantizationData(info.name, weights), &outcome)
+                let weight = packedWeight(info.name, weights)
+                judge(info, s, file: name, packedWeight: weight, &outcome)
             }
         }
         let unscanned = weights.opened.values.reduce(0) { sum, file in
@@ -44,19 +45,26 @@ enum NumbersCheck {
         return (outcome, tensors)
     }
 
-    /// Whether `name` is the `.scales` or `.biases` of a packed layer.
-    private static func isQuantizationData(_ name: String, _ weights: WeightSet) -> Bool {
+    /// The packed `.weight` beside `name` when that is the `.scales` or `.biases` of a
+    /// quantized layer.
+    private static func packedWeight(_ name: String, _ weights: WeightSet) -> TensorInfo? {
         guard name.hasSuffix(".scales") || name.hasSuffix(".biases"),
-            let module = PackedTensorCount.modulePath(name)
-        else { return false }
-        return weights.tensors[module + ".weight"]?.info.dtype == .u32
+            let module = PackedTensorCount.modulePath(name),
+            let weight = weights.tensors[module + ".weight"]?.info, weight.dtype == .u32
+        else { return nil }
+        return weight
     }
 
     private static func judge(
-        _ info: TensorInfo, _ s: TensorStatistics, file: String, packed: Bool,
+        _ info: TensorInfo, _ s: TensorStatistics, file: String, packedWeight: TensorInfo?,
         _ outcome: inout LayerOutcome
     ) {
         guard s.count > 0 else { return }
+        let packed = packedWeight != nil
+        if info.dtype == .u8 {
+            if let packedWeight { judgeScaleBytes(info, s, packedWeight, file: file, &outcome) }
+            return
+        }
         if s.nan > 0 || s.inf > 0 {
             let what =
                 [s.nan > 0 ? "\(s.nan) NaN" : nil, s.inf > 0 ? "\(s.inf) Inf" : nil]
@@ -96,12 +104,33 @@ enum NumbersCheck {
         }
     }
 
+    /// uint8 scales of an mxfp4/mxfp8 layer are E8M0: 255 is NaN. nvfp4's are E4M3: 0x7F and
+    /// 0xFF are NaN and a set sign bit a negative scale, which mlx never writes (scales are
+    /// max |w| / 6). nvfp4 is told apart by its scales' shape: groups of 16, so twice as many
+    /// scales per row as packed words / 2 (mxfp4: a quarter, mxfp8: an eighth of the words).
+    private static func judgeScaleBytes(
+        _ info: TensorInfo, _ s: TensorStatistics, _ weight: TensorInfo, file: String,
+        _ outcome: inout LayerOutcome
+    ) {
+        guard let hi = s.max, let words = weight.shape.last, let groups = info.shape.last,
+            groups > 0
+        else { return }
+        let nvfp4 = words / groups == 2
+        let limit: Double = nvfp4 ? 0x7e : 254
+        guard hi > limit else { return }
+        outcome.error(
+            "non_finite_scale", file: file, tensor: info.name,
+            "holds scale byte \(Int(hi)) (\(nvfp4 ? "E4M3: NaN or negative" : "E8M0: NaN")); "
+                + "\(nvfp4 ? "nvfp4" : "mxfp4/mxfp8") scales stay below \(Int(limit) + 1)",
+            hint: "the file is corrupt, or was not written by an MLX quantizer")
+    }
+
     private static func record(
         _ info: TensorInfo, _ s: TensorStatistics, file: String
     ) -> VerifiedTensor {
         VerifiedTensor(
             name: info.name, file: file, dtype: info.dtype.rawValue, shape: info.shape,
             nan: s.nan, inf: s.inf, zeros: s.zeros, min: s.min, max: s.max,
-            mean: info.dtype == .u32 ? nil : s.mean)
+            mean: info.dtype == .u32 || info.dtype == .u8 ? nil : s.mean)
     }
 }

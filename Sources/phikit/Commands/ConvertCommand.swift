@@ -9,6 +9,7 @@ struct ConvertCommand: Command {
     static let summary = "Convert a Hugging Face model to MLX format, optionally quantized"
     static let usage = """
         phikit convert <source> [-o <dir>] [-q] [--bits 4] [--group-size 64]
+                       [--q-mode affine|mxfp4|nvfp4|mxfp8] [--quant-predicate mixed_3_6]
                        [--dtype float16|bfloat16|float32] [--dequantize] [--max-shard-size 5GiB]
                        [--force] [--json]
         phikit convert <file.gguf> [-o <dir>] [--exact] [--dtype …] [--dequantize] [--force]
@@ -31,9 +32,16 @@ struct ConvertCommand: Command {
           -o, --output <dir>       output directory (default: the phikit model store,
                                    $PHIKIT_HOME/models/<name>-<bits>bit, where list and run
                                    find it; PHIKIT_HOME defaults to ~/.local/share/phikit)
-          -q, --quantize           quantize (MLX affine)
-          --bits <n>               bits per weight: 2, 3, 4, 5, 6 or 8 (default 4)
-          --group-size <n>         values per scale/bias: 32, 64 or 128 (default 64)
+          -q, --quantize           quantize (MLX affine unless --q-mode says otherwise)
+          --bits <n>               affine bits per weight: 2, 3, 4, 5, 6 or 8 (default 4)
+          --group-size <n>         affine values per scale/bias: 32, 64 or 128 (default 64)
+          --q-mode <mode>          affine (default); mxfp4 (E2M1 values, power-of-two scale
+                                   per 32), nvfp4 (E2M1, E4M3 scale per 16) or mxfp8 (E4M3,
+                                   power-of-two scale per 32): bits and group are the mode's
+          --quant-predicate <r>    mixed-bit affine recipe: mixed_2_6, mixed_3_4, mixed_3_6 or
+                                   mixed_4_6 (low/high bits; down_proj of the first and last
+                                   eighth of the layers and every third between, and lm_head,
+                                   get the high bits)
           --dtype <type>           cast float tensors first: float16, bfloat16 or float32
                                    (default: config.json's torch_dtype)
           -d, --dequantize         turn an MLX-quantized model back into a float one
@@ -55,7 +63,8 @@ struct ConvertCommand: Command {
           --dtype <type>           float type for float tensors and for the inexact ones
           -d, --dequantize         every tensor float (--dtype, default float32)
 
-        mlx_lm spellings are accepted too: --mlx-path, --q-bits, --q-group-size.
+        mlx_lm spellings are accepted too, so an mlx_lm.convert command line works as it is:
+        --hf-path/--model <source>, --mlx-path, --q-bits, --q-group-size.
         exit codes: 64 bad options or existing output, 65 weights that do not match
           config.json or an unsupported architecture, 66 source not found, 74 I/O error
         """
@@ -68,6 +77,9 @@ struct ConvertCommand: Command {
         let quantize = args.flag("-q", "--quantize")
         let bits = try args.option("--bits", "--q-bits", as: Int.self)
         let groupSize = try args.option("--group-size", "--q-group-size", as: Int.self)
+        let mode = try args.option("--q-mode")
+        let recipeName = try args.option("--quant-predicate")
+        let namedSource = try args.option("--hf-path", "--model")
         let dtypeName = try args.option("--dtype")
         let dequantize = args.flag("-d", "--dequantize")
         let maxShard = try args.option("--max-shard-size", as: ByteSize.self)
@@ -75,8 +87,23 @@ struct ConvertCommand: Command {
         let force = args.flag("--force")
         let exact = args.flag("--exact")
         json = args.flag("--json")
-        let source = try args.positional("source")
+        let positional = args.optionalPositional()
         try args.finish()
+        guard let source = namedSource ?? positional else {
+            throw UsageError("missing argument <source>")
+        }
+        if namedSource != nil && positional != nil {
+            throw UsageError("give the source once: as <source> or as --hf-path")
+        }
+        var recipe: MixedQuantRecipe?
+        if let recipeName {
+            guard let r = MixedQuantRecipe(rawValue: recipeName) else {
+                throw UsageError(
+                    "invalid value '\(recipeName)' for '--quant-predicate'",
+                    hint: "use mixed_2_6, mixed_3_4, mixed_3_6 or mixed_4_6")
+            }
+            recipe = r
+        }
 
         var dtype: DType?
         if let dtypeName {
@@ -87,13 +114,16 @@ struct ConvertCommand: Command {
             }
             dtype = d
         }
-        if (bits != nil || groupSize != nil) && !quantize {
-            throw UsageError("--bits and --group-size need -q/--quantize")
+        if (bits != nil || groupSize != nil || mode != nil || recipe != nil) && !quantize {
+            throw UsageError(
+                "--bits, --group-size, --q-mode and --quant-predicate need -q/--quantize")
         }
         if let threads, threads < 1 { throw UsageError("--threads must be at least 1") }
         options = ConvertOptions(source: source, output: output, quantize: quantize)
-        options.bits = bits ?? 4
-        options.groupSize = groupSize ?? 64
+        options.bits = bits
+        options.groupSize = groupSize
+        options.mode = mode ?? "affine"
+        options.quantPredicate = recipe
         options.dtype = dtype
         options.dequantize = dequantize
         if let maxShard { options.maxShardSize = maxShard.bytes }

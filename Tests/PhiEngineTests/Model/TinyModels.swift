@@ -90,6 +90,13 @@ enum TinyModels {
             values.withUnsafeMutableBytes { $0.copyMemory(from: file.data(info)) }
             let module = String(name.dropLast(".weight".count))
             if !name.contains("norm"), info.shape.count == 2,
+                case .quantized(let group, let bits, let mode) = settings.layer(module),
+                info.shape[1] % group == 0, mode != "affine"
+            {
+                tensors += try microscaled(
+                    name, module, values, shape: info.shape,
+                    QuantizationScheme(mode: mode, bits: bits, groupSize: group))
+            } else if !name.contains("norm"), info.shape.count == 2,
                 case .quantized(let group, let bits, _) = settings.layer(module),
                 info.shape[1] % group == 0
             {
@@ -115,6 +122,32 @@ enum TinyModels {
         try writeSafetensors(
             tensors.sorted { $0.name < $1.name }, to: dir.file("model.safetensors"))
         return dir
+    }
+
+    /// An mxfp4/nvfp4/mxfp8 layer from float32 values: packed codes and uint8 scales.
+    static func microscaled(
+        _ name: String, _ module: String, _ values: [Float], shape: [Int],
+        _ scheme: QuantizationScheme
+    ) throws -> [Tensor] {
+        let (rows, cols) = (shape[0], shape[1])
+        var packed = [UInt32](repeating: 0, count: rows * scheme.packedColumns(cols))
+        var scales = [UInt8](repeating: 0, count: rows * scheme.groupsPerRow(cols))
+        try values.withUnsafeBufferPointer { w in
+            try packed.withUnsafeMutableBufferPointer { q in
+                try scales.withUnsafeMutableBytes { s in
+                    try scheme.quantize(
+                        w, rows: rows, cols: cols, dtype: .f32, weight: q, scales: s,
+                        biases: nil, threads: 1)
+                }
+            }
+        }
+        let (wShape, sShape) = scheme.quantizedShapes(for: shape)
+        return [
+            Tensor(
+                name: name, shape: wShape, dtype: .u32,
+                bytes: packed.withUnsafeBytes { Array($0) }),
+            Tensor(name: module + ".scales", shape: sShape, dtype: .u8, bytes: scales),
+        ]
     }
 
     /// SHA-256 of each tensor's bytes, as the golden script hashes mlx_lm.convert's output.

@@ -93,4 +93,43 @@ struct ConvertCLITests {
         #expect(llama.status == 65 && llama.err.contains("llama"))
         #expect(!FileManager.default.fileExists(atPath: out + "4"))
     }
+
+    /// An mlx_lm.convert command line works as it is: the source as --hf-path, the output as
+    /// --mlx-path, --q-mode and --quant-predicate; bad combinations are usage errors.
+    @Test(.enabled(if: binary != nil)) func mlxLMSpellings() throws {
+        let work = try ConvertFixtures.temporaryDirectory("cli-mlx")
+        defer { try? FileManager.default.removeItem(at: work) }
+        let src = work.appendingPathComponent("src")
+        try ConvertFixtures.buildSource("phi4-bf16", into: src)
+        let out = work.appendingPathComponent("mx").path
+        let mx = try Self.run([
+            "convert", "--hf-path", src.path, "--mlx-path", out, "-q", "--q-mode", "mxfp4",
+        ])
+        #expect(mx.status == 0, "stderr: \(mx.err)")
+        let config = try ConvertFixtures.json(URL(fileURLWithPath: out + "/config.json"))
+        #expect(config["quantization"]?["mode"]?.stringValue == "mxfp4")
+        #expect(config["quantization"]?["group_size"]?.intValue == 32)
+
+        let mixed = try Self.run([
+            "convert", "--model", src.path, "--mlx-path", out + "-mixed", "-q",
+            "--quant-predicate", "mixed_3_6", "--dtype", "bfloat16",
+        ])
+        #expect(mixed.status == 0, "stderr: \(mixed.err)")
+
+        let both = try Self.run([
+            "convert", src.path, "-o", out + "2", "-q", "--q-mode", "nvfp4",
+            "--quant-predicate", "mixed_2_6",
+        ])
+        #expect(both.status == 64 && both.err.contains("affine"))
+        let groups = try Self.run([
+            "convert", src.path, "-o", out + "3", "-q", "--q-mode", "mxfp8",
+            "--q-group-size", "64",
+        ])
+        #expect(groups.status == 64 && groups.err.contains("mxfp8"))
+        let recipe = try Self.run([
+            "convert", src.path, "-o", out + "4", "-q",
+            "--quant-predicate", "mixed_5_9",
+        ])
+        #expect(recipe.status == 64 && recipe.err.contains("--quant-predicate"))
+    }
 }

@@ -118,8 +118,12 @@ struct ConvertGoldenCase: CustomTestStringConvertible, Sendable {
         var options = ConvertOptions(
             source: source.path, output: output.path,
             quantize: o["quantize"]?.boolValue ?? false)
-        options.bits = o["bits"]?.intValue ?? 4
-        options.groupSize = o["group"]?.intValue ?? 64
+        options.bits = o["bits"]?.intValue
+        options.groupSize = o["group"]?.intValue
+        options.mode = o["mode"]?.stringValue ?? "affine"
+        options.quantPredicate = o["quant_predicate"]?.stringValue.flatMap {
+            MixedQuantRecipe(rawValue: $0)
+        }
         options.dtype = o["dtype"]?.stringValue.flatMap { DType(pythonName: $0) }
         options.dequantize = o["dequantize"]?.boolValue ?? false
         options.maxShardSize = o["max_shard_bytes"]?.intValue ?? (5 << 30)
