@@ -72,7 +72,7 @@ def client(port, tokens, results, index):
 
 
 def main():
-    own = len(sys.argv) < 2
+    own = len(sys.argv) < 2 or not sys.argv[1]
     model = zero_model() if own else sys.argv[1]
     tokens = int(sys.argv[2]) if len(sys.argv) > 2 else 64
     server = Server(model, "--parallel", "8", "--quiet")
