@@ -78,7 +78,7 @@ public enum QuantizationError: UserFacingError, Equatable {
 /// scale and a bias: `w ≈ scale * q + bias`, with `q` in `0 ..< 2^bits`. Output is
 /// bit-identical to `mlx.core.quantize` and `mlx.core.dequantize`. The golden tests in
 /// PhiFormatsTests prove it.
-public struct AffineQuantization: Sendable, Equatable, Hashable {
+public struct AffineQuantization: GroupedPacking, Sendable, Equatable, Hashable {
     public static let supportedBits = [2, 3, 4, 5, 6, 8]
     public static let supportedGroupSizes = [32, 64, 128]
 
@@ -96,30 +96,6 @@ public struct AffineQuantization: Sendable, Equatable, Hashable {
         self.groupSize = groupSize
     }
 
-    /// uint32 words per row of the packed weight: `cols * bits / 32`.
-    public func packedColumns(_ cols: Int) -> Int { cols * bits / 32 }
-
-    /// Scales (and biases) per row: `cols / groupSize`.
-    public func groupsPerRow(_ cols: Int) -> Int { cols / groupSize }
-
-    /// Whether a tensor of this shape can be quantized: at least 2-D (what mlx accepts),
-    /// every dimension positive, and a last dimension divisible by the group size. That also
-    /// makes it divisible into whole uint32 words, since `groupSize * bits` is a multiple
-    /// of 32 for every supported pair.
-    public func canQuantize(shape: [Int]) -> Bool {
-        guard shape.count >= 2, shape.allSatisfy({ $0 > 0 }), let last = shape.last else {
-            return false
-        }
-        return last % groupSize == 0
-    }
-
-    /// Shapes of what `quantize` writes for a tensor of `shape`. mlx keeps the leading
-    /// dimensions: weight `[..., cols*bits/32]` (uint32), scales/biases `[..., cols/group]`.
-    public func quantizedShapes(for shape: [Int]) -> (weight: [Int], scales: [Int]) {
-        let lead = shape.dropLast()
-        let cols = shape.last ?? 0
-        return (lead + [packedColumns(cols)], lead + [groupsPerRow(cols)])
-    }
 }
 
 /// A quantized tensor in MLX's layout, held in arrays (for small tensors and tests; the

@@ -29,7 +29,7 @@ public enum MicroscaledMode: String, Sendable, CaseIterable, Hashable {
 /// `mlx.core.quantize` / `dequantize` of mlx 0.32 (golden files in PhiFormatsTests,
 /// scripts/make_mx_golden.py). Packed weight `[..., cols*bits/32]` uint32 (8 E2M1 codes or 4
 /// E4M3 codes per word, element 0 in the low bits), scales `[..., cols/group]` uint8.
-public struct MicroscaledQuantization: Sendable, Hashable {
+public struct MicroscaledQuantization: GroupedPacking, Sendable, Hashable {
     public let mode: MicroscaledMode
     public var bits: Int { mode.bits }
     public var groupSize: Int { mode.groupSize }
@@ -46,24 +46,6 @@ public struct MicroscaledQuantization: Sendable, Hashable {
             throw .modeParameters(mode: mode.rawValue, bits: bits, groupSize: groupSize)
         }
         self.mode = mode
-    }
-
-    public func packedColumns(_ cols: Int) -> Int { cols * bits / 32 }
-    public func groupsPerRow(_ cols: Int) -> Int { cols / groupSize }
-
-    /// At least 2-D, every dimension positive, last dimension a multiple of the group.
-    public func canQuantize(shape: [Int]) -> Bool {
-        guard shape.count >= 2, shape.allSatisfy({ $0 > 0 }), let last = shape.last else {
-            return false
-        }
-        return last % groupSize == 0
-    }
-
-    /// Shapes of the packed weight (uint32) and scales (uint8) for a tensor of `shape`.
-    public func quantizedShapes(for shape: [Int]) -> (weight: [Int], scales: [Int]) {
-        let lead = shape.dropLast()
-        let cols = shape.last ?? 0
-        return (lead + [packedColumns(cols)], lead + [groupsPerRow(cols)])
     }
 
     /// The float value of one scale byte (E8M0 `2^(b-127)`, or E4M3 for nvfp4).
