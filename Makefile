@@ -7,7 +7,8 @@
 #                    commit). NATIVE=1 adds -march=native: opt-in, the binary then only runs on
 #                    CPUs like this one
 #   make demo        deps + build + the main job on a built-in default (see README)
-#   make test        the test suite (swift test; needs no Python)
+#   make test        the test suite (swift test; needs no Python); it includes the short fuzz
+#                    run: every fuzz seed and finding plus fixed-seed mutants (FuzzReplayTests)
 #   make test-fast   the test suite without the suites tagged .slow (PHIKIT_SKIP_SLOW=1)
 #   make bench       every benchmark below, each against its reference in the same run
 #   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)
@@ -24,8 +25,9 @@
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
-#                    3600) for safetensors, json, config, http, after replaying
-#                    the seeds and every past finding (make fuzz-regress does only that)
+#                    3600) for safetensors, json, config, http, gguf and the Jinja interpreter,
+#                    the tokenizer's regex engine and tokenizer.json, after replaying the seeds
+#                    and every past finding (make fuzz-regress does only that)
 #   make bench-mx         kernel speed of each MLX weight format (affine q4, mxfp4, nvfp4, mxfp8,
 #                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
@@ -69,7 +71,7 @@ test-fast:
 	PHIKIT_SKIP_SLOW=1 $(SWIFT) test
 
 FUZZ_SECONDS ?= 3600
-FUZZ_TARGETS ?= safetensors json config http
+FUZZ_TARGETS ?= safetensors json config http gguf jinja regex tokenizer
 
 # Not part of `make test`: the instrumented build alone takes minutes on a loaded machine.
 fuzz-regress:

@@ -24,10 +24,8 @@ public struct ChatPrompt: Sendable, Equatable {
     public static func conversation(
         fromFile path: String
     ) throws -> [TemplateValue] {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ChatPromptError.unreadable(
-                path: path, exists: FileManager.default.fileExists(atPath: path))
-        }
+        // LocalFile: a FIFO, a device or a directory is an error naming it, not a hang.
+        let data = try LocalFile.read(path, limit: 256 << 20)
         let value: JSONValue
         do {
             value = try JSONValue(parsing: data)
@@ -55,7 +53,6 @@ public enum ChatPromptError: UserFacingError, Equatable {
     /// A conversation was given for a model whose files carry no chat template (a base model
     /// such as the bundled stories-260k).
     case noChatTemplate(directory: String)
-    case unreadable(path: String, exists: Bool)
     case invalidConversation(path: String, detail: String)
 
     public var message: String {
@@ -63,8 +60,6 @@ public enum ChatPromptError: UserFacingError, Equatable {
         case .noChatTemplate(let directory):
             "\(directory) has no chat template (no chat_template in tokenizer_config.json, "
                 + "no chat_template.jinja)"
-        case .unreadable(let path, let exists):
-            exists ? "\(path): cannot read the file" : "\(path): no such file"
         case .invalidConversation(let path, let detail): "\(path): \(detail)"
         }
     }
@@ -74,14 +69,12 @@ public enum ChatPromptError: UserFacingError, Equatable {
         case .noChatTemplate: "this looks like a base model: give it plain text instead"
         case .invalidConversation:
             #"write the conversation as [{"role": "user", "content": "Hi"}]"#
-        case .unreadable: nil
         }
     }
 
     public var exitCode: ExitCode {
         switch self {
         case .noChatTemplate: .dataError
-        case .unreadable(_, let exists): exists ? .ioError : .noInput
         case .invalidConversation: .usage
         }
     }

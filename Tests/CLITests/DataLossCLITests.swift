@@ -75,7 +75,7 @@ struct DataLossCLITests {
 
     /// Runs phikit with stdout on `/dev/full`, or on a pipe nobody reads (closed before start).
     private func runWithBrokenStdout(
-        _ arguments: [String], closedPipe: Bool
+        _ arguments: [String], closedPipe: Bool, stdin: String? = nil
     ) throws -> (
         status: Int32, stderr: String
     ) {
@@ -92,7 +92,13 @@ struct DataLossCLITests {
         }
         let err = Pipe()
         process.standardError = err
+        let input = Pipe()
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         try process.run()
+        if let stdin {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try input.fileHandleForWriting.close()
+        }
         let message = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         #expect(process.terminationReason == .exit, "killed by a signal")
@@ -109,5 +115,49 @@ struct DataLossCLITests {
         let closed = try runWithBrokenStdout(arguments, closedPipe: true)
         #expect(closed.status == 74)
         #expect(closed.stderr == "")
+    }
+
+    /// chat streamed its answers with `print`, which drops write errors: `> /dev/full` and a
+    /// closed pipe ended with exit 0. It stops at the first failed write, as `run` does.
+    @Test("chat's answers on a full disk: exit 74 with an error; on a closed pipe: quiet 74")
+    func chatUnwritableStdout() throws {
+        let model = try Hostile.storiesCopy()
+        defer { try? FileManager.default.removeItem(at: model.deletingLastPathComponent()) }
+        try Data("{% for m in messages %}{{ m.content }}{% endfor %}".utf8).write(
+            to: model.appendingPathComponent("chat_template.jinja"))
+        let arguments = ["chat", model.path, "-m", "4", "--temp", "0"]
+        let full = try runWithBrokenStdout(arguments, closedPipe: false, stdin: "Hi\nAgain\n")
+        #expect(full.status == 74, "\(full.stderr)")
+        #expect(full.stderr.hasPrefix("error: cannot write to standard output"), "\(full.stderr)")
+        let closed = try runWithBrokenStdout(arguments, closedPipe: true, stdin: "Hi\nAgain\n")
+        #expect(closed.status == 74, "\(closed.stderr)")
+        #expect(closed.stderr == "")
+    }
+
+    /// Results reach stdout only through StandardOutput: a bare `print` drops write errors
+    /// (chat and the GGUF commands used it). Lines that are comments do not count.
+    @Test func noBarePrintInTheExecutable() throws {
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Sources/phikit")
+        let files = try #require(FileManager.default.enumerator(atPath: sources.path))
+        var offenders: [String] = []
+        for case let file as String in files where file.hasSuffix(".swift") {
+            let text = try String(
+                contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
+                .enumerated()
+            {
+                let code = line.trimmingCharacters(in: .whitespaces)
+                guard !code.hasPrefix("//"), !code.contains("func print("),
+                    let r = code.range(of: "print(")
+                else { continue }
+                let before = code[..<r.lowerBound].last
+                if before == nil || !(before!.isLetter || before!.isNumber || before! == ".") {
+                    offenders.append("\(file):\(n + 1): \(code)")
+                }
+            }
+        }
+        #expect(offenders.isEmpty, "\(offenders.joined(separator: "\n"))")
     }
 }

@@ -90,20 +90,29 @@ struct RmCLITests {
         #expect(FileManager.default.fileExists(atPath: live.path))
     }
 
-    @Test("a convert in progress marks its folder live; killed, the folder is pruned")
-    func killedConvert() throws {
+    /// In the store, and (issue 17) beside a `-o` anywhere else: a record in phikit's home
+    /// says where the folder is.
+    @Test(
+        "a convert in progress marks its folder live; killed, the folder is pruned",
+        arguments: [false, true])
+    func killedConvert(besideOutput: Bool) throws {
         let hub = try HubServerProcess()
         let source = try TinyModel.mediumPhi3Directory()
-        defer { try? FileManager.default.removeItem(at: source) }
+        let work = try TinyModel.temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: source)
+            try? FileManager.default.removeItem(at: work)
+        }
         let binary = try #require(Phikit.url)
         let convert = Process()
         convert.executableURL = binary
-        convert.arguments = ["convert", source.path, "-q"]
+        convert.arguments =
+            ["convert", source.path, "-q"] + (besideOutput ? ["-o", work.path + "/out"] : [])
         convert.environment = ProcessInfo.processInfo.environment.merging(hub.environment) { $1 }
         convert.standardOutput = FileHandle.nullDevice
         convert.standardError = FileHandle.nullDevice
         try convert.run()
-        let store = hub.root.appendingPathComponent("store/models")
+        let store = besideOutput ? work : hub.root.appendingPathComponent("store/models")
         func temporary() -> [String] {
             ((try? FileManager.default.contentsOfDirectory(atPath: store.path)) ?? []).filter {
                 $0.contains(".incomplete-")
@@ -122,5 +131,9 @@ struct RmCLITests {
         let after = try Phikit.run(["rm", "--partials", "-y"], environment: hub.environment)
         #expect(after.status == 0)
         #expect(temporary().isEmpty, "\(after.stdout)")
+        // Nothing else in the output's folder was touched, and the record is gone too.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [])
+        let records = hub.root.appendingPathComponent("store/partials").path
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []) == [])
     }
 }

@@ -117,10 +117,10 @@ public struct SnapshotResult: Sendable {
     public let revision: String
     public let commit: String
     public let snapshotDirectory: String
-    public let files: [FileResult]
-    public let seconds: Double
+    public private(set) var files: [FileResult]
+    public private(set) var seconds: Double
     /// CPU time the download threads spent hashing, summed over threads.
-    public let hashSeconds: Double
+    public private(set) var hashSeconds: Double
 
     public struct FileResult: Sendable, Equatable {
         public enum Action: String, Sendable, Codable {
@@ -167,4 +167,16 @@ public struct SnapshotResult: Sendable {
     }
 
     public typealias Action = FileResult.Action
+
+    /// This result with an earlier part of the same pull folded in (`pull` fetches
+    /// config.json first): what the earlier part fetched counts as fetched; times add up.
+    public func including(_ earlier: SnapshotResult) -> SnapshotResult {
+        var merged = self
+        merged.files = files.map { file in
+            earlier.files.first { $0.path == file.path && $0.action == .downloaded } ?? file
+        }
+        merged.seconds += earlier.seconds
+        merged.hashSeconds += earlier.hashSeconds
+        return merged
+    }
 }

@@ -10,6 +10,7 @@ final class HubClient {
     private let endpointOrigin: URLOrigin?
 
     init(configuration: HubConfiguration) throws(HubError) {
+        if let error = configuration.tokenFileError { throw .local(error) }
         self.configuration = configuration
         do {
             curl = try CurlEasy(userAgent: configuration.userAgent)

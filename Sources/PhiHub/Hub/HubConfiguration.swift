@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// Where a token came from, for messages ("the token from HF_TOKEN was refused"). The token
 /// itself never appears in any message, log or `description`.
@@ -43,6 +44,9 @@ public struct HubConfiguration: Sendable {
     /// Seconds without a byte before a transfer is abandoned and retried.
     public var stallTimeout: Int
     public var userAgent: String
+    /// The token file is there but cannot be read (a directory, a FIFO, no permission): said
+    /// when the Hub is first contacted (`HubClient`), not taken as "no token".
+    public var tokenFileError: FileError?
 
     public init(
         endpoint: String = "https://huggingface.co", token: HubToken? = nil,
@@ -64,20 +68,26 @@ public struct HubConfiguration: Sendable {
         userAgent: String = "phikit"
     ) -> HubConfiguration {
         let endpoint = environment["HF_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 }
-        return HubConfiguration(
+        var tokenFileError: FileError?
+        var configuration = HubConfiguration(
             endpoint: endpoint ?? "https://huggingface.co",
-            token: resolveToken(explicit: explicitToken, environment: environment),
+            token: resolveToken(
+                explicit: explicitToken, environment: environment, fileError: &tokenFileError),
             offline: isTrue(environment["HF_HUB_OFFLINE"])
                 || isTrue(environment["TRANSFORMERS_OFFLINE"]),
             retry: RetryPolicy.from(environment: environment),
             stallTimeout: environment["HF_HUB_DOWNLOAD_TIMEOUT"].flatMap(Int.init)
                 .map { max(1, $0) } ?? 30,
             userAgent: userAgent)
+        configuration.tokenFileError = tokenFileError
+        return configuration
     }
 
     /// `--token`, then `HF_TOKEN` (`HUGGING_FACE_HUB_TOKEN` for older setups), then the token
     /// file — huggingface_hub's order. Blank values count as absent.
-    static func resolveToken(explicit: String?, environment: [String: String]) -> HubToken? {
+    static func resolveToken(
+        explicit: String?, environment: [String: String], fileError: inout FileError?
+    ) -> HubToken? {
         if let explicit = clean(explicit) { return HubToken(explicit, source: .commandLine) }
         if isTrue(environment["HF_HUB_DISABLE_IMPLICIT_TOKEN"]) { return nil }
         for name in ["HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"] {
@@ -86,12 +96,17 @@ public struct HubConfiguration: Sendable {
             }
         }
         let path = tokenPath(environment: environment)
-        if let data = FileManager.default.contents(atPath: path),
-            let value = clean(String(decoding: data, as: UTF8.self))
-        {
-            return HubToken(value, source: .file(path))
+        let data: [UInt8]
+        do {
+            // LocalFile: a FIFO or device there must not block the pull (1 MB: tokens are short).
+            data = try LocalFile.read(path, limit: 1 << 20)
+        } catch {
+            if error.errno != ENOENT || error.wrongType != nil { fileError = error }
+            return nil
         }
-        return nil
+        return clean(String(decoding: data, as: UTF8.self)).map {
+            HubToken($0, source: .file(path))
+        }
     }
 
     /// `HF_TOKEN_PATH`, else `$HF_HOME/token`, with huggingface_hub's HF_HOME default.

@@ -116,6 +116,35 @@ public struct SnapshotDownloader: Sendable {
     public func download(
         _ plan: SnapshotPlan, jobs: Int = 8, progress: (SnapshotProgress) -> Void = { _ in }
     ) throws(HubError) -> SnapshotResult {
+        let result = try transfer(plan, jobs: jobs, progress: progress)
+        try cache.writeRef(repoID: plan.repoID, revision: plan.revision, commit: plan.commit)
+        return result
+    }
+
+    /// Fetches only the plan's files at `paths` (verified, into the cache) and leaves
+    /// `refs/` alone; returns what was fetched and the plan with every file's state looked
+    /// at again (for `download` of the rest). `pull` reads config.json this way before it
+    /// fetches any weight.
+    public func download(
+        _ paths: Set<String>, of plan: SnapshotPlan
+    ) throws(HubError) -> (fetched: SnapshotResult, rest: SnapshotPlan) {
+        func with(files: [SnapshotFile]) -> SnapshotPlan {
+            SnapshotPlan(
+                repoID: plan.repoID, revision: plan.revision, commit: plan.commit, files: files,
+                listing: plan.listing, listingWasCached: plan.listingWasCached,
+                snapshotDirectory: plan.snapshotDirectory, freeBytes: plan.freeBytes)
+        }
+        let fetched = try transfer(
+            with(files: plan.files.filter { paths.contains($0.entry.path) }), jobs: 1)
+        return (
+            fetched,
+            with(files: states(plan.files.map(\.entry), repoID: plan.repoID, commit: plan.commit))
+        )
+    }
+
+    private func transfer(
+        _ plan: SnapshotPlan, jobs: Int, progress: (SnapshotProgress) -> Void = { _ in }
+    ) throws(HubError) -> SnapshotResult {
         let start = Date()
         let repoID = plan.repoID
         if let listing = plan.listing, !plan.listingWasCached {
@@ -143,7 +172,6 @@ public struct SnapshotDownloader: Sendable {
         let board = DownloadBoard(files: toFetch)
         runWorkers(board, plan: plan, jobs: jobs, start: start, progress: progress)
         if let error = board.firstError { throw error }
-        try cache.writeRef(repoID: repoID, revision: plan.revision, commit: plan.commit)
         return SnapshotResult(
             plan: plan, outcomes: board.outcomes, seconds: Date().timeIntervalSince(start),
             hashSeconds: Double(board.hashNanoseconds) / 1e9)

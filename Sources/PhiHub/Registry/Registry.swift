@@ -93,18 +93,29 @@ public struct Registry: Sendable, Equatable {
         let candidates = searchPaths(environment: environment, executablePath: executablePath)
         var shipped: Registry?
         for path in candidates {
-            if let data = FileManager.default.contents(atPath: path) {
+            if let data = try readIfPresent(path) {
                 shipped = try Registry(data: data, source: path)
                 break
             }
         }
         let userPath = userRegistryPath(environment: environment)
-        guard let data = FileManager.default.contents(atPath: userPath) else {
+        guard let data = try readIfPresent(userPath) else {
             guard let shipped else { throw .notFound(searched: candidates + [userPath]) }
             return shipped
         }
         let user = try Registry(data: data, source: userPath)
         return try (shipped ?? Registry(entries: [])).merged(with: user, source: userPath)
+    }
+
+    /// The file's bytes, nil when there is none; a directory, FIFO or device there (or a
+    /// file over 64 MB) is an error naming it, not a hang or "not found".
+    private static func readIfPresent(_ path: String) throws(RegistryError) -> Data? {
+        do {
+            return Data(try LocalFile.read(path, limit: 64 << 20))
+        } catch {
+            if error.errno == ENOENT && error.wrongType == nil { return nil }
+            throw .unreadable(error)
+        }
     }
 
     /// `$XDG_CONFIG_HOME/phikit/registry.json`, else `~/.config/phikit/registry.json`.
@@ -141,12 +152,14 @@ public struct Registry: Sendable, Equatable {
 public enum RegistryError: UserFacingError, Equatable {
     case notFound(searched: [String])
     case invalid(path: String, detail: String)
+    case unreadable(FileError)
 
     public var message: String {
         switch self {
         case .notFound(let searched):
             "registry.json not found (looked in \(searched.joined(separator: ", ")))"
         case .invalid(let path, let detail): "\(path): \(detail)"
+        case .unreadable(let error): error.message
         }
     }
     public var hint: String? {
@@ -154,12 +167,14 @@ public enum RegistryError: UserFacingError, Equatable {
         case .notFound:
             "set PHIKIT_REGISTRY to the path of registry.json, or reinstall with `make install`"
         case .invalid: nil
+        case .unreadable(let error): error.hint
         }
     }
     public var exitCode: ExitCode {
         switch self {
         case .notFound: .noInput
         case .invalid: .dataError
+        case .unreadable(let error): error.exitCode
         }
     }
 }

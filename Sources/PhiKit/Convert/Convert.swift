@@ -32,6 +32,8 @@ public func convert(
     let output = try outputDirectory(options, source, plan)
 
     var temp: String?
+    var record: String?
+    defer { if let record { try? FileManager.default.removeItem(atPath: record) } }
     do {
         // From the moment temp exists, Ctrl-C stops the converter between tensors (see
         // Cancellation) and the catch removes temp: an interrupted convert leaves nothing.
@@ -39,9 +41,12 @@ public func convert(
             let dir = try makeTemporaryDirectory(beside: output)
             temp = dir
             // Held until convert returns (or dies): `phikit rm --partials` removes only
-            // temporary folders nobody holds.
+            // temporary folders nobody holds, wherever -o put them (the record says where).
             let liveness = DirectoryLock(path: dir)
             defer { liveness?.release() }
+            record = ConvertPartialRecords.record(
+                URL(fileURLWithPath: dir).standardizedFileURL.path,
+                environment: options.environment)
             try Cancellation.check()
             let converter = Converter(
                 plan: plan, directory: dir, threads: options.threads,

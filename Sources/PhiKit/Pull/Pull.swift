@@ -1,4 +1,5 @@
 import Foundation
+import PhiEngine
 import PhiFormats
 import PhiHub
 
@@ -15,6 +16,10 @@ import PhiHub
 /// the missing files in parallel, each verified by hash; point `refs/<revision>` at the commit
 /// last, so an interrupted pull leaves the previous revision usable. Ctrl-C stops the
 /// transfers; their partial files stay and the next pull resumes them.
+///
+/// With the default file selection, config.json comes first: a model whose `model_type` the
+/// engine cannot run is refused before any weight is fetched (issue 20: `run` used to
+/// download a whole unsupported model before saying so). `--include` fetches anything.
 public func pull(
     _ options: PullOptions, progress: (PullProgress) -> Void = { _ in }
 ) throws -> PullResult {
@@ -39,11 +44,36 @@ public func pull(
     if options.dryRun { return PullResult(model: options.model, plan: plan) }
     if snapshotPlan.files.isEmpty { throw PullError.noFilesMatch(repoID: repoID) }
     let result = try Cancellation.cancellable {
-        try downloader.download(snapshotPlan, jobs: min(options.jobs, 64)) {
+        var rest = snapshotPlan
+        var first: SnapshotResult?
+        if options.include.isEmpty { (first, rest) = try checkRunnable(snapshotPlan, downloader) }
+        let result = try downloader.download(rest, jobs: min(options.jobs, 64)) {
             progress(.downloading($0))
         }
+        return first.map { result.including($0) } ?? result
     }
     return PullResult(model: options.model, result: result)
+}
+
+/// Fetches the plan's config.json alone (when it has one) and refuses a `model_type` no
+/// engine loader runs; returns what was fetched and the plan for the rest.
+private func checkRunnable(
+    _ plan: SnapshotPlan, _ downloader: SnapshotDownloader
+) throws -> (SnapshotResult?, SnapshotPlan) {
+    guard let config = plan.files.first(where: { $0.entry.path == "config.json" }) else {
+        return (nil, plan)
+    }
+    var (fetched, rest): (SnapshotResult?, SnapshotPlan) = (nil, plan)
+    if config.state != .cached {
+        (fetched, rest) = try downloader.download(["config.json"], of: plan)
+    }
+    let path = (plan.snapshotDirectory as NSString).appendingPathComponent("config.json")
+    // Whatever else is wrong with config.json is for the loader to explain, in the usual words.
+    guard let bytes = try? LocalFile.read(path),
+        let type = (try? JSONValue(parsing: bytes))?["model_type"]?.stringValue,
+        !ModelArchitectures.supportedTypes.contains(type)
+    else { return (fetched, rest) }
+    throw PullError.unsupportedModelType(repoID: plan.repoID, modelType: type)
 }
 
 private func makeDownloader(_ options: PullOptions) -> SnapshotDownloader {
@@ -62,6 +92,8 @@ public enum PullError: UserFacingError, Equatable {
     case notAHubModel(String)
     case noFilesMatch(repoID: String)
     case badJobs(Int)
+    /// config.json names an architecture the engine has no loader for.
+    case unsupportedModelType(repoID: String, modelType: String)
 
     public var message: String {
         switch self {
@@ -69,6 +101,10 @@ public enum PullError: UserFacingError, Equatable {
         case .noFilesMatch(let repo):
             "no file of '\(repo)' matches the --include/--exclude patterns"
         case .badJobs(let jobs): "--jobs must be at least 1 (got \(jobs))"
+        case .unsupportedModelType(let repo, let type):
+            "'\(repo)' is a model_type '\(type)' model, which phikit cannot run (it runs "
+                + ModelArchitectures.supportedTypes.map { "'\($0)'" }.joined(separator: ", ")
+                + "); nothing but its config.json was downloaded"
         }
     }
 
@@ -77,6 +113,8 @@ public enum PullError: UserFacingError, Equatable {
         case .notAHubModel: "pull takes a registry alias or a Hub id (org/name)"
         case .noFilesMatch: "`phikit pull MODEL --dry-run --include '*'` lists every file"
         case .badJobs: nil
+        case .unsupportedModelType:
+            "to download its files anyway, name them: phikit pull MODEL --include '*'"
         }
     }
 
@@ -84,6 +122,7 @@ public enum PullError: UserFacingError, Equatable {
         switch self {
         case .notAHubModel, .badJobs: .usage
         case .noFilesMatch: .noInput
+        case .unsupportedModelType: .dataError
         }
     }
 }

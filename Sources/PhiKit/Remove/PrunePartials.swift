@@ -35,16 +35,31 @@ public func prunePartials(
             }
         }
     }
+    // Convert folders: those in the store, and those a record places beside any -o.
     let store = ModelStore.modelsDirectory(environment: environment)
     let names = (try? FileManager.default.contentsOfDirectory(atPath: store)) ?? []
-    for name in names.sorted() where name.contains(".incomplete-") {
-        let path = store + "/" + name
+    var folders: [(folder: String, record: String?)] = names.sorted()
+        .filter { $0.contains(".incomplete-") }.map { (store + "/" + $0, nil) }
+    func resolved(_ path: String) -> String {
+        URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    }
+    for found in ConvertPartialRecords.folders(environment: environment) {
+        if let i = folders.firstIndex(where: { resolved($0.folder) == resolved(found.folder) }) {
+            folders[i].record = found.record
+        } else {
+            folders.append(found)
+        }
+    }
+    for (path, record) in folders {
         let item = PruneResult.Item(path: path, bytes: FolderStats(path).bytes, kind: "convert")
         guard let lock = DirectoryLock(path: path) else {
             result.live.append(item)
             continue
         }
-        if !dryRun { try? FileManager.default.removeItem(atPath: path) }
+        if !dryRun {
+            try? FileManager.default.removeItem(atPath: path)
+            if let record { try? FileManager.default.removeItem(atPath: record) }
+        }
         lock.release()
         result.removed.append(item)
     }

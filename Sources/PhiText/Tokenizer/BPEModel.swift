@@ -96,7 +96,7 @@ final class BPEModel: Sendable {
                 throw .invalid("model.vocab", "id \(id) is outside 0…\(Self.maxID - 1)")
             }
             maxID = max(maxID, id)
-            vocab.withString(index) { token in
+            let added = vocab.withString(index) { token in
                 if !byteLevel {
                     table.insert(token, value: id)
                 } else if let n = ByteLevelAlphabet.rawBytes(of: token, into: scratch) {
@@ -104,6 +104,10 @@ final class BPEModel: Sendable {
                 } else {
                     others.insert(token, value: id)
                 }
+            }
+            guard added else {
+                throw .invalid(
+                    "model.vocab", "duplicate key \"\(vocab.string(index))\" (token \(id))")
             }
         }
         var indexForID = [Int32](repeating: -1, count: Int(maxID) + 1)

@@ -88,9 +88,10 @@ struct ByteStringTable: Sendable {
         }
     }
 
-    /// Adds `key` → `value`, or replaces the value when the key is present (a later duplicate
-    /// in the vocabulary wins, as it does in a Rust `HashMap` built from the JSON object).
-    mutating func insert(_ key: UnsafeBufferPointer<UInt8>, value: Int32) {
+    /// Adds `key` → `value`, or replaces the value when the key is present; false then (the
+    /// vocabulary refuses a token given twice: one JSON policy, no duplicate keys).
+    @discardableResult
+    mutating func insert(_ key: UnsafeBufferPointer<UInt8>, value: Int32) -> Bool {
         precondition(key.count < 0xFFFF, "token longer than 64 KiB")
         if count * 5 >= (mask + 1) * 4 { grow() }
         let (h, prefix) = Self.hashAndPrefix(key)
@@ -101,7 +102,7 @@ struct ByteStringTable: Sendable {
                 let w1 = slots[2 * slot + 1]
                 if key.count <= 8 ? w1 == prefix : longKeyEqual(Int(w1), key) {
                     slots[2 * slot] = meta | UInt64(UInt32(bitPattern: value))
-                    return
+                    return false
                 }
             }
             slot = (slot + 1) & mask
@@ -114,6 +115,7 @@ struct ByteStringTable: Sendable {
             keyBytes.append(contentsOf: key)
         }
         count += 1
+        return true
     }
 
     /// Doubles the slots; keys are rehashed from the stored bytes.
@@ -134,10 +136,10 @@ struct ByteStringTable: Sendable {
                     defer { packed >>= 8 }
                     return UInt8(packed & 0xFF)
                 }
-                bytes.withUnsafeBufferPointer { insert($0, value: value) }
+                _ = bytes.withUnsafeBufferPointer { insert($0, value: value) }
             } else {
                 let start = Int(old[2 * slot + 1])
-                longKeys.withUnsafeBufferPointer {
+                _ = longKeys.withUnsafeBufferPointer {
                     insert(
                         UnsafeBufferPointer(rebasing: $0[start..<(start + length)]), value: value)
                 }

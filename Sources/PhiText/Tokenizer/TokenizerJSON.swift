@@ -73,7 +73,16 @@ struct TokenizerJSON {
         if try !s.eat(0x7D) {
             repeat {
                 let start = strings.bytes.count
+                _ = try s.peek()
+                let keyOffset = s.position
                 try s.string(into: &strings.bytes)
+                // Longer tokens do not fit the vocabulary table (and no tokenizer has one).
+                guard strings.bytes.count - start < Self.maxTokenBytes else {
+                    throw TokenizerJSONScanner.Failure(
+                        offset: keyOffset,
+                        reason: "a vocabulary token of \(strings.bytes.count - start) bytes "
+                            + "(at most \(Self.maxTokenBytes - 1))")
+                }
                 strings.starts.append(Int32(start))
                 strings.lengths.append(Int32(strings.bytes.count - start))
                 try s.expect(0x3A)
@@ -131,4 +140,6 @@ struct TokenizerJSON {
     }
 
     private static let versionLine = Array("#version".utf8)
+    /// ByteStringTable keeps key lengths in 16 bits.
+    static let maxTokenBytes = 0xFFFF
 }

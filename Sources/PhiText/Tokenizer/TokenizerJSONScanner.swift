@@ -48,13 +48,22 @@ struct TokenizerJSONScanner {
     }
 
     /// Iterates an object's members: `body` is called after each key with the scanner placed
-    /// on the value, and must consume the value.
+    /// on the value, and must consume the value. A key given twice is refused, as by
+    /// `JSONValue` (one JSON policy for every file a model brings).
     mutating func object(_ body: (inout Self, [UInt8]) throws(Failure) -> Void) throws(Failure) {
         try expect(0x7B)
         if try eat(0x7D) { return }
+        var seen: Set<[UInt8]> = []
         repeat {
             var key: [UInt8] = []
+            _ = try peek()
+            let keyOffset = position
             try string(into: &key)
+            guard seen.insert(key).inserted else {
+                throw Failure(
+                    offset: keyOffset,
+                    reason: "duplicate key \"\(String(decoding: key, as: UTF8.self))\"")
+            }
             try expect(0x3A)
             try body(&self, key)
         } while try eat(0x2C)
@@ -185,6 +194,8 @@ struct TokenizerJSONScanner {
             position += 1
         }
         guard position > start else { throw fail("expected an integer") }
+        // JSON has no leading zeros (`007`), as JSONValue's parser says.
+        guard bytes[start] != 0x30 || position == start + 1 else { throw fail("invalid number") }
         if position < bytes.count, [0x2E, 0x65, 0x45].contains(bytes[position]) {
             throw fail("expected an integer")
         }

@@ -14,6 +14,9 @@ final class ChatLoop {
     private let color: Bool
     /// On a pipe, the exit code of the last refused message or command (scripts should know).
     private var failure: ExitCode?
+    /// stdout could not be written (a full disk, a closed pipe): the chat ends with it, as
+    /// `run` does (StandardOutput: exit 74, quietly for a closed pipe).
+    private var outputFailure: (any Error)?
 
     init(chat: ChatSession, interactive: Bool, stats: Bool) {
         self.chat = chat
@@ -45,7 +48,9 @@ final class ChatLoop {
             case .end: break loop
             case .interrupt(let empty):
                 if empty { break loop }
-            case .message(let text): answer(text)
+            case .message(let text):
+                answer(text)
+                if let outputFailure { throw outputFailure }
             case .command(let line):
                 do {
                     if try perform(SlashCommand.parse(line)) == .leave { break loop }
@@ -81,17 +86,18 @@ final class ChatLoop {
                                 + "\(self.chat.maxContext) tokens)")
                     }
                 ) { piece in
+                    guard self.outputFailure == nil else { return }
                     printed += piece
-                    print(piece, terminator: "")
-                    fflush(nil)
+                    // Nobody sees the rest of an answer stdout cannot take: stop generating.
+                    if !write(piece, terminator: "") { cancel.cancel() }
                 }
             }
-            print(printed.hasSuffix("\n") || printed.isEmpty ? "" : "\n")
-            fflush(nil)
+            guard outputFailure == nil else { return }
+            guard write(printed.hasSuffix("\n") || printed.isEmpty ? "" : "\n") else { return }
             if reply.isCut { note("(stopped: the answer so far stays in the conversation)") }
             if showStats { note(Self.statistics(reply)) }
         } catch let error as any UserFacingError {
-            if !printed.isEmpty { print() }
+            if !printed.isEmpty, outputFailure == nil { _ = write("") }
             report(error)
         } catch {
             report(ChatInternalError(detail: "\(error)"))
@@ -106,6 +112,17 @@ final class ChatLoop {
             + "reused), first token \(Format.fixed(g.timeToFirstToken, decimals: 3)) s, "
             + "\(g.tokens.count) tokens at \(Format.fixed(g.generationTokensPerSecond, decimals: 1)) "
             + "tok/s"
+    }
+
+    /// Writes answer text to stdout; false (and `outputFailure` set) when it cannot.
+    private func write(_ text: String, terminator: String = "\n") -> Bool {
+        do {
+            try StandardOutput.print(text, terminator: terminator)
+            return true
+        } catch {
+            outputFailure = error
+            return false
+        }
     }
 
     // MARK: Messages to the user

@@ -10,26 +10,27 @@ extension ConvertCommand {
         }
         Diagnostics.endProgress()
         if json {
-            print(try Format.json(summary))
+            try StandardOutput.print(try Format.json(summary))
             return
         }
         let exact = summary.exactTypes.sorted { $0.key < $1.key }
             .map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-        print("Exact: \(exact.isEmpty ? "nothing" : exact) GGUF tensors.")
+        try StandardOutput.print("Exact: \(exact.isEmpty ? "nothing" : exact) GGUF tensors.")
         if !summary.inexact.isEmpty {
-            print("Not exact (\(summary.inexact.count) tensors, no exact MLX form):")
+            try StandardOutput.print(
+                "Not exact (\(summary.inexact.count) tensors, no exact MLX form):")
             let rows = summary.inexact.map {
                 [$0.tensor, $0.type, $0.became, String(format: "%.3g", $0.maxAbsError)]
             }
-            print(
+            try StandardOutput.print(
                 Format.table(
                     header: ["TENSOR", "TYPE", "BECAME", "MAX ABS ERROR"], rows: rows,
                     rightAligned: [3]))
             let worst = summary.inexact.map(\.maxAbsError).max() ?? 0
-            print("Largest error: \(String(format: "%.3g", worst)).")
+            try StandardOutput.print("Largest error: \(String(format: "%.3g", worst)).")
         }
         let fileCount = summary.files.filter { $0.hasSuffix(".safetensors") }.count
-        print(
+        try StandardOutput.print(
             "Wrote \(summary.outputDirectory): \(summary.architecture) GGUF → MLX phi3, "
                 + "\(Format.grouped(summary.tensorCount)) tensors, \(fileCount) weight "
                 + "\(fileCount == 1 ? "file" : "files"), \(Format.bytes(summary.bytesWritten)) in "

@@ -5,7 +5,7 @@ import PhiKit
 extension InspectCommand {
     func runGGUF() throws {
         let report = try PhiKit.inspectGGUF(path: path)
-        print(json ? try Format.json(report) : Self.render(report))
+        try StandardOutput.print(json ? try Format.json(report) : Self.render(report))
     }
 
     static func render(_ r: GGUFInspectReport) -> String {

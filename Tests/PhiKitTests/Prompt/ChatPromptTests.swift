@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import PhiText
 import TestSupport
 import Testing
@@ -60,8 +61,18 @@ struct ChatPromptTests {
                 (error as? ChatPromptError)?.exitCode == .usage
             }
         }
-        #expect(throws: ChatPromptError.unreadable(path: dir.path + "/none.json", exists: false)) {
+        #expect {
             try ChatPrompt.conversation(fromFile: dir.path + "/none.json")
+        } throws: { error in
+            (error as? FileError)?.exitCode == .noInput
+        }
+        // LocalFile's checks: a FIFO is refused at once (reading it would wait for a writer).
+        let fifo = dir.path + "/fifo.json"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        #expect {
+            try ChatPrompt.conversation(fromFile: fifo)
+        } throws: { error in
+            (error as? FileError)?.wrongType == "a FIFO"
         }
     }
 }

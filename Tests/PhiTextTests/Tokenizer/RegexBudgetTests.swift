@@ -24,9 +24,12 @@ struct RegexBudgetTests {
         return try Tokenizer(tokenizerJSON: Array(json.serialized().utf8), source: "test")
     }
 
-    @Test("nested quantifiers on a long input stop with an error, in bounded time",
-        arguments: [("(a*)*b", String(repeating: "a", count: 300) + "c"),
-            ("(?:ab)+", String(repeating: "ab", count: 5000))])
+    @Test(
+        "nested quantifiers on a long input stop with an error, in bounded time",
+        arguments: [
+            ("(a*)*b", String(repeating: "a", count: 300) + "c"),
+            ("(?:ab)+", String(repeating: "ab", count: 5000)),
+        ])
     func pathological(pattern: String, text: String) throws {
         let t = try tokenizer(splittingOn: pattern)
         let start = Date()
@@ -38,5 +41,12 @@ struct RegexBudgetTests {
     func ordinary() throws {
         let t = try tokenizer(splittingOn: "(?:ab)+| ")
         #expect(try !t.encode("abab ab x").isEmpty)
+    }
+
+    /// Found by the regex fuzzer (scripts/fuzz/regressions/regex/fuzz-class-ends-with-
+    /// backslash.bin): a class cut off after its backslash read past the end of the pattern.
+    @Test(arguments: [#"[^\"#, #"[a-\"#, #"[\"#, #"\"#, #"(?:[ab\"#])
+    func patternEndingInBackslashIsRefused(_ pattern: String) {
+        #expect(throws: RegexParser.Unsupported.self) { try RegexParser.parse(pattern) }
     }
 }

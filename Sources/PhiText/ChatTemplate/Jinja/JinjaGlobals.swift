@@ -8,14 +8,18 @@ enum JinjaGlobals {
     /// Jinja's sandbox refuses ranges longer than this.
     static let maxRange = 100_000
 
-    static func install(into scope: JinjaScope, now: @escaping () -> Date) {
+    static func install(
+        into scope: JinjaScope, now: @escaping () -> Date, cycles: JinjaCycleBreaker
+    ) {
         func define(_ name: String, _ body: @escaping (JinjaArguments) throws -> JinjaValue) {
             scope.set(name, .function(JinjaFunction(name: name, call: body)))
         }
         define("range", range)
         define("dict") { args in .dict(try makeDict(args, checkNames: false)) }
-        define("namespace") { args in
-            .namespace(JinjaNamespace(try makeDict(args, checkNames: true)))
+        define("namespace") { [unowned cycles] args in
+            let namespace = JinjaNamespace(try makeDict(args, checkNames: true))
+            cycles.register(namespace)
+            return .namespace(namespace)
         }
         define("joiner", joiner)
         define("raise_exception") { args in

@@ -10,15 +10,19 @@ final class JinjaRenderer {
     private var callDepth = 0
     /// Loop iterations so far (JinjaBudget.maxIterations over the whole render).
     private var iterations = 0
+    /// Scopes captured by macros, namespaces and loops: torn down when the render ends.
+    let cycles = JinjaCycleBreaker()
 
     init(context: [String: JinjaValue], now: @escaping () -> Date) {
         let globals = JinjaScope(parent: nil)
-        JinjaGlobals.install(into: globals, now: now)
+        JinjaGlobals.install(into: globals, now: now, cycles: cycles)
         root = JinjaScope(parent: globals)
         for (name, value) in context { root.set(name, value) }
     }
 
+    /// Renders `nodes` once; the renderer is spent afterwards (its objects are torn down).
     func render(_ nodes: [JinjaNode]) throws -> String {
+        defer { cycles.tearDown() }
         var out = ""
         _ = try execute(nodes, in: root, into: &out)
         return out
@@ -115,7 +119,9 @@ final class JinjaRenderer {
             return
         }
         let state = JinjaLoop(items: items, depth0: depth0)
+        cycles.register(state)
         if loop.recursive {
+            cycles.register(scope)
             state.recurse = { [unowned self] children in
                 var text = ""
                 // Bounded like macro calls: `loop(loop_items)` recursed without a limit.
@@ -144,7 +150,8 @@ final class JinjaRenderer {
     /// A macro as a callable: binds arguments Python-style in a fresh scope whose parent is
     /// where it was defined, then renders its body.
     func makeMacro(_ macro: JinjaMacro, definedIn scope: JinjaScope) -> JinjaFunction {
-        JinjaFunction(name: macro.name) { [unowned self] args in
+        cycles.register(scope)
+        return JinjaFunction(name: macro.name) { [unowned self] args in
             let frame = JinjaScope(parent: scope)
             var keywords = args.keywords
             if let index = keywords.firstIndex(where: { $0.name == "caller" }) {

@@ -6,7 +6,8 @@
 /// Reads fall back to enclosing scopes at the time of the read.
 final class JinjaScope {
     private var variables: [String: JinjaValue] = [:]
-    private let parent: JinjaScope?
+    /// Variable only for `tearDown` (JinjaCycleBreaker).
+    private var parent: JinjaScope?
 
     init(parent: JinjaScope?) {
         self.parent = parent
@@ -23,6 +24,12 @@ final class JinjaScope {
 
     func set(_ name: String, _ value: JinjaValue) {
         variables[name] = value
+    }
+
+    /// Drops every variable and the parent link, after the render (JinjaCycleBreaker).
+    func tearDown() {
+        variables = [:]
+        parent = nil
     }
 
     /// Binds a `for`/`set`/`with` target: a name, `ns.attr`, or a tuple unpacked from an

@@ -192,6 +192,8 @@ struct RegexParser {
 
     /// After a backslash, inside or outside a class.
     private mutating func parseEscapedItem() throws(Unsupported) -> ScalarSet.Item {
+        // `[^\` or `[a-\` at the very end (found by the regex fuzzer: it read past the end).
+        guard !atEnd else { throw Unsupported(reason: "pattern ends with '\\'") }
         let c = take()
         switch c {
         case 0x73: return .whitespace(negated: false)  // s
