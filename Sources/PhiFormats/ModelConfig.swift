@@ -45,6 +45,16 @@ public struct ModelConfig: Sendable, Equatable {
     /// which phikit cannot read; nil for float and MLX models.
     public var foreignQuantMethod: String?
     public var slidingWindow: Int?
+    /// `attention_bias` (phimoe): q/k/v/o projections with biases; default false.
+    public var attentionBias = false
+    /// `lm_head_bias` (phimoe): an output head with a bias; default false.
+    public var lmHeadBias = false
+    /// `num_local_experts` and `num_experts_per_tok` (phimoe); nil when absent.
+    public var localExperts: Int?
+    public var expertsPerToken: Int?
+    /// `router_jitter_noise` (phimoe; default 0.01): at inference, the width of the
+    /// sparsemixer's band (see PhiMoERouter).
+    public var routerJitterNoise = 0.01
     /// Where this config came from, for error messages (`…/config.json`).
     public var source: String
 
@@ -155,6 +165,11 @@ extension ModelConfig: Decodable {
         case quantization
         case quantizationConfig = "quantization_config"
         case slidingWindow = "sliding_window"
+        case attentionBias = "attention_bias"
+        case lmHeadBias = "lm_head_bias"
+        case localExperts = "num_local_experts"
+        case expertsPerToken = "num_experts_per_tok"
+        case routerJitterNoise = "router_jitter_noise"
     }
 
     /// transformers 5 moves `rope_theta` (and sometimes `partial_rotary_factor`) into
@@ -214,6 +229,12 @@ extension ModelConfig: Decodable {
             ?? c.decodeIfPresent(String.self, forKey: .dtype)
         torchDType = dtypeName.flatMap { DType(pythonName: $0) }
         slidingWindow = try c.decodeIfPresent(Int.self, forKey: .slidingWindow)
+        attentionBias = try c.decodeIfPresent(Bool.self, forKey: .attentionBias) ?? false
+        lmHeadBias = try c.decodeIfPresent(Bool.self, forKey: .lmHeadBias) ?? false
+        localExperts = try c.decodeIfPresent(Int.self, forKey: .localExperts)
+        expertsPerToken = try c.decodeIfPresent(Int.self, forKey: .expertsPerToken)
+        routerJitterNoise =
+            try c.decodeIfPresent(Double.self, forKey: .routerJitterNoise) ?? 0.01
         source = "config.json"
 
         (quantization, foreignQuantMethod) = try Self.decodeQuantization(c)
@@ -313,6 +334,7 @@ extension ModelConfig {
             let field = eosTokenIds.contains(id) ? "eos_token_id" : "bos_token_id"
             throw invalid(field, "\(id) is outside the vocabulary (vocab_size \(vocabSize))")
         }
+        if modelType == "phimoe" { try PhiMoESchema.validateExperts(self) }
         if let scaling = ropeScaling { try validate(scaling) }
         if let quantization { try validate(quantization) }
         if let method = foreignQuantMethod {
@@ -329,6 +351,7 @@ extension ModelConfig {
         }
         for (field, value) in [
             ("factor", scaling.factor), ("attention_factor", scaling.attentionFactor),
+            ("short_mscale", scaling.shortMscale), ("long_mscale", scaling.longMscale),
         ]
         where value.map({ !($0 > 0) || !$0.isFinite }) ?? false {
             throw invalid("rope_scaling.\(field)", "must be a positive number")

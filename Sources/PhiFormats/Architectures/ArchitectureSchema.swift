@@ -19,6 +19,16 @@ public protocol ArchitectureSchema: Sendable {
     /// the model has no such module, and a checkpoint that still carries its weight has it
     /// ignored (see `IgnoredTensor`, the leftover policy).
     var outputHead: String { get }
+
+    /// The names under which a checkpoint may store a stacked module (`[experts, out, in]`)
+    /// as one float `[out, in]` weight per expert instead, in expert order (Hugging Face's
+    /// `experts.E.w1.weight`); loaders read them as the stack, as mlx-lm's `sanitize` does.
+    /// nil (the default): the module is only ever stored whole.
+    func expertTensorNames(_ module: ModuleSpec) -> [String]?
+}
+
+extension ArchitectureSchema {
+    public func expertTensorNames(_ module: ModuleSpec) -> [String]? { nil }
 }
 
 /// One module of an architecture: a Linear, an Embedding or a norm, with its weight's shape
