@@ -74,7 +74,7 @@ import Testing
     }
 
     @Test func registryKnowsPhi3Only() throws {
-        #expect(Architectures.modelTypes == ["phi3"])
+        #expect(Architectures.modelTypes == ["phi3", "phimoe"])
         #expect(Architectures.schema(for: "phi3") is Phi3Schema)
         var llama = Self.tiny(tied: true)
         llama.modelType = "llama"

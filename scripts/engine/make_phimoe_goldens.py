@@ -35,9 +35,10 @@ import tiny_models as tm  # noqa: E402
 SEED, AMPLITUDE = 7, 0.25
 SHORT_PROMPT = eg.SHORT_PROMPT
 LONG_PROMPT = [1] + [int(x) for x in np.random.default_rng(5).integers(3, 300, 39)]
-NEW_TOKENS, TOP = 40, 8
-MODELS = [("phimoe16x2", tm.phimoe_16x2, [(4, 64), (8, 64)]),
-          ("phimoe4x2", tm.phimoe_4x2, [(4, 32), (8, 128)])]
+# (name, config, mlx_lm.convert variants (bits, group), seed)
+MODELS = [("phimoe16x2", tm.phimoe_16x2, [(4, 64), (8, 64)], SEED),
+          ("phimoe4x2", tm.phimoe_4x2, [(4, 32), (8, 128)], SEED),
+          ("phimoe16x2-seed11", tm.phimoe_16x2, [], 11)]
 
 
 def fix_rope():
@@ -140,25 +141,14 @@ def forward(cfg, w, tokens):
     return linear(norm(x[-1:], "model.norm"), "lm_head")[0]
 
 
-def greedy(cfg, w, prompt):
-    seq, steps = list(prompt), []
-    for _ in range(NEW_TOKENS):
-        logits = forward(cfg, w, seq)
-        top = np.argsort(-logits, kind="stable")[:TOP]
-        steps.append({"top": [[int(i), float(logits[i])] for i in top],
-                      "spread": float(logits.max() - logits.min())})
-        seq.append(int(top[0]))
-    return seq[len(prompt):], steps
-
-
 # ---- the golden set -------------------------------------------------------------------------
 
-def model_case(work, name, cfg, variants):
-    tensors = tm.phimoe_weights(cfg, SEED, AMPLITUDE)
+def model_case(work, name, cfg, variants, seed):
+    tensors = tm.phimoe_weights(cfg, seed, AMPLITUDE)
     source = os.path.join(work, name)
     tm.write_phimoe(source, cfg, tensors)
     eg.add_tokenizer(source)
-    result = {"config": cfg}
+    result = {"config": cfg, "seed": seed}
 
     model = eg.hf_load(source)
     with torch.no_grad():
@@ -166,8 +156,8 @@ def model_case(work, name, cfg, variants):
             model(torch.tensor([LONG_PROMPT])).logits[0, -1])
     restore = fix_rope()
     try:
-        result["float32"] = [eg.hf_case(model, SHORT_PROMPT, NEW_TOKENS),
-                             eg.hf_case(model, LONG_PROMPT, NEW_TOKENS)]
+        result["float32"] = [eg.hf_case(model, SHORT_PROMPT, mo.NEW_TOKENS),
+                             eg.hf_case(model, LONG_PROMPT, mo.NEW_TOKENS)]
     finally:
         restore()
     # The float64 reference must agree with (fixed) transformers on the float weights.
@@ -187,7 +177,7 @@ def model_case(work, name, cfg, variants):
             continue
         eg.mlx_convert(source, target, bits, group)
         config, w, hashes = mo.load_dequantized(target)
-        tokens, steps = greedy(config, w, SHORT_PROMPT)
+        tokens, steps = mo.greedy(config, w, SHORT_PROMPT, model=forward)
         result["mlx"].append({"quantization": config["quantization"], "tensor_sha256": hashes,
                               "prompt": SHORT_PROMPT, "greedy": tokens, "steps": steps})
         print(name, bits, group, tokens[:12], file=sys.stderr)
@@ -198,8 +188,8 @@ def main():
     torch.manual_seed(0)
     out = {"seed": SEED, "amplitude": AMPLITUDE, "models": {}}
     with tempfile.TemporaryDirectory() as work:
-        for name, make, variants in MODELS:
-            out["models"][name] = model_case(work, name, make(), variants)
+        for name, make, variants, seed in MODELS:
+            out["models"][name] = model_case(work, name, make(), variants, seed)
     eg.write("tiny-phimoe.json", out)
 
 

@@ -7,7 +7,8 @@ import Testing
 @testable import PhiEngine
 
 /// Tiny random Phi-3.5-MoE-shaped models (scripts/engine/tiny_models.py: 16 experts choosing
-/// 2, GQA, jitter 0.01; 4 experts, MHA, three layers, a wide router band, a sliding window)
+/// 2, GQA, jitter 0.01, two seeds; 4 experts, MHA, three layers, a wide router band, a
+/// sliding window)
 /// against transformers' PhimoeForCausalLM in float32 (tiny-phimoe.json, made by
 /// scripts/engine/make_phimoe_goldens.py), and the engine's own invariants: the Hugging Face
 /// per-expert layout and mlx's stacked one compute the same bits, cached decoding equals a
@@ -16,7 +17,7 @@ import Testing
 /// 40-token one starts beyond it.
 @Suite("phimoe: tiny Phi-3.5-MoE shapes against transformers")
 struct PhiMoETests {
-    static let models = ["phimoe16x2", "phimoe4x2"]
+    static let models = ["phimoe16x2", "phimoe4x2", "phimoe16x2-seed11"]
     static let golden: JSONValue = try! JSONValue(
         parsing: [UInt8](
             Data(contentsOf: EngineGoldens.directory.appendingPathComponent("tiny-phimoe.json"))))
@@ -34,7 +35,7 @@ struct PhiMoETests {
             vocab: parsed.vocabSize, experts: PhiMoESchema.experts(parsed),
             attentionBias: parsed.attentionBias, lmHeadBias: parsed.lmHeadBias)
         let stacked = SeededWeights.phimoe(
-            sizes, seed: UInt64(try #require(golden["seed"]?.intValue)),
+            sizes, seed: UInt64(try #require(golden["models"]?[name]?["seed"]?.intValue)),
             amplitude: Float(try #require(golden["amplitude"]?.doubleValue)))
         let tensors = (split ? SeededWeights.splitExperts(stacked) : stacked).map {
             TinyModels.Tensor(

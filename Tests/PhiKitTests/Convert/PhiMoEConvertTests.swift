@@ -21,7 +21,8 @@ struct PhiMoEConvertTests {
             Data(
                 contentsOf: TestPaths.repository.appendingPathComponent(
                     "Tests/PhiEngineTests/Fixtures/engine/tiny-phimoe.json"))))
-    static let cases: [String] = ["phimoe16x2", "phimoe4x2"].flatMap { model in
+    static let cases: [String] = ["phimoe16x2", "phimoe4x2", "phimoe16x2-seed11"].flatMap {
+        model in
         (golden["models"]?[model]?["mlx"]?.arrayValue ?? []).indices.map { "\(model) \($0)" }
     }
     static let nearTie = 1e-3
@@ -40,7 +41,9 @@ struct PhiMoEConvertTests {
             .appendingPathComponent("phikit-phimoe-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: work) }
         let source = work.appendingPathComponent("source")
-        try Self.writeSource(config: try #require(model["config"]), to: source)
+        try Self.writeSource(
+            config: try #require(model["config"]),
+            seed: UInt64(try #require(model["seed"]?.intValue)), to: source)
 
         let output = work.appendingPathComponent("out")
         var options = ConvertOptions(source: source.path, output: output.path, environment: [:])
@@ -86,7 +89,7 @@ struct PhiMoEConvertTests {
 
     /// The model's float32 weights from the seed, experts per expert (Hugging Face layout),
     /// with config.json and the bundled stories tokenizer (as the golden script's source).
-    static func writeSource(config: JSONValue, to dir: URL) throws {
+    static func writeSource(config: JSONValue, seed: UInt64, to dir: URL) throws {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         try Data(config.serialized().utf8).write(to: dir.appendingPathComponent("config.json"))
         for file in ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"] {
@@ -100,7 +103,6 @@ struct PhiMoEConvertTests {
             heads: c.attentionHeads, kvHeads: c.kvHeads, vocab: c.vocabSize,
             experts: PhiMoESchema.experts(c), attentionBias: c.attentionBias,
             lmHeadBias: c.lmHeadBias)
-        let seed = UInt64(try #require(golden["seed"]?.intValue))
         let amplitude = Float(try #require(golden["amplitude"]?.doubleValue))
         let tensors = SeededWeights.splitExperts(
             SeededWeights.phimoe(sizes, seed: seed, amplitude: amplitude))
