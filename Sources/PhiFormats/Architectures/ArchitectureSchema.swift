@@ -20,6 +20,17 @@ public protocol ArchitectureSchema: Sendable {
     /// ignored (see `IgnoredTensor`, the leftover policy).
     var outputHead: String { get }
 
+    /// `partial_rotary_factor` when config.json leaves it out (transformers' config class
+    /// default: 1.0 for phi3, 0.5 for phi).
+    var defaultPartialRotaryFactor: Double { get }
+
+    /// `max_position_embeddings` when config.json leaves it out (4096 for phi3, 2048 for phi).
+    var defaultMaxPositions: Int { get }
+
+    /// Checks the fields only this architecture reads (after the shared checks of
+    /// `ModelConfig.validate`), throwing `ConfigError.invalidValue` for the first bad one.
+    func validate(_ config: ModelConfig) throws(ConfigError)
+
     /// The names under which a checkpoint may store a stacked module (`[experts, out, in]`)
     /// as one float `[out, in]` weight per expert instead, in expert order (Hugging Face's
     /// `experts.E.w1.weight`); loaders read them as the stack, as mlx-lm's `sanitize` does.
@@ -28,6 +39,9 @@ public protocol ArchitectureSchema: Sendable {
 }
 
 extension ArchitectureSchema {
+    public var defaultPartialRotaryFactor: Double { 1.0 }
+    public var defaultMaxPositions: Int { 4096 }
+    public func validate(_ config: ModelConfig) throws(ConfigError) {}
     public func expertTensorNames(_ module: ModuleSpec) -> [String]? { nil }
 }
 

@@ -2,6 +2,7 @@
 public enum Architectures {
     public static let all: [any ArchitectureSchema] = [
         Phi3Schema(),
+        PhiSchema(),
         PhiMoESchema(),
     ]
 

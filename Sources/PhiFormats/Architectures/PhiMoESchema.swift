@@ -55,22 +55,20 @@ public struct PhiMoESchema: ArchitectureSchema {
         config.expertsPerToken ?? 2
     }
 
-    /// The expert fields, checked as ModelConfig.validate checks the shared ones.
-    static func validateExperts(_ config: ModelConfig) throws(ConfigError) {
+    /// The expert fields (after ModelConfig.validate's shared checks).
+    public func validate(_ config: ModelConfig) throws(ConfigError) {
         let (experts, perToken) = (Self.experts(config), Self.expertsPerToken(config))
-        func invalid(_ field: String, _ detail: String) -> ConfigError {
-            .invalidValue(path: config.source, field: field, detail: detail)
-        }
         guard experts > 0, experts <= 1 << 10 else {
-            throw invalid("num_local_experts", "must be 1 to \(1 << 10), got \(experts)")
+            throw config.invalid(
+                "num_local_experts", "must be 1 to \(1 << 10), got \(experts)")
         }
         guard perToken > 0, perToken <= experts else {
-            throw invalid(
+            throw config.invalid(
                 "num_experts_per_tok",
                 "must be 1 to num_local_experts (\(experts)), got \(perToken)")
         }
         guard config.routerJitterNoise >= 0, config.routerJitterNoise.isFinite else {
-            throw invalid("router_jitter_noise", "must be a number of at least 0")
+            throw config.invalid("router_jitter_noise", "must be a number of at least 0")
         }
     }
 
