@@ -38,6 +38,13 @@ final class TensorReader {
         return try vector(module.weightName, count: module.shape[0])
     }
 
+    /// The `bias` beside `module`'s weight (a Linear's `[rows]`, a LayerNorm's `[n]`), widened
+    /// to float32.
+    func bias(_ module: ModuleSpec) throws -> [Float] {
+        guard let name = module.biasName else { preconditionFailure("\(module.path) has no bias") }
+        return try vector(name, count: module.biasShape[0])
+    }
+
     /// The weight of linear/embedding module `module`, logically `[rows, cols]`.
     func matrix(_ module: String, rows: Int, cols: Int) throws -> WeightMatrix {
         let weightName = module + ".weight"
