@@ -61,13 +61,7 @@ def forward(cfg, w, tokens):
     def gelu_new(x):
         return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
 
-    def rope(x):  # x [heads, n, hd]; NeoX halves on the first rd dims
-        r, rest = x[..., :rd], x[..., rd:]
-        rot = np.concatenate([-r[..., rd // 2:], r[..., : rd // 2]], -1)
-        return np.concatenate([r * cos + rot * sin, rest], -1)
-
     x = w["model.embed_tokens.weight"][tokens]
-    mask = np.triu(np.full((n, n), -np.inf), 1)
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         a = layernorm(x, p + "input_layernorm")
@@ -76,26 +70,11 @@ def forward(cfg, w, tokens):
         v = linear(a, p + "self_attn.v_proj").reshape(n, kv, hd).transpose(1, 0, 2)
         if cfg.get("qk_layernorm"):
             q, k = layernorm(q, p + "self_attn.q_layernorm"), layernorm(k, p + "self_attn.k_layernorm")
-        q, k = rope(q), rope(k)
-        k, v = np.repeat(k, heads // kv, 0), np.repeat(v, heads // kv, 0)
-        s = q @ k.transpose(0, 2, 1) / np.sqrt(hd) + mask
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        o = (s @ v).transpose(1, 0, 2).reshape(n, heads * hd)
+        q, k = mo.rope(q, cos, sin, rd), mo.rope(k, cos, sin, rd)
+        o = mo.attention(q, k, v)
         m = linear(gelu_new(linear(a, p + "mlp.fc1")), p + "mlp.fc2")
         x = linear(o, p + "self_attn.dense") + m + x
     return linear(layernorm(x[-1], "model.final_layernorm"), "lm_head")
-
-
-def greedy(cfg, w, prompt, count):
-    seq, steps = list(prompt), []
-    for _ in range(count):
-        logits = forward(cfg, w, seq)
-        top = np.argsort(-logits, kind="stable")[: mo.TOP]
-        steps.append({"top": [[int(i), float(logits[i])] for i in top],
-                      "spread": float(logits.max() - logits.min())})
-        seq.append(int(top[0]))
-    return seq[len(prompt):], steps
 
 
 def model_case(work, name, cfg, seed):
@@ -124,7 +103,7 @@ def model_case(work, name, cfg, seed):
         target = os.path.join(work, f"{name}-q{bits}g{group}")
         convert(source, target, quantize=True, q_bits=bits, q_group_size=group)
         config, w, hashes = mo.load_dequantized(target)
-        tokens, steps = greedy(config, w, eg.SHORT_PROMPT, 40)
+        tokens, steps = mo.greedy(config, w, eg.SHORT_PROMPT, 40, model=forward)
         result["mlx"].append({"quantization": config["quantization"], "tensor_sha256": hashes,
                               "prompt": eg.SHORT_PROMPT, "greedy": tokens, "steps": steps})
         print(name, bits, group, tokens[:10], file=sys.stderr)
