@@ -58,12 +58,13 @@ def write_float_model(directory, cfg, tensors):
 
 
 def load_dequantized(directory):
-    """Every tensor as float64, quantized ones dequantized exactly; plus the sha256s."""
+    """Every tensor as float64, quantized ones dequantized exactly; plus the sha256s (of a
+    float model too: then nothing is dequantized)."""
     import mlx.core as mx
 
     with open(os.path.join(directory, "config.json")) as f:
         config = json.load(f)
-    q = config["quantization"]
+    q = config.get("quantization", {})
     raw = {}
     for name in sorted(os.listdir(directory)):
         if name.endswith(".safetensors"):
