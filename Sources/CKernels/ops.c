@@ -62,20 +62,6 @@ void pk_add(float *x, const float *y, long n) {
     for (long i = 0; i < n; i++) x[i] += y[i];
 }
 
-void pk_layernorm(float *out, const float *x, const float *w, const float *b, long n,
-                  float eps) {
-    double sum = 0;
-    for (long i = 0; i < n; i++) sum += x[i];
-    const float mean = (float)(sum / (double)n);
-    double squares = 0;
-    for (long i = 0; i < n; i++) {
-        const double d = (double)x[i] - mean;
-        squares += d * d;
-    }
-    const float inv = (float)(1.0 / sqrt(squares / (double)n + eps));
-    for (long i = 0; i < n; i++) out[i] = (x[i] - mean) * inv * w[i] + b[i];
-}
-
 void pk_gelu_tanh(float *x, long n) {
     const float k = 0.7978845608028654f; /* sqrt(2/pi) */
     for (long i = 0; i < n; i++) {

@@ -25,12 +25,6 @@ void pk_silu_mul(float *out, const float *gate_up, long n);
 /* x[i] += y[i] */
 void pk_add(float *x, const float *y, long n);
 
-/* out[i] = (x[i] - mean) / sqrt(var + eps) * w[i] + b[i], mean and (biased) variance over
-   the n values, as torch's LayerNorm in float32 (phi's input, final and q/k norms); the
-   sums are taken in double so the result does not depend on how they are split.
-   out may equal x. */
-void pk_layernorm(float *out, const float *x, const float *w, const float *b, long n, float eps);
-
 /* x[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in place: transformers' gelu_new
    (NewGELUActivation), which mlx's gelu_approx also computes. */
 void pk_gelu_tanh(float *x, long n);
