@@ -2,7 +2,7 @@ import CKernels
 
 /// Every activation buffer of the phi forward pass, sized once per sequence for a block of
 /// up to `block` tokens; the forward pass only writes into these.
-final class PhiBuffers {
+final class PhiBuffers: BlockBuffers {
     /// Tokens per forward pass (prompt tokens are processed in blocks of this size).
     let block: Int
     let x: FloatBuffer  // (block, hidden) the residual stream

@@ -15,21 +15,12 @@ import Foundation
 // and values in, and attends over, its own sequence's cache. Every per-token step depends on
 // that token's row alone, so a token's result never depends on its block.
 
-/// Consecutive tokens of a block that belong to one sequence, at positions `p0`, `p0 + 1`, …
-struct PhiSpan {
-    let sequence: PhiSequence
-    /// Index of the span's first token in the block.
-    let first: Int
-    let count: Int
-    let p0: Int
-}
-
 extension PhiModel {
     /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
     /// writing keys and values into each span's cache; then the logits of the last
     /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
     func forward(
-        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<PhiSpan>,
+        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<PhiModel>>,
         buffers st: PhiBuffers, logitRows: Int, pool: WorkerPool
     ) {
         let n = tokens.count
@@ -148,17 +139,5 @@ extension PhiModel {
         layer.bias.withUnsafeBufferPointer { b in
             for t in 0..<n { pk_add(y + t * rows, b.baseAddress, rows) }
         }
-    }
-}
-
-extension PhiSequence {
-    func forward(
-        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits: Bool,
-        pool: WorkerPool
-    ) {
-        let span = PhiSpan(sequence: self, first: 0, count: tokens.count, p0: p0)
-        model.forward(
-            tokens, spans: CollectionOfOne(span), buffers: state, logitRows: logits ? 1 : 0,
-            pool: pool)
     }
 }

@@ -4,8 +4,8 @@ import PhiFormats
 
 /// A phi model (Phi-1, Phi-1.5, Phi-2: `model_type` "phi") loaded from a directory, weights
 /// memory-mapped in place. Immutable and shareable; text is produced by an `InferenceSession`
-/// (which owns a `PhiSequence`: the KV cache and the activations).
-public final class PhiModel: CausalLanguageModel {
+/// (which owns a `ModelSequence<PhiModel>`: the KV cache and the activations).
+public final class PhiModel: CausalLanguageModel, BlockForwardModel {
     public let directory: String
     public let config: ModelConfig
     public let generationConfig: GenerationConfig?
@@ -52,77 +52,26 @@ public final class PhiModel: CausalLanguageModel {
     public func makeSequenceState(
         capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
     ) throws -> any SequenceState {
-        try PhiSequence(
+        try ModelSequence(
             model: self, capacity: capacity, block: block, threads: threads,
             cacheWidth: cacheWidth)
     }
 
     public func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
-        try PhiBatch(model: self, maxSequences: maxSequences, threads: threads)
+        try ModelBatch(model: self, maxSequences: maxSequences, threads: threads)
+    }
+
+    var cacheShape: (layers: Int, kvHeads: Int, headDim: Int) {
+        (shape.layers, shape.kvHeads, shape.headDim)
+    }
+
+    func makeBuffers(
+        block: Int, capacity: Int, threads: Int, logitRows: Int
+    ) throws(SessionError) -> PhiBuffers {
+        try PhiBuffers(
+            shape: shape, block: block, capacity: capacity, threads: threads, logitRows: logitRows)
     }
 
     /// One regime: positions embed the same way at every sequence length.
     public func positionRegime(sequenceLength length: Int) -> Int { 0 }
-}
-
-/// One sequence of a `PhiModel`: its KV cache and activation buffers, allocated once.
-final class PhiSequence: SequenceState {
-    let model: PhiModel
-    let cache: KVCache
-    let state: PhiBuffers
-    var block: Int { state.block }
-    var capacity: Int { cache.capacity }
-
-    init(
-        model: PhiModel, capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
-    ) throws(SessionError) {
-        let s = model.shape
-        self.model = model
-        cache = try KVCache(
-            layers: s.layers, kvHeads: s.kvHeads, headDim: s.headDim, capacity: capacity,
-            width: cacheWidth)
-        state = try PhiBuffers(shape: s, block: block, capacity: capacity, threads: threads)
-    }
-
-    var logits: UnsafeBufferPointer<Float> {
-        UnsafeBufferPointer(start: state.logits.pointer, count: model.shape.vocab)
-    }
-}
-
-/// Activation buffers for decode steps of up to `maxSequences` phi sequences at once; each
-/// sequence keeps its own KV cache and attention scores.
-final class PhiBatch: BatchState {
-    let model: PhiModel
-    let buffers: PhiBuffers
-    let maxSequences: Int
-    /// Reused across steps (nothing is allocated per token).
-    private var spans: [PhiSpan] = []
-
-    init(model: PhiModel, maxSequences: Int, threads: Int) throws(SessionError) {
-        self.model = model
-        self.maxSequences = maxSequences
-        buffers = try PhiBuffers(
-            shape: model.shape, block: maxSequences, capacity: 1, threads: threads,
-            logitRows: maxSequences)
-        spans.reserveCapacity(maxSequences)
-    }
-
-    func step(
-        _ sequences: [any SequenceState], tokens: UnsafeBufferPointer<Int>, positions: [Int],
-        regimes: [Int], pool: WorkerPool
-    ) {
-        spans.removeAll(keepingCapacity: true)
-        for (i, sequence) in sequences.enumerated() {
-            // swift-format-ignore: the session checked that every sequence is this model's
-            let own = sequence as! PhiSequence
-            spans.append(PhiSpan(sequence: own, first: i, count: 1, p0: positions[i]))
-        }
-        model.forward(
-            tokens, spans: spans, buffers: buffers, logitRows: sequences.count, pool: pool)
-        let vocab = model.shape.vocab
-        for (i, span) in spans.enumerated() {
-            span.sequence.state.logits.pointer.update(
-                from: buffers.logits.pointer + i * vocab, count: vocab)
-        }
-    }
 }
