@@ -30,7 +30,8 @@ struct RunFlagsCLITests {
         #expect(missing.stderr.hasPrefix("error: ") && missing.stderr.contains("nope.txt"))
         let both = try Phikit.run(["run", "stories-260k", "-p", "a", "b"])
         #expect(both.status == 64)
-        #expect(both.stderr.contains("give the prompt one way"))
+        #expect(
+            both.stderr.contains("give the prompt one way: after the model, with -p or with -f"))
     }
 
     @Test("-p takes a value that begins with '-'; the aliases of mlx-lm and llama.cpp work")

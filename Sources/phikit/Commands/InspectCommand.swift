@@ -35,7 +35,7 @@ struct InspectCommand: Command {
 
     init(_ args: inout ArgumentReader) throws {
         json = args.flag("--json")
-        path = try args.positional("path")
+        path = try args.positional("model")
         try args.finish()
     }
 

@@ -115,16 +115,17 @@ struct RunCommand: Command {
         model = try args.positional("model")
         let words = args.remainingPositionals()
         try args.finish()
-        let sources = [promptOption != nil, !words.isEmpty, file != nil, chat != nil]
+        let sources = [promptOption != nil, !words.isEmpty, file != nil]
+        if chat != nil && (sources.contains(true) || system != nil || !useChatTemplate) {
+            throw UsageError(
+                "--chat takes the conversation alone (no prompt, -p, -f, --system or "
+                    + "--no-chat-template)")
+        }
         if sources.filter({ $0 }).count > 1 {
             throw UsageError(
-                "give the prompt one way: as arguments, -p, -f or --chat",
+                "give the prompt one way: after the model, with -p or with -f",
                 hint: "a prompt of several words after the model needs no quotes; "
                     + "-p takes one argument")
-        }
-        if chat != nil && (system != nil || !useChatTemplate) {
-            throw UsageError(
-                "--chat takes the conversation alone (no --system or --no-chat-template)")
         }
         if let file {
             do {
