@@ -107,26 +107,13 @@ struct CompletionsCLITests {
         #expect(available.stdout.split(separator: "\n").contains("phi-4-mini"))
     }
 
+    /// Runs a shell (Phikit's harness runs any binary), phikit's directory first on PATH.
     static func shell(
         _ executable: String, _ arguments: [String], path: String? = nil
     ) throws -> PhikitResult {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        if let path { environment["PATH"] = path + ":" + (environment["PATH"] ?? "/usr/bin:/bin") }
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return PhikitResult(
-            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-            stderr: String(decoding: errData, as: UTF8.self))
+        let search = path.map { $0 + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "") }
+        return try Phikit.run(
+            arguments, environment: search.map { ["PATH": $0] } ?? [:],
+            binary: URL(fileURLWithPath: executable))
     }
 }
