@@ -11,7 +11,7 @@ struct RunCommand: Command {
         phikit run <model> [-p <prompt>] [--system <text>] [-m <n>] [--temp <t>] [--top-p <p>]
                    [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>] [--seed <s>]
                    [--no-chat-template] [--extra-eos-token <token>]... [--ignore-eos]
-                   [--stop <text>]... [--kv-bits 16|32] [--threads <n>] [--stats] [--json]
+                   [--stop <text>]... [--kv-bits 8|16|32] [--threads <n>] [--stats] [--json]
         phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
@@ -49,9 +49,7 @@ struct RunCommand: Command {
           --stop <text>            end the reply at this text (which is not printed);
                                    repeatable
           --ignore-eos             do not stop at end tokens (benchmarks: exactly -m tokens)
-          --kv-bits <16|32>        width of the cached keys and values: 16 halves the
-                                   cache's memory and the reads of long contexts
-                                   (default: 16)
+        \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
           --json                   print one JSON object at the end instead of streaming:
@@ -89,7 +87,7 @@ struct RunCommand: Command {
         stopStrings = try args.options("--stop")
         let ignoreEOS = args.flag("--ignore-eos")
         threads = try args.option("--threads", as: Int.self)
-        let kvBits = try args.option("--kv-bits", as: Int.self)
+        cacheWidth = try KVBitsOption.read(&args)
         stats = args.flag("--stats")
         json = args.flag("--json")
         model = try args.positional("model")
@@ -103,9 +101,6 @@ struct RunCommand: Command {
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
-        guard let width = KVCacheWidth(rawValue: kvBits ?? KVCacheWidth.defaultForRun.rawValue)
-        else { throw UsageError("--kv-bits must be 16 or 32") }
-        cacheWidth = width
         parameters = try sampling.parameters()
         parameters.maxTokens = maxTokens
         parameters.temperature = Float(temperature)
