@@ -11,21 +11,21 @@ void pk_rmsnorm(float *out, const float *x, const float *w, long n, float eps) {
 }
 
 void pk_layernorm(float *out, const float *x, const float *w, const float *b, long n, float eps) {
-    float acc[LANES] = {0};
+    float acc[PK_LANES] = {0};
     long i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int k = 0; k < LANES; k++) acc[k] += x[i + k];
+    for (; i + PK_LANES <= n; i += PK_LANES)
+        for (int k = 0; k < PK_LANES; k++) acc[k] += x[i + k];
     float sum = 0;
     for (; i < n; i++) sum += x[i];
-    for (int k = 0; k < LANES; k++) sum += acc[k];
+    for (int k = 0; k < PK_LANES; k++) sum += acc[k];
     float mean = sum / (float)n;
-    float var[LANES] = {0};
+    float var[PK_LANES] = {0};
     i = 0;
-    for (; i + LANES <= n; i += LANES)
-        for (int k = 0; k < LANES; k++) var[k] += (x[i + k] - mean) * (x[i + k] - mean);
+    for (; i + PK_LANES <= n; i += PK_LANES)
+        for (int k = 0; k < PK_LANES; k++) var[k] += (x[i + k] - mean) * (x[i + k] - mean);
     float sq = 0;
     for (; i < n; i++) sq += (x[i] - mean) * (x[i] - mean);
-    for (int k = 0; k < LANES; k++) sq += var[k];
+    for (int k = 0; k < PK_LANES; k++) sq += var[k];
     float inv = 1.0f / sqrtf(sq / (float)n + eps);
     for (i = 0; i < n; i++) out[i] = w[i] * ((x[i] - mean) * inv) + b[i];
 }

@@ -54,6 +54,12 @@ final class KVCache {
         values = try FloatBuffer(count: slots)
     }
 
+    /// Floats of attention-score scratch a sequence needs (pk_attention_job.scores): a tile
+    /// of queries per thread, each over up to `capacity` positions.
+    static func scoreFloats(threads: Int, capacity: Int) -> Int {
+        threads * Int(PK_ATTENTION_TILE) * capacity
+    }
+
     /// The row format attention reads (pk_attention_job.kv_kind).
     var kind: Int32 { width.kind }
 

@@ -35,6 +35,6 @@ final class Phi3Buffers {
         logits = try FloatBuffer(count: logitRows * s.vocab)
         preparedStride = pk_matvec_prep_floats(s.maxColumns)
         prepared = try FloatBuffer(count: block * preparedStride)
-        scores = try FloatBuffer(count: threads * Int(PK_ATTENTION_TILE) * capacity)
+        scores = try FloatBuffer(count: KVCache.scoreFloats(threads: threads, capacity: capacity))
     }
 }
