@@ -7,13 +7,13 @@ import Testing
 @testable import PhiKit
 
 /// phimoe through convert: the tiny Phi-3.5-MoE-shaped models of tiny_models.py, written in
-/// the Hugging Face layout (one w1/w2/w3 tensor per expert), converted by phikit as float and
-/// at two bit widths each. Every output tensor must be byte-identical to mlx_lm.convert's
+/// the Hugging Face layout (one w1/w2/w3 tensor per expert), converted by phikit as float, at
+/// two bit widths each, and (16 experts) mxfp4 and the mixed_3_6 recipe. Every output tensor must be byte-identical to mlx_lm.convert's
 /// (which stacks the experts, mlx-lm's `sanitize`, and quantizes each expert's rows in its
 /// own groups); then phikit runs the quantized model and its greedy tokens must follow the
 /// float64 oracle of the stored weights (scripts/engine/make_phimoe_goldens.py): each token is
 /// the oracle's argmax or within a near-tie (1e-3 of the logit spread) of it, after which the
-/// contexts differ and the walk stops.
+/// contexts differ and the walk stops. `verify` passes both directories' tensors.
 @Suite("phimoe: convert as mlx_lm.convert, quantized greedy as the float64 oracle")
 struct PhiMoEConvertTests {
     static let golden: JSONValue = try! JSONValue(
@@ -47,10 +47,14 @@ struct PhiMoEConvertTests {
 
         let output = work.appendingPathComponent("out")
         var options = ConvertOptions(source: source.path, output: output.path, environment: [:])
-        if let q = variant["quantization"], q != .null {
+        if let o = variant["options"] {  // mlx_lm.convert's keyword arguments
             options.quantize = true
-            options.bits = q["bits"]?.intValue
-            options.groupSize = q["group_size"]?.intValue
+            options.bits = o["q_bits"]?.intValue
+            options.groupSize = o["q_group_size"]?.intValue
+            options.mode = o["q_mode"]?.stringValue ?? "affine"
+            options.quantPredicate = o["quant_predicate"]?.stringValue.flatMap {
+                MixedQuantRecipe(rawValue: $0)
+            }
         }
         _ = try convert(options)
         let expected = try #require(variant["tensor_sha256"]?.objectValue)
@@ -60,6 +64,15 @@ struct PhiMoEConvertTests {
             guard let (file, info) = written.tensor(tensor) else { continue }
             #expect(
                 SHA256Hasher.hex(of: file.data(info)) == hash.stringValue, "\(name): \(tensor)")
+        }
+
+        // verify reads both layouts through the schema: tensor names, shapes (stacked experts
+        // [experts, out, in], packed per expert) and dtypes all as config.json implies.
+        for directory in [source, output] {
+            let report = try verify(VerifyOptions(model: directory.path, environment: [:]))
+            let model = report.layers.first { $0.layer == .model }
+            #expect(model?.status == .passed, "\(name) \(directory.lastPathComponent): \(model?.summary ?? "")")
+            #expect(!report.findings.contains { $0.layer == .model }, "\(report.findings)")
         }
 
         guard let greedy = variant["greedy"]?.arrayValue?.compactMap(\.intValue) else { return }
