@@ -4,7 +4,6 @@
 #include <stdint.h>
 
 #include "matvec_internal.h"
-#include "pk_ops.h"
 
 /* Rows per matvec chunk: a multiple of 16 (a cache line of y, so threads never share one),
    about 64 KB of weights: a few microseconds of work, enough chunks to balance threads, and
@@ -36,26 +35,4 @@ void pk_prepare_task(void *raw, long token, int thread) {
     const pk_matvec_job *job = raw;
     float *prep = (float *)(uintptr_t)(job->prep + token * job->prep_stride);
     pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx, prep);
-}
-
-long pk_attention_chunks(const pk_attention_job *job) { return job->tokens * job->heads; }
-
-void pk_attention_task(void *raw, long item, int thread) {
-    const pk_attention_job *job = raw;
-    int group = job->heads / job->kv_heads, hd = job->head_dim;
-    long qdim = (long)job->heads * hd;
-    float *scores = job->scores + (long)thread * job->max_ctx;
-    long t = item / job->heads;
-    int h = (int)(item % job->heads);
-    long pos = job->pos0 + t;
-    long lo = job->window > 0 && pos - job->window + 1 > 0 ? pos - job->window + 1 : 0;
-    long kv = (long)(h / group) * job->max_ctx * hd;
-    float *out = job->out + t * qdim + (long)h * hd;
-    const float *q = job->q + t * job->q_stride + (long)h * hd;
-    if (job->kv_f16)
-        pk_attention_f16_isa(job->isa, out, q, (const uint16_t *)job->k + kv,
-                             (const uint16_t *)job->v + kv, scores, lo, pos, hd, job->scale);
-    else
-        pk_attention_isa(job->isa, out, q, (const float *)job->k + kv, (const float *)job->v + kv,
-                         scores, lo, pos, hd, job->scale);
 }

@@ -25,6 +25,15 @@ struct RunCLITests {
         #expect(r.stderr.isEmpty)
     }
 
+    @Test("--kv-bits 8 and 32 run; the story's first sentences stay the same")
+    func cacheWidths() throws {
+        for bits in ["8", "32"] {
+            let r = try Phikit.run(["run", "stories-260k", "-p", "", "-m", "60", "--kv-bits", bits])
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+            #expect(r.stdout.hasPrefix(Self.storyStart), "--kv-bits \(bits)")
+        }
+    }
+
     @Test("the prompt comes from -p, `-p -` or piped stdin, else the registry's default")
     func promptSources() throws {
         // The README's prompted sample: "Once upon a time" continues ", there was a little…"
@@ -80,6 +89,7 @@ struct RunCLITests {
             (["-m", "0"], 64, "--max-tokens must be at least 1"),
             (["--top-p", "0"], 64, "--top-p must be in (0, 1]"),
             (["--system", "Be brief."], 64, "has no chat template"),
+            (["--kv-bits", "4"], 64, "--kv-bits must be 8, 16 or 32"),
             (["--extra-eos-token", "<|nope|>"], 64, "'<|nope|>' is neither a token"),
             (
                 ["-p", String(repeating: "Tom and Lily went to the park. ", count: 60)], 64,

@@ -1,17 +1,20 @@
 #!/usr/bin/env python3
 """Results of the generation benchmark: record one run, then print the markdown report.
 
-    bench_results.py add TSV --shape S --engine E --format F --run N --model PATH --config PATH
+    bench_results.py add TSV --shape S --context C --kv-bits B --engine E --format F --run N
+                         --model PATH --config PATH
                          --json OUT.json --time TIME.txt --load-before L --load-after L
                          [--busy-before CPUS] [--status ok|failed|n/a] [--note TEXT]
-    bench_results.py report TSV BANDWIDTH.json... [--threads 2] [--prompt-tokens 512]
-                            [--gen-tokens 128] [--header TEXT]
+    bench_results.py report TSV BANDWIDTH.json... [--threads 2] [--gen-tokens 128]
+                            [--header TEXT]
 
 `add` appends one TSV row from an engine's JSON output (stdout of `phikit run --json` or
 run_llamacpp.py) and GNU time's `-v` report (wall time, peak RSS of the whole process).
-`report` prints, per model shape, the table of issues 8/10: prompt and generation tokens/s
-(median and best over the runs), load time, peak RSS, the bytes a token reads, the bandwidth
-ceiling and each engine's share of it, and phikit's ratios against llama.cpp Q4_0.
+`report` prints, per model shape and context, the table of issue 22: prompt and generation
+tokens/s (median and best over the runs), load time, peak RSS, the bytes a token reads (weights
+and the KV cache at its width), the bandwidth ceiling and each engine's share of it, and
+phikit's ratios against llama.cpp Q4_0; then per shape the largest context that fits in 16 GiB
+for each engine and cache width.
 Bandwidth is measured more than once per run (start and end), 5 passes each; the ceiling uses
 the highest of the per-measurement medians: other jobs can only make a measurement lower, and a
 median is not moved by one lucky pass (on this shared VM single passes range 17-39 GB/s).
@@ -26,7 +29,8 @@ from pathlib import Path
 
 from bytes_per_token import bytes_per_token, kv_bytes
 
-COLUMNS = ["shape", "engine", "format", "run", "status", "prompt_tokens", "prompt_tps",
+COLUMNS = ["shape", "context", "kv_bits", "engine", "format", "run", "status", "prompt_tokens",
+           "prompt_tps",
            "generation_tokens", "generation_tps", "load_s", "ttft_s", "maxrss_kb", "wall_s",
            "load_before", "load_after", "busy_before", "model", "config", "note"]
 
@@ -43,7 +47,6 @@ PHIKIT_FIELDS = {
 }
 
 SHAPE_NAMES = {"phi35": "Phi-3.5-mini", "phi4mini": "Phi-4-mini"}
-BASELINE = ("llama.cpp fa-off", "Q4_0")  # issue 10's yardstick
 
 
 def last_json_object(text):
@@ -83,7 +86,7 @@ def gnu_time(path):
 
 def add(a):
     row = dict.fromkeys(COLUMNS, "")
-    row.update(shape=a.shape, engine=a.engine, format=a.format, run=a.run, status=a.status,
+    row.update(shape=a.shape, context=a.context, kv_bits=a.kv_bits, engine=a.engine, format=a.format, run=a.run, status=a.status,
                model=a.model, config=a.config, load_before=a.load_before,
                load_after=a.load_after, busy_before=a.busy_before, note=a.note or "")
     if a.status == "ok":
@@ -140,63 +143,125 @@ def count_notes(rows, prompt_tokens, gen_tokens):
     return out
 
 
-def report_shape(shape, rows, bandwidth, a):
-    ctx = a.prompt_tokens + a.gen_tokens // 2
+def report_context(shape, ctx, rows, bandwidth, a):
+    """One table: every engine (phikit per cache width, llama.cpp per flash setting) at one
+    context: a ctx-token prompt, then gen_tokens decoded."""
+    mean_ctx = ctx + a.gen_tokens // 2
     cfg = json.loads(Path(rows[0]["config"]).read_text())
-    print(f"### {shape_title(shape, cfg)}\n")
-    print(f"| engine | format | prompt tok/s ({a.prompt_tokens}) median / best | "
-          f"generation tok/s ({a.gen_tokens}) median / best | load s | peak RSS GB | "
-          "GB read per token | ceiling tok/s | % of ceiling (median / best) |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(f"#### context {ctx}: a {ctx}-token prompt, {a.gen_tokens} tokens decoded "
+          f"(KV read per token counted at {mean_ctx} positions)\n")
+    print(f"| engine | format | KV cache | prompt tok/s median / best | "
+          f"generation tok/s median / best | load s | peak RSS GB | GB read per token | "
+          "ceiling tok/s | % of ceiling (median / best) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     groups = {}
     for r in rows:
         groups.setdefault((r["engine"], r["format"]), []).append(r)
     med = {}  # (engine, format) -> (median prompt tok/s, median generation tok/s, ok rows)
     for (engine, form), rs in groups.items():
         ok = [r for r in rs if r["status"] == "ok"]
+        bits = int(rs[0]["kv_bits"] or 16)
+        cache = f"{bits}-bit" if engine.startswith("phikit") else "fp16"
         if not ok:
             why = rs[-1]["note"] or rs[-1]["status"]
-            print(f"| {engine} | {form} | {why} | – | – | – | – | – | – |")
+            print(f"| {engine} | {form} | {cache} | {why} | – | – | – | – | – | – |")
             continue
         pp = [float(r["prompt_tps"]) for r in ok]
         tg = [float(r["generation_tps"]) for r in ok]
-        bpt = bytes_per_token(ok[0]["model"], ok[0]["config"], ctx)
+        bpt = bytes_per_token(ok[0]["model"], ok[0]["config"], mean_ctx, bits)
         ceiling = bandwidth / bpt["total"]
         med[(engine, form)] = (statistics.median(pp), statistics.median(tg), ok)
         load = statistics.median(float(r["load_s"]) for r in ok)
         rss = statistics.median(int(r["maxrss_kb"]) for r in ok) / 1e6
         fails = f" ({len(rs) - len(ok)} failed)" if len(ok) < len(rs) else ""
-        print(f"| {engine}{fails} | {form} | {fmt_pair(pp, 1)} | {fmt_pair(tg, 2)} | {load:.2f} | "
-              f"{rss:.2f} | {bpt['weights'] / 1e9:.3f} + {bpt['kv'] / 1e9:.3f} KV | {ceiling:.1f} | "
-              f"{100 * statistics.median(tg) / ceiling:.0f}% / {100 * max(tg) / ceiling:.0f}% |")
+        print(f"| {engine}{fails} | {form} | {cache} | {fmt_pair(pp, 1)} | {fmt_pair(tg, 2)} | "
+              f"{load:.2f} | {rss:.2f} | {bpt['weights'] / 1e9:.3f} + {bpt['kv'] / 1e9:.3f} KV | "
+              f"{ceiling:.1f} | {100 * statistics.median(tg) / ceiling:.0f}% / "
+              f"{100 * max(tg) / ceiling:.0f}% |")
     print()
     notes = {r["note"] for r in rows if r["note"] and r["status"] == "ok"}
-    for n in sorted(notes) + count_notes(rows, a.prompt_tokens, a.gen_tokens):
+    for n in sorted(notes) + count_notes(rows, ctx, a.gen_tokens):
         print(f"note: {n}")
-    phikit = next((v for k, v in med.items() if k[0] == "phikit"), None)
-    base = med.get(BASELINE)
-    if phikit and base:
-        print(goals_line(phikit, base, cfg, a))
-    elif base:
+    llama = {k: v for k, v in med.items() if k[0].startswith("llama.cpp") and k[1] == "Q4_0"}
+    for (engine, _), figures in med.items():
+        if engine.startswith("phikit") and llama:
+            print(goals_line(engine, figures, llama, cfg, ctx, bandwidth, a))
+    if llama and not any(k[0].startswith("phikit") for k in med):
         print("phikit / llama.cpp: no phikit figures in this run.")
     print()
 
 
-def goals_line(phikit, base, cfg, a):
-    """phikit's ratios to llama.cpp Q4_0 and issue 10's four goals, met or not."""
+def goals_line(engine, phikit, llama, cfg, ctx, bandwidth, a):
+    """Ratios to llama.cpp Q4_0 at its faster flash-attention setting (for each of prompt and
+    generation) and issue 22's goals, met or not."""
     yes = lambda ok: "met" if ok else "NOT met"
-    ratio_pp, ratio_tg = phikit[0] / base[0], phikit[1] / base[1]
+    best_pp = max(llama.items(), key=lambda kv: kv[1][0])
+    best_tg = max(llama.items(), key=lambda kv: kv[1][1])
+    ratio_pp, ratio_tg = phikit[0] / best_pp[1][0], phikit[1] / best_tg[1][1]
     rows = phikit[2]
-    files = bytes_per_token(rows[0]["model"], rows[0]["config"], 1)
+    bits = int(rows[0]["kv_bits"] or 16)
+    files = bytes_per_token(rows[0]["model"], rows[0]["config"], 1, bits)
     budget = 1.1 * (files["embedding_file_bytes"] + files["other_bytes"]
-                    + kv_bytes(cfg, a.prompt_tokens + a.gen_tokens))
+                    + kv_bytes(cfg, ctx + a.gen_tokens, bits))
     rss = statistics.median(int(r["maxrss_kb"]) for r in rows) * 1e3
     load = statistics.median(float(r["load_s"]) for r in rows)
-    return (f"phikit / llama.cpp Q4_0 (flash-attn off), medians: prompt {ratio_pp:.2f}×, "
-            f"generation {ratio_tg:.2f}×. Issue 10 goals: generation ≥ 1.25× ({yes(ratio_tg >= 1.25)}), "
-            f"prompt ≥ 1.00× ({yes(ratio_pp >= 1)}), peak RSS ≤ 1.1 × (weight files + fp16 KV at "
-            f"{a.prompt_tokens + a.gen_tokens}) = {budget / 1e9:.2f} GB ({yes(rss <= budget)}, "
-            f"{rss / 1e9:.2f}), load < 1 s ({yes(load < 1)}, {load:.2f} s).")
+    share = phikit[1] * bytes_per_token(rows[0]["model"], rows[0]["config"],
+                                        ctx + a.gen_tokens // 2, bits)["total"] / bandwidth
+    ceiling_goal = (f", ≥ 85% of the ceiling at 512 ({yes(share >= 0.85)}, {100 * share:.0f}%)"
+                    if ctx == 512 else "")
+    return (f"{engine} / llama.cpp Q4_0 (medians; the faster flash-attention setting of each "
+            f"phase: {best_pp[0][0]} for prompt, {best_tg[0][0]} for generation): prompt "
+            f"{ratio_pp:.2f}×, generation {ratio_tg:.2f}×. Issue 22 goals: generation ≥ 1.1× "
+            f"({yes(ratio_tg >= 1.1)}), prompt ≥ 1.1× ({yes(ratio_pp >= 1.1)}){ceiling_goal}, "
+            f"peak RSS ≤ 1.1 × (weight files + {bits}-bit KV at {ctx + a.gen_tokens}) = "
+            f"{budget / 1e9:.2f} GB ({yes(rss <= budget)}, {rss / 1e9:.2f}), load < 1 s "
+            f"({yes(load < 1)}, {load:.2f} s).")
+
+
+MEMORY = 16 * 2**30  # "fits in 16 GB": a 16 GiB machine, the whole of it for the engine
+
+
+def largest_contexts(rows, a):
+    """The longest context each engine's process fits in MEMORY: (MEMORY - weight files -
+    overhead) / KV bytes per position, capped at the model's positions. The overhead is
+    measured: peak RSS - weight files - the KV cache of the run's positions, the largest over
+    this shape's runs; phikit's is applied to every cache width."""
+    ok = [r for r in rows if r["status"] == "ok"]
+    if not ok:
+        return
+    cfg = json.loads(Path(ok[0]["config"]).read_text())
+    limit = cfg.get("max_position_embeddings") or 0
+    print(f"Largest context in 16 GiB (capped at the model's {limit} positions; overhead = peak "
+          "RSS − weight files − KV of the run's positions, the largest over the runs above):\n")
+    print("| engine | KV cache | KV MB per 1k positions | weight files GB | overhead GB | "
+          "largest context |")
+    print("|---|---|---|---|---|---|")
+    engines = {}
+    for r in ok:
+        family = "phikit" if r["engine"].startswith("phikit") else f"llama.cpp {r['format']}"
+        bits = int(r["kv_bits"] or 16)
+        files = bytes_per_token(r["model"], r["config"], 1, bits)
+        weights = files["embedding_file_bytes"] + files["other_bytes"]
+        positions = int(r["context"]) + a.gen_tokens + (0 if family == "phikit" else 1)
+        overhead = int(r["maxrss_kb"]) * 1e3 - weights - kv_bytes(cfg, positions, bits)
+        old = engines.get(family)
+        engines[family] = (weights, max(overhead, old[1]) if old else overhead)
+    for family, (weights, overhead) in engines.items():
+        for bits in ((32, 16, 8) if family == "phikit" else (16,)):
+            per = kv_bytes(cfg, 1, bits)
+            fits = int((MEMORY - weights - overhead) // per)
+            shown = f"{min(fits, limit):,}" + (" (all)" if limit and fits >= limit else "")
+            print(f"| {family} | {bits}-bit | {per * 1000 / 1e6:.1f} | {weights / 1e9:.2f} | "
+                  f"{overhead / 1e9:.2f} | {shown} |")
+    print()
+
+
+def report_shape(shape, rows, bandwidth, a):
+    cfg = json.loads(Path(rows[0]["config"]).read_text())
+    print(f"### {shape_title(shape, cfg)}\n")
+    for ctx in dict.fromkeys(r["context"] for r in rows):
+        report_context(shape, int(ctx), [r for r in rows if r["context"] == ctx], bandwidth, a)
+    largest_contexts(rows, a)
 
 
 def report(a):
@@ -213,8 +278,7 @@ def report(a):
     print(f"Memory read bandwidth (streaming sum over {measures[0]['bytes'] / 2**30:.0f} GiB, GB/s; "
           f"{len(measures)} measurement(s): at the start and at the end of the runs) — {per_t}. "
           f"Ceilings use the highest {a.threads}-thread median, {bandwidth / 1e9:.1f} GB/s, and the KV cache "
-          f"(fp16) at {a.prompt_tokens + a.gen_tokens // 2} positions, the mean context while "
-          "generating.\n")
+          "at each run's width and mean context while generating (prompt + generated / 2).\n")
     for shape in dict.fromkeys(r["shape"] for r in rows):
         report_shape(shape, [r for r in rows if r["shape"] == shape], bandwidth, a)
     ran = [r for r in rows if r["status"] != "n/a"]
@@ -234,8 +298,8 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("add")
     p.add_argument("tsv")
-    for k in ("shape", "engine", "format", "run", "model", "config", "json", "time",
-              "load-before", "load-after", "busy-before"):
+    for k in ("shape", "context", "kv-bits", "engine", "format", "run", "model", "config",
+              "json", "time", "load-before", "load-after", "busy-before"):
         p.add_argument("--" + k, required=k not in ("json", "time", "busy-before"), default="")
     p.add_argument("--status", default="ok", choices=["ok", "failed", "n/a"])
     p.add_argument("--note")
@@ -243,7 +307,6 @@ def main():
     p.add_argument("tsv")
     p.add_argument("bandwidth", nargs="+")
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--prompt-tokens", type=int, default=512)
     p.add_argument("--gen-tokens", type=int, default=128)
     p.add_argument("--header")
     a = ap.parse_args()

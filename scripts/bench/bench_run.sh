@@ -8,9 +8,11 @@
 #   2. phikit's model:    phikit convert CKPT -o DIR -q --bits 4 --group-size 64   (cached)
 #   3. llama.cpp's model: make_gguf.py CKPT -> bf16 GGUF -> quantize_gguf.py Q4_0 (cached;
 #      the bf16 GGUF is deleted once quantized)
-#   4. a prompt of exactly N tokens for the shape's tokenizer (make_prompt.py)
-#   5. the runs, each engine its own process under /usr/bin/time -v, REPEAT rounds
-#   6. the report: medians/best, peak RSS, load, bandwidth ceiling (membw.c) and ratios
+#   4. per context C, a prompt of exactly C tokens for the shape's tokenizer (make_prompt.py)
+#   5. the runs, each engine its own process under /usr/bin/time -v, REPEAT rounds: prefill of
+#      the C-token prompt, then GEN tokens decoded at context C..C+GEN
+#   6. the report: per shape and context, medians/best, bytes per token and share of the
+#      bandwidth ceiling (membw.c), load, peak RSS, ratios; the largest context in 16 GiB
 #
 # Environment (all optional):
 #   PHIKIT_BIN           phikit binary (default .build/release/phikit in the repo)
@@ -25,7 +27,12 @@
 #   BENCH_LLAMA_FORMATS  llama.cpp quantizations: Q4_0 (default), Q4_K_M, Q8_0, Q4_0-pure
 #   BENCH_FLASH_ATTN     llama.cpp flash attention settings to run: "off on" (default)
 #   BENCH_THREADS        threads for both engines (default 2)
-#   BENCH_PROMPT_TOKENS  prompt length (default 512);  BENCH_GEN_TOKENS  generated (default 128)
+#   BENCH_CONTEXT        contexts: each is a prompt length (prefill) and the context decode runs
+#                        at (default "512"; issue 22 asks for "512 4096")
+#   BENCH_KV_BITS        phikit's KV cache widths to run, each its own engine row: "16"
+#                        (default), "16 8", "32 16 8" (llama.cpp keeps its fp16 cache)
+#   BENCH_GEN_TOKENS     generated tokens (default 128); BENCH_PROMPT_TOKENS: old name of a
+#                        single BENCH_CONTEXT
 #   BENCH_SMALL=1        2-layer models of both shapes, 1 round: checks the harness in a minute
 #   BENCH_REBUILD=1      remake the converted models and GGUFs even if cached
 #   BENCH_WAIT_QUIET     seconds to wait before each run (and bandwidth probe) for other jobs to
@@ -48,7 +55,8 @@ SHAPES=${BENCH_SHAPES:-phi35 phi4mini}
 LLAMA_FORMATS=${BENCH_LLAMA_FORMATS:-Q4_0}
 FLASH=${BENCH_FLASH_ATTN:-off on}
 THREADS=${BENCH_THREADS:-2}
-PROMPT_TOKENS=${BENCH_PROMPT_TOKENS:-512}
+CONTEXTS=${BENCH_CONTEXT:-${BENCH_PROMPT_TOKENS:-512}}
+KV_BITS=${BENCH_KV_BITS:-16}
 GEN_TOKENS=${BENCH_GEN_TOKENS:-128}
 REBUILD=${BENCH_REBUILD:-0}
 WAIT_QUIET=${BENCH_WAIT_QUIET:-0}
@@ -87,9 +95,11 @@ wait_quiet() {
   done
 }
 
-for v in REPEAT THREADS PROMPT_TOKENS GEN_TOKENS; do
+for v in REPEAT THREADS GEN_TOKENS; do
   [[ "${!v}" =~ ^[1-9][0-9]*$ ]] || die "BENCH_$v must be a positive integer, got '${!v}'"
 done
+for c in $CONTEXTS; do [[ "$c" =~ ^[1-9][0-9]*$ ]] || die "BENCH_CONTEXT: '$c' is not a positive integer"; done
+for b in $KV_BITS; do has "8 16 32" "$b" || die "BENCH_KV_BITS: '$b' is not 8, 16 or 32"; done
 [[ "$WAIT_QUIET" =~ ^[0-9]+$ ]] || die "BENCH_WAIT_QUIET must be a number of seconds, got '$WAIT_QUIET'"
 [[ "$QUIET_CPUS" =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_QUIET_CPUS must be a number, got '$QUIET_CPUS'"
 for e in $ENGINES; do has "phikit llama.cpp" "$e" || die "BENCH_ENGINES: unknown engine '$e' (phikit, llama.cpp)"; done
@@ -155,7 +165,8 @@ need_disk() {  # bytes, what for
   (( avail > $1 )) || die "only $((avail >> 20)) MB free in $BENCH_DIR; $2 needs ~$(($1 >> 20)) MB"
 }
 
-declare -A CKPT MLX PROMPT   # per shape
+declare -A CKPT MLX          # per shape
+declare -A PROMPT            # per "shape context"
 declare -A GGUF              # per "shape format"
 prepare_shape() {  # shape
   local shape=$1 name cfg tokargs=() sizeargs=()
@@ -199,18 +210,22 @@ prepare_shape() {  # shape
     rm -f "$f16"  # 7.6 GB; only the quantized files are benchmarked
   fi
 
-  PROMPT[$shape]=$BENCH_DIR/$name-prompt$PROMPT_TOKENS
-  "$PY" "$HERE/make_prompt.py" "$ckpt/tokenizer.json" "$PROMPT_TOKENS" "${PROMPT[$shape]}" >&2 ||
-    die "could not build a $PROMPT_TOKENS-token prompt for $shape"
+  local c
+  for c in $CONTEXTS; do
+    PROMPT["$shape $c"]=$BENCH_DIR/$name-prompt$c
+    "$PY" "$HERE/make_prompt.py" "$ckpt/tokenizer.json" "$c" "${PROMPT["$shape $c"]}" >&2 ||
+      die "could not build a $c-token prompt for $shape"
+  done
 }
 
 for shape in $SHAPES; do prepare_shape "$shape"; done
 
 # --- runs ------------------------------------------------------------------------------------
 FAILED=0
-record() {  # shape engine format run model status json time before [note]; uses BUSY
+record() {  # shape engine format run model status json time before [note]; uses BUSY, CTX, BITS
   local extra=(); [ -n "${10:-}" ] && extra=(--note "${10}")
   "$PY" "$HERE/bench_results.py" add "$RESULTS" --shape "$1" --engine "$2" --format "$3" \
+    --context "$CTX" --kv-bits "$BITS" \
     --run "$4" --model "$5" --config "${CKPT[$1]}/config.json" --status "$6" --json "$7" \
     --time "$8" --load-before "$9" --load-after "$(loadavg)" --busy-before "${BUSY:-}" "${extra[@]}"
 }
@@ -219,27 +234,27 @@ warm() {  # read a model (file or directory) into the page cache, so the disk is
   if [ -d "$1" ]; then cat "$1"/*.safetensors > /dev/null; else cat "$1" > /dev/null; fi
 }
 
-run_one() {  # shape engine(phikit|llama.cpp) format flash run
-  local shape=$1 engine=$2 fmt=$3 fa=$4 i=$5 model label cmd
+run_one() {  # shape engine(phikit|llama.cpp) format flash run; uses CTX and BITS
+  local shape=$1 engine=$2 fmt=$3 fa=$4 i=$5 model label cmd prompt=${PROMPT["$1 $CTX"]}
   if [ "$engine" = phikit ]; then
-    model=${MLX[$shape]}; label=phikit
+    model=${MLX[$shape]}; label="phikit kv$BITS"
     if [ "$PHIKIT_RUN" != yes ] || [ ! -d "$model" ]; then
       local why=$PHIKIT_WHY; [ "$PHIKIT_RUN" = yes ] && why="not available: phikit convert failed"
       record "$shape" "$label" "$fmt" "$i" "${model:-none}" n/a "" "" "$(loadavg)" "$why"
       return
     fi
-    cmd=("$PHIKIT_BIN" run "$model" --no-chat-template -p "$(cat "${PROMPT[$shape]}.txt")"
-         -m "$GEN_TOKENS" --temp 0 --ignore-eos --threads "$THREADS" --stats --json)
+    cmd=("$PHIKIT_BIN" run "$model" --no-chat-template -p "$(cat "$prompt.txt")"
+         -m "$GEN_TOKENS" --temp 0 --ignore-eos --threads "$THREADS" --kv-bits "$BITS" --stats --json)
   else
     model=${GGUF["$shape $fmt"]}; label="llama.cpp fa-$fa"
-    cmd=("$PY" "$HERE/run_llamacpp.py" "$model" --prompt-ids "${PROMPT[$shape]}.ids.json"
+    cmd=("$PY" "$HERE/run_llamacpp.py" "$model" --prompt-ids "$prompt.ids.json"
          -m "$GEN_TOKENS" --threads "$THREADS" --flash-attn "$fa")
   fi
-  local log=$LOGS/$shape-${label// /_}-$fmt-run$i
+  local log=$LOGS/$shape-ctx$CTX-${label// /_}-$fmt-run$i
   warm "$model"
   wait_quiet
   local before; before=$(loadavg)
-  note "$shape run $i/$REPEAT: $label $fmt (load $before, $BUSY CPUs busy)"
+  note "$shape context $CTX run $i/$REPEAT: $label $fmt (load $before, $BUSY CPUs busy)"
   if /usr/bin/time -v -o "$log.time" "${cmd[@]}" > "$log.json" 2> "$log.err"; then
     record "$shape" "$label" "$fmt" "$i" "$model" ok "$log.json" "$log.time" "$before"
   else
@@ -252,15 +267,18 @@ run_one() {  # shape engine(phikit|llama.cpp) format flash run
 
 # Rounds of all engines in turn, so background load drifting over the run hits all alike.
 for shape in $SHAPES; do
-  for ((i = 1; i <= REPEAT; i++)); do
-    for engine in $ENGINES; do
-      if [ "$engine" = phikit ]; then
-        run_one "$shape" phikit "MLX 4-bit g64" - "$i"
-      else
-        for fmt in $LLAMA_FORMATS; do
-          for fa in $FLASH; do run_one "$shape" llama.cpp "$fmt" "$fa" "$i"; done
-        done
-      fi
+  for CTX in $CONTEXTS; do
+    for ((i = 1; i <= REPEAT; i++)); do
+      for engine in $ENGINES; do
+        if [ "$engine" = phikit ]; then
+          for BITS in $KV_BITS; do run_one "$shape" phikit "MLX 4-bit g64" - "$i"; done
+        else
+          BITS=16  # llama.cpp's default f16 cache
+          for fmt in $LLAMA_FORMATS; do
+            for fa in $FLASH; do run_one "$shape" llama.cpp "$fmt" "$fa" "$i"; done
+          done
+        fi
+      done
     done
   done
 done
@@ -272,11 +290,11 @@ cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 rev=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
 llv=$("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')
 header="Generation benchmark $(date '+%Y-%m-%d %H:%M'), $([ "$SMALL" = 1 ] && echo 'SMALL smoke models' || echo 'full-size random-weight models'); \
-$REPEAT round(s), engines alternated; $THREADS threads; prompt $PROMPT_TOKENS tokens (one batch), $GEN_TOKENS generated tokens \
+$REPEAT round(s), engines alternated; $THREADS threads; per context C: a prompt of C tokens (one batch), then $GEN_TOKENS generated tokens \
 (greedy, EOS ignored); warm page cache. $(nproc) CPUs ($cpu). phikit $rev; llama-cpp-python $llv \
 (native build). Peak RSS: GNU time, each engine its own process (llama.cpp's includes the Python interpreter, ~0.05 GB)."
 "$PY" "$HERE/bench_results.py" report "$RESULTS" "$LOGS"/bandwidth-*.json --threads "$THREADS" \
-  --prompt-tokens "$PROMPT_TOKENS" --gen-tokens "$GEN_TOKENS" --header "$header" > "$REPORT" || die "report failed"
+  --gen-tokens "$GEN_TOKENS" --header "$header" > "$REPORT" || die "report failed"
 echo
 cat "$REPORT"
 note "report: $REPORT; per-run numbers: $RESULTS; logs: $LOGS"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Bytes of memory one generated token reads: the decode ceiling is bandwidth / this.
 
-    bytes_per_token.py MODEL (an MLX/HF safetensors dir or a .gguf file) CONFIG.json CTX
+    bytes_per_token.py MODEL (an MLX/HF safetensors dir or a .gguf file) CONFIG.json CTX [KV_BITS]
 
 Prints JSON: weights (bytes of every tensor a decode step reads), kv (the KV cache at CTX
 positions, fp16 K and V), total, and the pieces. A decode step reads every matrix once
@@ -11,8 +11,9 @@ also the output projection and is read whole. Counted from the file's own tensor
 quantization layout (MLX affine 4-bit with fp16/bf16 scale and bias per group, llama.cpp
 Q4_0 blocks, the Q6_K output matrix llama.cpp's Q4_0 mix keeps) is accounted exactly.
 
-The KV cache is counted at fp16 (llama.cpp's default; the same figure is used for phikit so
-the two ceilings differ only by the weight files) for CTX positions: the benchmark uses the
+The KV cache is counted at KV_BITS (default 16: llama.cpp's fp16 default; phikit's
+`--kv-bits` 32, 16 or 8, the last int8 with a float32 scale per 32 values, as
+Sources/CKernels/include/pk_attention.h lays it out) for CTX positions: the benchmark uses the
 average context during generation, prompt + generated/2 (576 for 512 + 128, as PERF.md).
 """
 import json
@@ -21,7 +22,6 @@ from pathlib import Path
 
 from compare_outputs import tensors_of
 
-KV_BYTES = 2  # fp16
 
 
 def _safetensors_weights(model_dir):
@@ -54,25 +54,35 @@ def _gguf_weights(path):
             "other_bytes": rest, "tied": tied, "weights": rest + read_emb}
 
 
-def kv_bytes(cfg, ctx):
+def kv_row_bytes(head_dim, bits):
+    """Bytes of one position of one kv head (pk_kv_row_bytes)."""
+    if bits == 8:
+        group = 32 if head_dim % 32 == 0 else head_dim
+        return head_dim + 4 * (head_dim // group)
+    return head_dim * bits // 8
+
+
+def kv_bytes(cfg, ctx, bits=16):
+    """K and V of every layer for ctx positions."""
     heads = cfg["num_attention_heads"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
     kv_heads = cfg.get("num_key_value_heads") or heads
-    return 2 * cfg["num_hidden_layers"] * kv_heads * head_dim * ctx * KV_BYTES
+    return 2 * cfg["num_hidden_layers"] * kv_heads * kv_row_bytes(head_dim, bits) * ctx
 
 
-def bytes_per_token(model, config, ctx):
+def bytes_per_token(model, config, ctx, bits=16):
     model = Path(model)
     w = _gguf_weights(model) if model.suffix == ".gguf" else _safetensors_weights(model)
-    kv = kv_bytes(json.loads(Path(config).read_text()), ctx)
-    return dict(w, kv=kv, kv_context=ctx, total=w["weights"] + kv)
+    kv = kv_bytes(json.loads(Path(config).read_text()), ctx, bits)
+    return dict(w, kv=kv, kv_context=ctx, kv_bits=bits, total=w["weights"] + kv)
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
         sys.exit(2)
-    print(json.dumps(bytes_per_token(sys.argv[1], sys.argv[2], int(sys.argv[3]))))
+    bits = int(sys.argv[4]) if len(sys.argv) == 5 else 16
+    print(json.dumps(bytes_per_token(sys.argv[1], sys.argv[2], int(sys.argv[3]), bits)))
 
 
 if __name__ == "__main__":

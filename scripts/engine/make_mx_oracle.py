@@ -64,7 +64,7 @@ def load_dequantized(directory):
 
     with open(os.path.join(directory, "config.json")) as f:
         config = json.load(f)
-    q = config.get("quantization", {})
+    q = config.get("quantization") or {}  # a float model: every tensor as stored
     raw = {}
     for name in sorted(os.listdir(directory)):
         if name.endswith(".safetensors"):
@@ -114,15 +114,16 @@ def attention(q, k, v):
     return (s @ v).transpose(1, 0, 2).reshape(n, heads * hd)
 
 
-def forward(cfg, w, tokens):
-    """Logits of the last position, float64, the whole sequence recomputed."""
+def forward(cfg, w, tokens, every_position=False):
+    """Logits of the last position (or of every position), float64, the whole sequence
+    recomputed."""
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
     kv = cfg.get("num_key_value_heads") or heads
     hd = h // heads
     rd = int(hd * cfg.get("partial_rotary_factor", 1.0))
     eps = cfg["rms_norm_eps"]
-    sc = cfg["rope_scaling"]
-    orig = cfg["original_max_position_embeddings"]
+    sc = cfg.get("rope_scaling") or {"short_factor": [1.0], "long_factor": [1.0]}  # plain RoPE
+    orig = cfg.get("original_max_position_embeddings") or cfg["max_position_embeddings"]
     n = len(tokens)
     factors = np.array(sc["long_factor"] if n > orig else sc["short_factor"], np.float64)
     inv = 1.0 / (factors * cfg["rope_theta"] ** (np.arange(0, rd, 2, dtype=np.float64) / rd))
@@ -150,9 +151,9 @@ def forward(cfg, w, tokens):
         inter = gu.shape[-1] // 2
         g, u = gu[:, :inter], gu[:, inter:]
         x = x + (g / (1 + np.exp(-g)) * u) @ w[p + "mlp.down_proj.weight"].T
-    x = norm(x[-1], w["model.norm.weight"])
+    x = norm(x if every_position else x[-1], w["model.norm.weight"])
     head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    return head @ x
+    return x @ head.T if every_position else head @ x
 
 
 def greedy(cfg, w, prompt=PROMPT, count=NEW_TOKENS, model=None):

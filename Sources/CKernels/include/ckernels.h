@@ -4,6 +4,7 @@
 #ifndef PHIKIT_CKERNELS_H
 #define PHIKIT_CKERNELS_H
 #include "pk_affine_quant.h"
+#include "pk_attention.h"
 #include "pk_build_info.h"
 #include "pk_half.h"
 #include "pk_hash.h"

@@ -3,6 +3,7 @@
    pass to `pk_pool_run` (`pk_*_chunks`). Nothing here allocates. */
 #ifndef PHIKIT_PK_JOBS_H
 #define PHIKIT_PK_JOBS_H
+#include "pk_attention.h"
 #include "pk_matvec.h"
 
 /* y[t] = W x[t] for `tokens` inputs (1 when decoding): pk_matvec_tokens_isa over chunks of
@@ -30,20 +31,19 @@ void pk_prepare_task(void *job, long chunk, int thread);
 
 /* Causal attention for `tokens` queries at positions pos0, pos0+1, …: query t of head h sees
    cached positions [max(0, p - window + 1), p] of kv head h / (heads / kv_heads), where
-   p = pos0 + t (window <= 0: no window). */
+   p = pos0 + t (window <= 0: no window). Chunks are tiles of one kv head (pk_attention.h):
+   each cache row is read once for the query heads of its group and a few tokens. */
 typedef struct {
     const float *q;         /* [tokens][heads*head_dim], rows q_stride floats apart */
-    const void *k, *v;      /* this layer's cache: [kv_heads][max_ctx][head_dim], float32
-                               or IEEE half (kv_f16) */
+    const void *k, *v;      /* this layer's cache: [kv_heads][max_ctx] rows of kv_kind */
     float *out;             /* [tokens][heads*head_dim] */
-    float *scores;          /* [nthreads][max_ctx] */
+    float *scores;          /* [nthreads][PK_ATTENTION_TILE][max_ctx] */
     long q_stride, tokens, pos0, max_ctx, window;
     int heads, kv_heads, head_dim;
     float scale;
     int isa;
-    int kv_f16;
+    int kv_kind;            /* PK_KV_F32, PK_KV_F16, PK_KV_Q8 */
 } pk_attention_job;
-/* One chunk is one (token, head) pair. */
 long pk_attention_chunks(const pk_attention_job *job);
 void pk_attention_task(void *job, long chunk, int thread);
 

@@ -1,6 +1,6 @@
 /* The small per-token operations of a Phi-3 layer, each O(hidden) per token: plain C with no
    ISA-specific twin (they are their own reference; the matrix products dwarf them). The one
-   that grows with the context, attention, has a scalar `_ref` and a fast version.
+   that grows with the context, attention, is in pk_attention.h.
 
    Shapes are in the comments; n, dims and positions are validated by the Swift caller. */
 #ifndef PHIKIT_PK_OPS_H
@@ -39,20 +39,5 @@ long pk_argmax(const float *x, long n);
      v[i+h]      = v[i+h]*cos[i] + v[i]*sin[i]      for i < h = rot_dim/2.
    cos/sin [rot_dim/2] already include the attention scaling factor. */
 void pk_rope(float *v, int heads, int head_dim, int rot_dim, const float *cos, const float *sin);
-
-/* Attention of one query head over cached positions [lo, hi]:
-     out[d] = sum_j softmax_j(scale * q·k_j) * v_j[d]
-   k, v: [positions][head_dim] rows of one kv head (row j at k + j*head_dim); scores:
-   scratch of at least hi+1 floats. */
-void pk_attention_ref(float *out, const float *q, const float *k, const float *v,
-                      float *scores, long lo, long hi, int head_dim, float scale);
-void pk_attention_isa(int isa, float *out, const float *q, const float *k, const float *v,
-                      float *scores, long lo, long hi, int head_dim, float scale);
-/* The same over a 16-bit cache (IEEE half k and v rows, widened exactly as they are read):
-   equal to pk_attention_isa on the widened rows. head_dim <= PK_ATTENTION_MAX_HEAD_DIM. */
-#define PK_ATTENTION_MAX_HEAD_DIM 512
-void pk_attention_f16_isa(int isa, float *out, const float *q, const uint16_t *k,
-                          const uint16_t *v, float *scores, long lo, long hi, int head_dim,
-                          float scale);
 
 #endif

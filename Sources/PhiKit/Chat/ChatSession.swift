@@ -47,7 +47,7 @@ public final class ChatSession {
             throw ChatError.contextTooLarge(requested: requested, positions: positions)
         }
         maxContext = options.maxContext ?? min(positions, 4096)
-        session = try container.makeSession(maxContext: maxContext)
+        session = try container.makeSession(maxContext: maxContext, cacheWidth: options.cacheWidth)
     }
 
     /// Sends `text` as the user's next message and streams the answer to `onText` (whole
@@ -133,12 +133,14 @@ public struct ChatOptions: Sendable {
     public var maxContext: Int?
     public var stopStrings: [String]
     public var extraStopTokens: [String]
+    /// Width of the cached keys and values (`--kv-bits`).
+    public var cacheWidth: KVCacheWidth
 
     public init(
         system: String? = nil, history: ChatHistory? = nil,
         parameters: GenerationParameters = GenerationParameters(), temperature: Float? = nil,
         maxTokens: Int? = nil, maxContext: Int? = nil, stopStrings: [String] = [],
-        extraStopTokens: [String] = []
+        extraStopTokens: [String] = [], cacheWidth: KVCacheWidth = .defaultForRun
     ) {
         self.system = system
         self.history = history
@@ -148,6 +150,7 @@ public struct ChatOptions: Sendable {
         self.maxContext = maxContext
         self.stopStrings = stopStrings
         self.extraStopTokens = extraStopTokens
+        self.cacheWidth = cacheWidth
     }
 }
 

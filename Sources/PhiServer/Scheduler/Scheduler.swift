@@ -20,12 +20,18 @@ public final class Scheduler: @unchecked Sendable {
         public var contextSize: Int
         /// Memory the prompt cache may keep in finished sessions' KV caches.
         public var cacheBytes: Int
+        /// Width of the cached keys and values (`--kv-bits`).
+        public var cacheWidth: KVCacheWidth
 
-        public init(parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int) {
+        public init(
+            parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int,
+            cacheWidth: KVCacheWidth = .defaultForRun
+        ) {
             self.parallel = parallel
             self.queueCapacity = queueCapacity
             self.contextSize = contextSize
             self.cacheBytes = cacheBytes
+            self.cacheWidth = cacheWidth
         }
     }
 
@@ -52,7 +58,8 @@ public final class Scheduler: @unchecked Sendable {
         self.configuration = configuration
         let config = container.model.config
         cache = PromptCache(
-            bytesPerToken: 2 * 4 * config.layerCount * config.kvHeads * config.headDim,
+            bytesPerToken: 2 * config.layerCount * config.kvHeads
+                * configuration.cacheWidth.bytesPerRow(headDim: config.headDim),
             budgetBytes: configuration.cacheBytes, maxEntries: 2 * configuration.parallel)
     }
 
@@ -145,7 +152,8 @@ public final class Scheduler: @unchecked Sendable {
             } else {
                 entry = CachedSession(
                     try InferenceSession(
-                        model: container.model, maxContext: configuration.contextSize))
+                        model: container.model, maxContext: configuration.contextSize,
+                        cacheWidth: configuration.cacheWidth))
                 sessionCount += 1
             }
             active.append(

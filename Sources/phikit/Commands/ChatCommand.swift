@@ -11,7 +11,7 @@ struct ChatCommand: Command {
         phikit chat <model> [--system <text>] [--load <file.json>] [-m <n>] [--temp <t>]
                     [--top-p <p>] [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>]
                     [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
-                    [--max-kv-size <n>] [--threads <n>] [--stats]
+                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
         """
     static let help = """
         Talks with <model>: each message and the whole conversation before it go through the
@@ -42,6 +42,7 @@ struct ChatCommand: Command {
           --extra-eos-token <t>    also end at this token; repeatable
           --max-kv-size <n>        context in tokens (default: the model's, at most 4096);
                                    the oldest turns are dropped when the next would not fit
+        \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
@@ -67,6 +68,7 @@ struct ChatCommand: Command {
         let sampling = try SamplingFlags(&args)
         let extraEOS = try args.options("--extra-eos-token")
         let maxContext = try args.option("--max-kv-size", as: Int.self)
+        let cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
         model = try args.positional("model")
@@ -79,7 +81,7 @@ struct ChatCommand: Command {
             system: system, parameters: try sampling.parameters(),
             temperature: temperature.map(Float.init),
             maxTokens: maxTokens, maxContext: maxContext, stopStrings: stopStrings,
-            extraStopTokens: extraEOS)
+            extraStopTokens: extraEOS, cacheWidth: cacheWidth)
     }
 
     func run() throws {

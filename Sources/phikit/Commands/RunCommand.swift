@@ -12,7 +12,7 @@ struct RunCommand: Command {
                    [--temp <t>] [--top-p <p>] [--top-k <k>] [--min-p <p>]
                    [--repetition-penalty <r>] [--seed <s>] [--no-chat-template]
                    [--extra-eos-token <token>]... [--ignore-eos] [--stop <text>]...
-                   [--max-kv-size <n>] [--kv-bits 16|32] [--threads <n>] [--stats]
+                   [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
                    [--json [--stream]]
         phikit run <model> --chat <conversation.json> [options]
         """
@@ -60,9 +60,7 @@ struct RunCommand: Command {
           --max-kv-size <n>        context in tokens, prompt and reply (default: the model's
                                    positions, at most 4096 unless the prompt and -m need
                                    more); a prompt that does not fit is an error
-          --kv-bits <16|32>        width of the cached keys and values: 16 halves the
-                                   cache's memory and the reads of long contexts
-                                   (default: 16)
+        \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
           --json                   print one JSON object at the end instead of streaming:
@@ -108,7 +106,7 @@ struct RunCommand: Command {
         let ignoreEOS = args.flag("--ignore-eos")
         maxContext = try args.option("--max-kv-size", as: Int.self)
         threads = try args.option("--threads", as: Int.self)
-        let kvBits = try args.option("--kv-bits", as: Int.self)
+        cacheWidth = try KVBitsOption.read(&args)
         stats = args.flag("--stats")
         json = args.flag("--json")
         stream = args.flag("--stream")
@@ -143,9 +141,6 @@ struct RunCommand: Command {
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
-        guard let width = KVCacheWidth(rawValue: kvBits ?? KVCacheWidth.defaultForRun.rawValue)
-        else { throw UsageError("--kv-bits must be 16 or 32") }
-        cacheWidth = width
         parameters = try sampling.parameters()
         parameters.maxTokens = maxTokens
         parameters.temperature = Float(temperature)

@@ -1,4 +1,5 @@
 import Foundation
+import PhiEngine
 import PhiFormats
 import PhiKit
 import PhiServer
@@ -10,7 +11,7 @@ struct ServeCommand: Command {
     static let usage = """
         phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--queue <n>]
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
-                     [--cors-origin <origin>] [--threads <n>] [--quiet]
+                     [--cors-origin <origin>] [--kv-bits 8|16|32] [--threads <n>] [--quiet]
         """
     static let help = """
         Loads <model> and answers OpenAI API requests on http://<host>:<port>:
@@ -38,6 +39,7 @@ struct ServeCommand: Command {
                                    reuse (default: 2048)
           --api-key <key>          require "Authorization: Bearer <key>" on /v1 requests
           --cors-origin <origin>   allow browsers on <origin> (or *) to call the API
+        \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --quiet                  no access log
 
@@ -56,6 +58,7 @@ struct ServeCommand: Command {
     var apiKey: String?
     var corsOrigin: String?
     var threads: Int?
+    var cacheWidth: KVCacheWidth
     var quiet: Bool
 
     init(_ args: inout ArgumentReader) throws {
@@ -67,6 +70,7 @@ struct ServeCommand: Command {
         promptCacheMB = try args.option("--prompt-cache-mb", as: Int.self) ?? 2048
         apiKey = try args.option("--api-key")
         corsOrigin = try args.option("--cors-origin")
+        cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
         model = try args.positional("model")
@@ -99,7 +103,7 @@ struct ServeCommand: Command {
             container: container,
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
-                cacheBytes: promptCacheMB << 20))
+                cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth))
         let configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         let server = try HTTPServer(

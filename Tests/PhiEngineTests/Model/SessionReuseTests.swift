@@ -89,26 +89,32 @@ struct SessionReuseTests {
         #expect(Array(session.logits) == (try Self.fresh(model, again)))
     }
 
-    @Test("a half-precision cache: reuse and batches stay exact, logits near float32's")
-    func halfCache() throws {
+    @Test(
+        "16- and 8-bit caches: reuse stays exact, logits near float32's",
+        arguments: [KVCacheWidth.float16, .int8])
+    func narrowCache(_ width: KVCacheWidth) throws {
         for (label, _, model) in try Self.models() {
             let sequence = (0..<30).map { ($0 * 41 + 7) % 380 + 3 }
             let wide = try InferenceSession(model: model)
-            let half = try InferenceSession(model: model, cacheWidth: .float16)
+            let narrow = try InferenceSession(model: model, cacheWidth: width)
             let reference = Array(try wide.prefill(sequence))
-            #expect(try half.prepare(Array(sequence.prefix(20))) == 0)
-            let reply = try Self.decode(half, count: 3)
-            #expect(try half.prepare(sequence.prefix(20) + reply + [9, 10]) == 23)
-            let fresh = try InferenceSession(model: model, cacheWidth: .float16)
+            #expect(try narrow.prepare(Array(sequence.prefix(20))) == 0)
+            let reply = try Self.decode(narrow, count: 3)
+            #expect(try narrow.prepare(sequence.prefix(20) + reply + [9, 10]) == 23)
+            let fresh = try InferenceSession(model: model, cacheWidth: width)
             let freshLogits = try withExtendedLifetime(fresh) {
                 Array(try fresh.prefill(sequence.prefix(20) + reply + [9, 10]))
             }
-            #expect(Array(half.logits) == freshLogits, "\(label)")
-            let alone = try InferenceSession(model: model, cacheWidth: .float16)
-            let halfLogits = try withExtendedLifetime(alone) { Array(try alone.prefill(sequence)) }
+            #expect(Array(narrow.logits) == freshLogits, "\(label)")
+            let alone = try InferenceSession(model: model, cacheWidth: width)
+            let narrowLogits = try withExtendedLifetime(alone) {
+                Array(try alone.prefill(sequence))
+            }
             let spread = reference.max()! - reference.min()!
-            let worst = zip(halfLogits, reference).map { abs($0 - $1) }.max()!
-            #expect(worst < 2e-2 * spread, "\(label): \(worst) of \(spread)")
+            let worst = zip(narrowLogits, reference).map { abs($0 - $1) }.max()!
+            // measured: 16-bit ~1e-3, 8-bit ~1e-2 of the spread on these random models
+            let bound: Float = width == .float16 ? 2e-2 : 5e-2
+            #expect(worst < bound * spread, "\(label): \(worst) of \(spread)")
         }
     }
 
@@ -194,14 +200,17 @@ struct SessionReuseTests {
 /// bit for bit: a server's batch changes nobody's answer.
 @Suite("decode batch")
 struct DecodeBatchTests {
-    @Test("a batch of sessions, joining and leaving, steps each exactly as alone")
-    func batchEqualsAlone() throws {
+    @Test(
+        "a batch of sessions, joining and leaving, steps each exactly as alone",
+        arguments: KVCacheWidth.allCases)
+    func batchEqualsAlone(_ width: KVCacheWidth) throws {
         for (label, _, model) in try SessionReuseTests.models() {
             let pool = try WorkerPool.shared()
             let prompts = (0..<4).map { k in (0..<(6 + 5 * k)).map { ($0 * 29 + k * 13) % 380 + 3 } }
             // alone: prompt, then 6 greedy decode steps, logits kept after each
             let alone = try prompts.map { prompt -> [[Float]] in
-                let session = try InferenceSession(model: model, maxContext: nil, pool: pool, block: 512)
+                let session = try InferenceSession(
+                    model: model, maxContext: nil, pool: pool, block: 512, cacheWidth: width)
                 _ = try session.prefill(prompt)
                 return try (0..<6).map { _ in
                     let next = argmax(session.logits)
@@ -210,7 +219,8 @@ struct DecodeBatchTests {
             }
             let batch = try DecodeBatch(model: model, maxSequences: 4, pool: pool)
             let sessions = try prompts.map { prompt in
-                let session = try InferenceSession(model: model, maxContext: nil, pool: pool, block: 512)
+                let session = try InferenceSession(
+                    model: model, maxContext: nil, pool: pool, block: 512, cacheWidth: width)
                 _ = try session.prefill(prompt)
                 return session
             }
@@ -227,7 +237,7 @@ struct DecodeBatchTests {
                     done[k] += 1
                 }
             }
-            for k in 0..<4 { #expect(seen[k] == alone[k], "\(label) session \(k)") }
+            for k in 0..<4 { #expect(seen[k] == alone[k], "\(label) \(width) session \(k)") }
         }
     }
 }

@@ -6,6 +6,9 @@
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
 //   .build/release/engine-bench <model-dir> --batch N       (aggregate decode tok/s of N
 //                                                            sequences in one DecodeBatch)
+//   .build/release/engine-bench <model-dir> --trace RUNS.json --out LOGITS.f32 [--kv-bits B]
+//                                                           (logits after every token, for
+//                                                            the numerics scripts; Trace.swift)
 // Prints one line per run and the median; speeds as GenerationOutcome defines them. Random
 // prompt tokens; greedy decoding that ignores end tokens, so every run does the same work.
 // The ceiling counts weight bytes only (the KV cache adds its own traffic at long contexts).
@@ -109,6 +112,14 @@ do {
             _ = try ModelArchitectures.load(directory: arguments[1], threads: threads)
             print(String(format: "load %.3f s", Date().timeIntervalSince(t)))
         }
+        exit(0)
+    }
+    if let i = arguments.firstIndex(of: "--trace"), i + 1 < arguments.count,
+        let o = arguments.firstIndex(of: "--out"), o + 1 < arguments.count
+    {
+        try traceLogits(
+            directory: arguments[1], runsPath: arguments[i + 1], outPath: arguments[o + 1],
+            bits: Int(option("--kv-bits", 32)))
         exit(0)
     }
     if arguments.contains("--batch") {

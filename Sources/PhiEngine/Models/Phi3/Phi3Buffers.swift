@@ -17,7 +17,7 @@ final class Phi3Buffers: BlockBuffers {
     let logits: FloatBuffer  // (logitRows, vocab) of the last tokens
     let prepared: FloatBuffer  // (block, preparedStride) each input readied for the kernels
     let preparedStride: Int  // pk_matvec_prep_floats(maxColumns)
-    let scores: FloatBuffer  // (threads, capacity) attention scores per thread
+    let scores: FloatBuffer  // (threads, PK_ATTENTION_TILE, capacity) attention scores
 
     init(
         shape s: Phi3Shape, block: Int, capacity: Int, threads: Int, logitRows: Int = 1
@@ -35,6 +35,6 @@ final class Phi3Buffers: BlockBuffers {
         logits = try FloatBuffer(count: logitRows * s.vocab)
         preparedStride = pk_matvec_prep_floats(s.maxColumns)
         prepared = try FloatBuffer(count: block * preparedStride)
-        scores = try FloatBuffer(count: threads * capacity)
+        scores = try FloatBuffer(count: KVCache.scoreFloats(threads: threads, capacity: capacity))
     }
 }

@@ -27,7 +27,7 @@ final class PhiMoEBuffers: BlockBuffers {
     let logits: FloatBuffer  // (logitRows, vocab)
     let prepared: FloatBuffer  // (block, preparedStride)
     let preparedStride: Int
-    let scores: FloatBuffer  // (threads, capacity) attention scores per thread
+    let scores: FloatBuffer  // (threads, PK_ATTENTION_TILE, capacity) attention scores
 
     init(
         shape s: PhiMoEShape, block: Int, capacity: Int, threads: Int, logitRows: Int = 1
@@ -56,7 +56,7 @@ final class PhiMoEBuffers: BlockBuffers {
         logits = try FloatBuffer(count: logitRows * s.vocab)
         preparedStride = pk_matvec_prep_floats(s.maxColumns)
         prepared = try FloatBuffer(count: block * preparedStride)
-        scores = try FloatBuffer(count: threads * capacity)
+        scores = try FloatBuffer(count: KVCache.scoreFloats(threads: threads, capacity: capacity))
     }
 
     deinit {

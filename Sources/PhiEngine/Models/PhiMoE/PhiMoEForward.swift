@@ -68,7 +68,7 @@ extension PhiMoEModel {
                     tokens: span.count, pos0: span.p0, max_ctx: cache.capacity, window: s.window,
                     heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
                     scale: Float(1 / Double(hd).squareRoot()), isa: 0,
-                    kv_f16: cache.isHalf ? 1 : 0)
+                    kv_kind: cache.kind)
                 pool.attention(&job)
             }
             linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
