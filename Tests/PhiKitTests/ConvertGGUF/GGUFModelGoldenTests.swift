@@ -30,17 +30,42 @@ import Testing
         try #require(Self.goldens["files"]?.arrayValue?.first { $0["file"]?.stringValue == file })
     }
 
-    static func convert(_ file: String) throws -> (URL, GGUFConvertSummary) {
+    static func convert(_ file: String, maxShardSize: Int? = nil) throws -> (URL, GGUFConvertSummary) {
         let dir = FileManager.default.temporaryDirectory
             .appendingPathComponent("phikit-gguf-model-\(UUID().uuidString)")
-        let options = ConvertOptions(
+        var options = ConvertOptions(
             source: directory.appendingPathComponent(file).path, output: dir.path)
+        if let maxShardSize { options.maxShardSize = maxShardSize }
         return (dir, try convertGGUF(options))
+    }
+
+    /// Every tensor's bytes, over all the weight files of a converted model.
+    static func tensorBytes(_ dir: URL) throws -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        for f in try FileManager.default.contentsOfDirectory(atPath: dir.path) where f.hasSuffix(".safetensors") {
+            let st = try SafeTensorsFile(path: dir.appendingPathComponent(f).path)
+            for t in st.tensors { out[t.name] = Array(st.data(t)) }
+        }
+        return out
+    }
+
+    /// Small shards put a module's weight and its scales/biases in different files.
+    @Test func shardsSplitModulesAndKeepEveryTensor() throws {
+        let (whole, _) = try Self.convert("phi35-Q4_0.gguf")
+        defer { try? FileManager.default.removeItem(at: whole) }
+        let (sharded, _) = try Self.convert("phi35-Q4_0.gguf", maxShardSize: 7000)
+        defer { try? FileManager.default.removeItem(at: sharded) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: sharded.path)
+        #expect(files.filter { $0.hasSuffix(".safetensors") }.count > 5)
+        #expect(files.contains("model.safetensors.index.json"))
+        #expect(try Self.tensorBytes(sharded) == Self.tensorBytes(whole))
     }
 
     /// A converted tensor's values as float32: affine ones as scale*q + bias in float32 (what
     /// gguf.quants.dequantize computes for the exact block types), float ones widened.
     static func values(_ st: SafeTensorsFile, _ name: String, bits: Int) throws -> [Float] {
+        // An output matrix equal to the embeddings is written once (tie_word_embeddings).
+        let name = st.info(name) == nil && name == "lm_head.weight" ? "model.embed_tokens.weight" : name
         let t = try #require(st.info(name))
         let base = String(name.dropLast(".weight".count))
         guard let s = st.info(base + ".scales"), let b = st.info(base + ".biases") else {
