@@ -13,21 +13,46 @@ HF = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output":
       "ffn_up": "mlp.gate_up_proj", "ffn_down": "mlp.down_proj"}
 
 
+# llama's separate projections, fused in this order into phi3's qkv_proj / gate_up_proj.
+FUSED = {"attn_q": ("attn_qkv", 0), "attn_k": ("attn_qkv", 1), "attn_v": ("attn_qkv", 2),
+         "ffn_gate": ("ffn_up", 0), "ffn_up": ("ffn_up", 1)}
+
+
+def unpermute(w, heads):
+    """Undo llama.cpp's convert-time Q/K row permutation (LlamaModel.permute) for `heads`."""
+    return w.reshape(heads, w.shape[0] // heads // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+
+
 def stored(path):
-    """{HF name: (float32 values as gguf.quants.dequantize gives them, GGML type name)} of a
-    phi3 GGUF (rope factors skipped: they are config, not weights)."""
-    out = {}
-    for t in gguf.GGUFReader(str(path)).tensors:
+    """{HF phi3 name: (float32 values as gguf.quants.dequantize gives them, GGML type name)} of
+    a phi3 GGUF, or of a llama one in phi3's layout (Q/K rows un-permuted, q/k/v and gate/up
+    fused, the type then "Q4_0+Q4_0+Q4_0"); rope factors skipped (config, not weights)."""
+    r = gguf.GGUFReader(str(path))
+    arch = r.fields["general.architecture"].contents()
+    heads = r.fields[f"{arch}.attention.head_count"].contents()
+    kv_heads = r.fields[f"{arch}.attention.head_count_kv"].contents()
+    out, parts_of = {}, {}
+    for t in r.tensors:
         parts = t.name.split(".")
+        shape = tuple(int(x) for x in reversed(t.shape))
+        v = dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
+        if arch == "llama" and parts[0] == "blk" and parts[2] in FUSED:
+            if parts[2] in ("attn_q", "attn_k"):
+                v = unpermute(v, heads if parts[2] == "attn_q" else kv_heads)
+            fused, index = FUSED[parts[2]]
+            parts_of.setdefault(f"model.layers.{parts[1]}.{HF[fused]}.weight", {})[index] = \
+                (v, t.tensor_type.name)
+            continue
         if parts[0] == "blk":
             name = f"model.layers.{parts[1]}.{HF[parts[2]]}.weight"
         elif parts[0] in HF:
             name = HF[parts[0]] + ".weight"
         else:
             continue
-        shape = tuple(int(x) for x in reversed(t.shape))
-        out[name] = (dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape),
-                     t.tensor_type.name)
+        out[name] = (v, t.tensor_type.name)
+    for name, pieces in parts_of.items():
+        ordered = [pieces[i] for i in sorted(pieces)]
+        out[name] = (np.concatenate([v for v, _ in ordered]), "+".join(t for _, t in ordered))
     return out
 
 

@@ -12,7 +12,9 @@ with stories260K's 512-token SentencePiece vocabulary. Each is written as an F32
 gguf package (llama.cpp's phi3 layout, through scripts/bench/make_gguf.py's hyperparameters),
 then quantized by llama.cpp itself (llama_cpp.llama_model_quantize, scripts/bench/
 quantize_gguf.py): phi35 to Q8_0, Q4_0, Q4_1, Q5_0, Q5_1; phi4mini to Q8_0 and Q4_0; the
-k-shapes to Q4_K_M. llama.cpp picks the mix (Q4_0 files keep a Q8_0 output matrix, Q4_K_M
+k-shapes to Q4_K_M. And stories260K.gguf itself (architecture llama: Q/K rows stored permuted
+for GGML's rope) quantized to Q4_0 and Q8_0: phikit must un-permute the quantized attn_q/attn_k
+rows (its reference config: karpathy--stories260K-phi3). llama.cpp picks the mix (Q4_0 files keep a Q8_0 output matrix, Q4_K_M
 files hold Q4_K, Q5_K and Q6_K). The F32 intermediates are not kept.
 
 goldens.json, per file:
@@ -140,15 +142,26 @@ def llama_greedy(path, work):
     return json.loads(r.stdout)["tokens"]
 
 
+def stories_config():
+    """stories260K's phi3 config, in the form make_mx_oracle.forward reads (plain rope)."""
+    cfg = json.loads((STORIES.parents[1] / "karpathy--stories260K-phi3/config.json").read_text())
+    half = cfg["hidden_size"] // cfg["num_attention_heads"] // 2
+    cfg["rope_scaling"] = {"type": "longrope", "short_factor": [1.0] * half, "long_factor": [1.0] * half}
+    return cfg
+
+
 def main():
     import llama_cpp
 
     OUT.mkdir(parents=True, exist_ok=True)
     files = []
     with tempfile.TemporaryDirectory() as work:
-        for name, (cfg, types) in SHAPES.items():
-            f32 = Path(work) / f"{name}-F32.gguf"
-            write_f32_gguf(f32, name, cfg)
+        sources = [(name, cfg, types, None) for name, (cfg, types) in SHAPES.items()]
+        sources.append(("stories260K", stories_config(), ["Q4_0", "Q8_0"], STORIES))
+        for name, cfg, types, source in sources:
+            f32 = source or Path(work) / f"{name}-F32.gguf"
+            if source is None:
+                write_f32_gguf(f32, name, cfg)
             for qt in types:
                 path = OUT / f"{name}-{qt}.gguf"
                 subprocess.run([sys.executable, str(REPO / "scripts/bench/quantize_gguf.py"),
@@ -157,12 +170,14 @@ def main():
                 weights = stored(path)
                 tensors = {}
                 for hf_name, (v, t) in sorted(weights.items()):
+                    parts = t.split("+")
                     # + 0 makes -0.0 (d*(q-8) with a negative d) +0.0: values compared, not signs
                     # of zero (phikit's d*q + (-8d) yields +0.0 there).
                     plain = (v + np.float32(0)).astype("<f4")
-                    entry = {"type": t, "gguf": gguf_name(hf_name),
-                             "sha256": hashlib.sha256(plain.tobytes()).hexdigest()}
-                    if t not in EXACT:
+                    entry = {"type": t, "sha256": hashlib.sha256(plain.tobytes()).hexdigest()}
+                    if len(parts) == 1:
+                        entry["gguf"] = gguf_name(hf_name)
+                    if not set(parts) <= EXACT:
                         entry["mlx_error"] = mlx_error(v)
                     tensors[hf_name] = entry
                 tokens, steps = reference(cfg, weights)
@@ -177,7 +192,7 @@ def main():
     import mlx.core as mx
 
     golden = {"prompt": PROMPT, "seed": SEED, "amplitude": AMPLITUDE, "files": files,
-              "configs": {n: c for n, (c, _) in SHAPES.items()},
+              "configs": {n: c for n, c, _, _ in sources},
               "versions": {"gguf": gguf.__version__ if hasattr(gguf, "__version__") else "",
                            "llama_cpp_python": llama_cpp.__version__, "mlx": mx.__version__,
                            "numpy": np.__version__}}
