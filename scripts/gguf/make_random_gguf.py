@@ -79,7 +79,9 @@ def main():
 
     tmp = a.out.with_name(a.out.name + ".partial")
     w = gguf.GGUFWriter(tmp, "phi3")
-    w.add_name(f"random {cfg['num_hidden_layers']}-layer phi3 Q4_0")
+    # Not "phi3"/"phi-3" in the name: llama.cpp then gives Phi-3's special tokens rstrip and
+    # throws (unordered_map::at) when the vocabulary lacks them (Phi-4's has no "</s>").
+    w.add_name(f"random {cfg['num_hidden_layers']}-layer Phi4 Q4_0")
     for name, rows, cols in matrices:  # infos first; the data follows in the same order
         if cols is None:
             w.add_tensor_info(name, (rows,), np.dtype(np.float32), rows * 4)
