@@ -42,11 +42,13 @@
 PREFIX ?= /usr/local
 SWIFT ?= swift
 NATIVE ?= 0
+# Where SwiftPM builds (SCRATCH=.build-static keeps a release build apart from the debug one).
+SCRATCH ?= .build
 # The commit goes in through a C define: Swift -D flags carry no value (CKernels/build_info.c).
 COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-RELEASE_FLAGS := -c release --static-swift-stdlib -Xcc -DPHIKIT_COMMIT=$(COMMIT) \
+RELEASE_FLAGS := -c release --scratch-path $(SCRATCH) --static-swift-stdlib -Xcc -DPHIKIT_COMMIT=$(COMMIT) \
 	$(if $(filter 1,$(NATIVE)),-Xcc -march=native,)
-BIN := .build/release/phikit
+BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -9,7 +9,8 @@
 set -eu
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-make -s install DESTDIR="$scratch" PREFIX=/usr >/dev/null
+# -o build: `make check-static` has just built; a second build here would only race edits.
+make -s -o build install DESTDIR="$scratch" PREFIX=/usr >/dev/null
 bin="$scratch/usr/bin/phikit"
 
 libs=$(ldd "$bin")

@@ -153,7 +153,7 @@ def main():
           f"…asks only which commit main is: {[r['path'] for r in new]}")
     if again.returncode == 0:
         result = json.loads(again.stdout)
-        check(all(f["action"] == "cached" for f in result["files"]) and result["bytesDownloaded"] == 0,
+        check(all(f["action"] == "cached" for f in result["files"]) and result["bytes_downloaded"] == 0,
               "…and reports every file cached, 0 bytes downloaded")
 
     # 3. The two caches are identical.

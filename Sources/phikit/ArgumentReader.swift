@@ -26,7 +26,8 @@ struct UsageError: UserFacingError {
 /// ```
 /// Accepted spellings: `--flag`, `--opt value`, `--opt=value`, `-o value`, `-q`, repeated
 /// options, and `--`, after which every token is a positional. A value may itself start with
-/// `-` only if it is a number (`--temp -0.5`) or `-` (stdin); otherwise write `--opt=-x`.
+/// `-` only if it is a number (`--temp -0.5`) or `-` (stdin), or the option is free text
+/// (`textOption`: prompts, stop strings); otherwise write `--opt=-x`.
 ///
 /// Every name a command asks about is remembered, so an unknown `--group-sise` gets the hint
 /// "did you mean '--group-size'?" without a separate list of valid flags.
@@ -83,6 +84,18 @@ struct ArgumentReader {
         try values(names).last
     }
 
+    /// A free-text option (`-p`, `--system`): its value is the next token whatever it looks
+    /// like, so `-p "-5 degrees?"` and `--stop "--"` work as in llama.cpp. Last one wins.
+    /// Read these before other options: `-p "-m 3"` must not lend its value to `-m`.
+    mutating func textOption(_ names: String...) throws(UsageError) -> String? {
+        try values(names, anyValue: true).last
+    }
+
+    /// Every value of a repeatable free-text option (`--stop A --stop -B`).
+    mutating func textOptions(_ names: String...) throws(UsageError) -> [String] {
+        try values(names, anyValue: true)
+    }
+
     /// The option's value converted to `T`; a value that does not parse is a usage error
     /// ("invalid value 'four' for '--bits': expected an integer").
     mutating func option<T: ArgumentValue>(
@@ -97,7 +110,9 @@ struct ArgumentReader {
         return value
     }
 
-    private mutating func values(_ names: [String]) throws(UsageError) -> [String] {
+    private mutating func values(
+        _ names: [String], anyValue: Bool = false
+    ) throws(UsageError) -> [String] {
         precondition(!readingPositionals, "read options before positionals")
         optionNames.formUnion(names)
         var found: [String] = []
@@ -108,7 +123,9 @@ struct ArgumentReader {
             let token = tokens[i]
             if names.contains(token) {
                 consumed[i] = true
-                guard i + 1 < optionsEnd, !consumed[i + 1], Self.canBeValue(tokens[i + 1]) else {
+                guard i + 1 < optionsEnd, !consumed[i + 1],
+                    anyValue || Self.canBeValue(tokens[i + 1])
+                else {
                     throw UsageError("missing value for option '\(token)'")
                 }
                 consumed[i + 1] = true
@@ -128,6 +145,10 @@ struct ArgumentReader {
     private static func canBeValue(_ token: String) -> Bool {
         !token.hasPrefix("-") || token == "-" || Double(token) != nil
     }
+
+    /// Every flag and option name the command asked about: `completions` lists them.
+    var knownFlags: Set<String> { flagNames }
+    var knownOptions: Set<String> { optionNames }
 
     // MARK: Positionals
 
@@ -175,7 +196,7 @@ struct ArgumentReader {
                 throw UsageError("option '\(name)' does not take a value")
             }
             let known = flagNames.union(optionNames).sorted()
-            let hint = Suggestion.nearest(to: name, in: known).map { "did you mean '\($0)'?" }
+            let hint = FlagSuggestion.hint(for: name, known: known)
             throw UsageError("unknown option '\(name)'", hint: hint)
         }
         if let i = tokens.indices.first(where: { !consumed[$0] }) {

@@ -18,7 +18,24 @@ enum CommandTable {
             TokenizeCommand.self,
             HelpCommand.self,
             VersionCommand.self,
+            CompletionsCommand.self,
         ]
+    }
+
+    /// The commands whose first argument is MODEL; shell completion offers model names there
+    /// (`pull` the registry's, the others those of `phikit list`).
+    static let modelCommands: Set<String> = [
+        "pull", "convert", "verify", "run", "chat", "serve", "rm", "inspect", "tokenize",
+    ]
+
+    /// The flags (no value) and options (with a value) `command` reads, learnt by letting it
+    /// parse an empty command line: its `init` asks the reader for every name it knows before
+    /// it reaches the missing positional. Completions are made from this, so they cannot
+    /// drift from what the parser accepts.
+    static func spelling(of command: any Command.Type) -> (flags: [String], options: [String]) {
+        var reader = ArgumentReader([])
+        _ = try? command.init(&reader)
+        return (reader.knownFlags.sorted(), reader.knownOptions.sorted())
     }
 
     static func find(_ word: String) -> (any Command.Type)? {
@@ -47,7 +64,7 @@ enum CLI {
         }
         if first.hasPrefix("-") {
             let hint =
-                Suggestion.nearest(to: first, in: ["--help", "--version"])
+                FlagSuggestion.nearest(to: first, in: ["--help", "-h", "--version", "-V"])
                 .map { "did you mean '\($0)'?" }
                 ?? "options go after the command: phikit <command> [options]"
             Diagnostics.error("unknown option '\(first)'", hint: hint)

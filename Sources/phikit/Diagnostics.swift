@@ -33,7 +33,7 @@ enum Diagnostics {
         emit(label: "hint", color: "1;36", message)
     }
 
-    /// Usage lines (`usage: phikit inspect <path> [--json]`), after a usage error.
+    /// Usage lines (`usage: phikit inspect <model> [--json]`), after a usage error.
     static func usage(_ usage: String) {
         writeStderr(Help.usageBlock(usage) + "\n")
     }

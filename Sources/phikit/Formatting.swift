@@ -3,11 +3,25 @@ import Foundation
 /// Number and size formatting for human-readable output (tables, summaries), and the one
 /// JSON style of every `--json`.
 enum Format {
-    /// `--json` output: pretty, keys sorted, slashes unescaped (paths stay readable).
+    /// `--json` output: pretty, keys sorted, slashes unescaped (paths stay readable), every
+    /// key snake_case (`repo_id`, `size_on_disk`), as the Hub API and OpenAI spell theirs,
+    /// whatever the Swift property is called. docs/json.md shows each command's object.
     static func json(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder([.prettyPrinted]).encode(value), as: UTF8.self)
+    }
+
+    /// One JSON object on one line (`run --json --stream` prints one per token).
+    static func jsonLine(_ value: some Encodable) throws -> String {
+        String(decoding: try encoder([]).encode(value), as: UTF8.self)
+    }
+
+    private static func encoder(_ formatting: JSONEncoder.OutputFormatting) -> JSONEncoder {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
+        encoder.outputFormatting = formatting.union([.sortedKeys, .withoutEscapingSlashes])
+        // Keys already written snake_case (CodingKeys) pass through unchanged; dictionary
+        // keys (tensor names, GGUF metadata) are data and are not converted.
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return encoder
     }
 
     /// Base-10 sizes as the Hub and `hf` show them: `512 B`, `12.3 kB`, `197 MB`, `7.64 GB`

@@ -121,8 +121,8 @@ struct CommandLineTests {
     @Test func missingPositional() throws {
         let r = try Phikit.run("inspect")
         #expect(r.status == 64)
-        #expect(r.stderr.contains("error: missing argument <path>"))
-        #expect(r.stderr.contains("usage: phikit inspect <path> [--json]"))
+        #expect(r.stderr.contains("error: missing argument <model>"))
+        #expect(r.stderr.contains("usage: phikit inspect <model> [--json]"))
     }
 
     @Test func extraPositional() throws {

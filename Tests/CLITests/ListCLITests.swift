@@ -66,7 +66,7 @@ struct ListCLITests {
         #expect(
             (cached["problems"] as? [String])?.first?.hasPrefix("broken links: model.safetensors")
                 == true)
-        #expect((cached["lastModified"] as? String)?.hasSuffix("Z") == true)
+        #expect((cached["last_modified"] as? String)?.hasSuffix("Z") == true)
         let text = try Phikit.run(["list"], environment: hub.environment)
         #expect(text.stdout.contains("incomplete"))
         #expect(text.stdout.contains("org/model main (ccccccc): broken links: model.safetensors"))

@@ -44,7 +44,7 @@ struct PullCLITests {
             ["pull", "org/model", "--dry-run", "--json"], environment: hub.environment)
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
-        #expect(object["dryRun"] as? Bool == true)
+        #expect(object["dry_run"] as? Bool == true)
         #expect(object["commit"] as? String == HubServerProcess.commit)
         #expect((object["files"] as? [Any])?.count == 4)
     }
@@ -57,9 +57,9 @@ struct PullCLITests {
         #expect(r.status == 0)
         let object = try #require(
             try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
-        #expect(object["snapshotDirectory"] as? String == hub.snapshot)
-        #expect(object["bytesDownloaded"] as? Int == 1_000_000 + 22 + 18 + 2)
-        #expect(object["repoID"] as? String == "org/model")
+        #expect(object["snapshot_directory"] as? String == hub.snapshot)
+        #expect(object["bytes_downloaded"] as? Int == 1_000_000 + 22 + 18 + 2)
+        #expect(object["repo_id"] as? String == "org/model")
     }
 
     @Test("errors: exit code, one error line, a hint, and never the token")
@@ -128,7 +128,7 @@ struct PullCLITests {
         let weights = try Data(
             contentsOf: URL(fileURLWithPath: hub.snapshot + "/model.safetensors"))
         #expect(Array(weights) == HubServerProcess.weights)
-        #expect(r.stdout.contains("\"resumedFrom\" : \(kept)"))
+        #expect(r.stdout.contains("\"resumed_from\" : \(kept)"))
     }
 
     @Test("Ctrl-C stops the transfer, keeps the partial (exit 130), and the next pull resumes it")

@@ -132,7 +132,7 @@ run_engine() {  # engine run-number
   user=$(field "User time (seconds)" "$log.time")
   sys=$(field "System time (seconds)" "$log.time")
   rss=$(field "Maximum resident set size" "$log.time")
-  [ "$engine" = phikit ] && hash=$(python3 -c "import json; print(json.load(open('$log.out'))['hashSeconds'])")
+  [ "$engine" = phikit ] && hash=$(python3 -c "import json; print(json.load(open('$log.out'))['hash_seconds'])")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$engine" "$i" "$wall" \
     "$(( (t1 - t0) / 1000000000 )).$(printf '%03d' $(( (t1 - t0) / 1000000 % 1000 )))" "$user" "$sys" "$rss" "${hash:-}" "$before" >> "$RESULTS"
 }

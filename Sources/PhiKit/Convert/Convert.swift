@@ -18,16 +18,26 @@ import PhiHub
 ///    architecture (missing shards, missing/unexpected tensors, shapes, dtypes);
 /// 3. write everything into `<output>.incomplete-XXXXXX` beside the output;
 /// 4. rename it into place (with `force`, the old output is removed only after that).
+///
+/// A Hub source missing from the cache is pulled first when `pull` is given (its progress goes
+/// there), as `mlx_lm.convert --hf-path` downloads; the pull does not count in the timings.
 public func convert(
-    _ options: ConvertOptions, progress: (ConvertProgress) -> Void = { _ in }
+    _ options: ConvertOptions, pull: ((PullProgress) -> Void)? = nil,
+    progress: (ConvertProgress) -> Void = { _ in }
 ) throws -> ConvertSummary {
+    try checkOptions(options)
+    let source =
+        if let pull {
+            try ModelLocator.locate(
+                options.source, environment: options.environment, pullingWith: pull)
+        } else {
+            try ModelLocator.locate(options.source, environment: options.environment)
+        }
     let clock = ContinuousClock.now
     func elapsed() -> Double {
         let d = ContinuousClock.now - clock
         return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
     }
-    try checkOptions(options)
-    let source = try ModelLocator.locate(options.source, environment: options.environment)
     let plan = try ConvertPlan.make(sourceDirectory: source.directory, options: options)
     let output = try outputDirectory(options, source, plan)
 

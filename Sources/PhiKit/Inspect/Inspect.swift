@@ -11,8 +11,22 @@ public enum InspectError: UserFacingError, Equatable {
         }
     }
 
-    public var hint: String? { "give a .safetensors file or a model directory" }
+    public var hint: String? { "give a .safetensors or .gguf file, a model directory or name" }
     public var exitCode: ExitCode { .noInput }
+}
+
+/// What `inspect MODEL` looks at: a file or directory that exists, else MODEL found as every
+/// command finds it (`ModelLocator`: converted-model store, registry alias, Hub id in the
+/// cache).
+public func inspectPath(
+    model: String, environment: [String: String] = ProcessInfo.processInfo.environment
+) throws -> String {
+    if FileManager.default.fileExists(atPath: model) { return model }
+    let looksLikePath =
+        ["/", "./", "../", "~"].contains { model.hasPrefix($0) }
+        || [".safetensors", ".gguf"].contains { model.lowercased().hasSuffix($0) }
+    if looksLikePath { throw InspectError.notFound(path: model) }
+    return try ModelLocator.locate(model, environment: environment).directory
 }
 
 /// Reads the tensors of a `.safetensors` file or a model directory (its weights as

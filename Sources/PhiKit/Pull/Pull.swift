@@ -20,7 +20,7 @@ public func pull(
 ) throws -> PullResult {
     guard options.jobs >= 1 else { throw PullError.badJobs(options.jobs) }
     let (repoID, revision): (String, String)
-    switch try ModelReference.resolve(options.model, environment: options.environment) {
+    switch try ModelLocator.reference(options.model, environment: options.environment) {
     case .directory(let path, let entry):
         guard entry != nil else { throw PullError.notAHubModel(path) }
         return PullResult(

@@ -113,7 +113,7 @@ private func storePlan(_ name: String, directory: String) -> RemovalPlan {
 private func hubTarget(
     _ text: String, environment: [String: String]
 ) throws -> (String, String?) {
-    switch try ModelReference.resolve(text, environment: environment) {
+    switch try ModelLocator.reference(text, environment: environment) {
     case .directory(let path, let entry):
         throw entry == nil ? RemoveError.notAModel(path) : RemoveError.bundled(entry!.name)
     case .hub(let repoID, let revision, _):

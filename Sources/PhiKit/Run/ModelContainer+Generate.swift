@@ -15,20 +15,40 @@ extension ModelContainer {
     /// answering `.stop` ends generation (Ctrl-C, the app). Stops also at a stop token
     /// (`stopTokens(extra:)`), at one of `stopStrings` (which is not shown), after
     /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled. The
-    /// context is the model's positions, at most 4096 unless the prompt and `maxTokens` need
-    /// more.
+    /// context is `maxContext` when given (`--max-kv-size`), else the model's positions, at
+    /// most 4096 unless the prompt and `maxTokens` need more; a prompt that leaves no room in
+    /// it for one token is `RunError.promptDoesNotFit`.
     public func generate(
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
         extraStopTokens: [String] = [], stopStrings: [String] = [],
-        cacheWidth: KVCacheWidth = .defaultForRun, cancel: CancellationToken? = nil,
-        onText: (String) -> GenerationDisposition
+        cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
+        cancel: CancellationToken? = nil, onText: (String) -> GenerationDisposition
+    ) throws -> RunOutcome {
+        try generatePieces(
+            prompt, parameters: parameters, useChatTemplate: useChatTemplate,
+            extraStopTokens: extraStopTokens, stopStrings: stopStrings, cacheWidth: cacheWidth,
+            maxContext: maxContext, cancel: cancel
+        ) { piece in
+            piece.text.isEmpty ? .more : onText(piece.text)
+        }
+    }
+
+    /// As above, but `onPiece` sees every generated token with the text it completed (often
+    /// empty: the first bytes of a character, or text held back while it may begin a stop
+    /// string), then, if anything was held back at the end, that text with no token.
+    /// `run --json --stream` prints one line per call.
+    public func generatePieces(
+        _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
+        extraStopTokens: [String] = [], stopStrings: [String] = [],
+        cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
+        cancel: CancellationToken? = nil, onPiece: (GeneratedPiece) -> GenerationDisposition
     ) throws -> RunOutcome {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
         let stops = try stopTokens(extra: extraStopTokens)
         try parameters.validate()
-        let context = Self.context(
-            maxPositions: model.maxPositions,
-            needed: ids.count + min(parameters.maxTokens, model.maxPositions))
+        let context = try Self.context(
+            maxPositions: model.maxPositions, promptTokens: ids.count,
+            maxTokens: parameters.maxTokens, requested: maxContext)
         let session = try makeSession(maxContext: context, cacheWidth: cacheWidth)
         var reply = ReplyText(tokenizer: tokenizer, stopStrings: stopStrings)
         let outcome = try PhiEngine.generate(
@@ -37,10 +57,10 @@ extension ModelContainer {
         ) { token in
             let piece = reply.append(token)
             if reply.isStopped { return .stop }
-            return piece.isEmpty ? .more : onText(piece)
+            return onPiece(GeneratedPiece(token: token, text: piece))
         }
         let rest = reply.finish()
-        if !rest.isEmpty { _ = onText(rest) }
+        if !rest.isEmpty { _ = onPiece(GeneratedPiece(token: nil, text: rest)) }
         var result = RunOutcome(
             model: location.name, text: reply.text, generation: outcome, loadSeconds: loadSeconds,
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
@@ -56,10 +76,23 @@ extension ModelContainer {
         try InferenceSession(model: model, maxContext: maxContext, cacheWidth: cacheWidth)
     }
 
-    /// The context `run` gives a prompt: the model's positions, at most 4096 unless the
-    /// prompt and its answer need more (`needed` may be huge: `-m` means "at most").
-    static func context(maxPositions: Int, needed: Int) -> Int {
-        min(maxPositions, max(4096, needed))
+    /// The context `run` gives a prompt: `requested` (`--max-kv-size`), else the model's
+    /// positions, at most 4096 unless the prompt and its answer need more (`maxTokens` may be
+    /// huge: `-m` means "at most"). The prompt must leave room for one generated token.
+    static func context(
+        maxPositions: Int, promptTokens: Int, maxTokens: Int, requested: Int?
+    ) throws(RunError) -> Int {
+        if let requested, !(1...maxPositions).contains(requested) {
+            throw .contextOutOfRange(requested: requested, positions: maxPositions)
+        }
+        let needed = promptTokens + min(maxTokens, maxPositions)
+        let context = requested ?? min(maxPositions, max(4096, needed))
+        guard promptTokens < context else {
+            throw .promptDoesNotFit(
+                tokens: promptTokens, context: context, positions: maxPositions,
+                requested: requested != nil)
+        }
+        return context
     }
 
     /// The process's peak resident memory (getrusage; kilobytes on Linux, bytes on macOS).
@@ -77,6 +110,13 @@ extension ModelContainer {
             return Int(usage.ru_maxrss) * 1024
         #endif
     }
+}
+
+/// One step of a reply as `generate(onPiece:)` reports it: the token generated (nil for text
+/// held back until the end) and the text it completed.
+public struct GeneratedPiece: Sendable, Equatable, Encodable {
+    public var token: Int?
+    public var text: String
 }
 
 /// The reply and the figures `phikit run --stats` / `--json` show (speeds as mlx-lm and
@@ -144,6 +184,11 @@ public enum RunError: UserFacingError, Equatable {
     case noPrompt(model: String)
     /// Refused by size before tokenizing: more bytes than any tokenization fits in the context.
     case promptTooLong(bytes: Int, positions: Int)
+    /// The prompt's tokens leave no room for an answer in the context (`requested`: the
+    /// context is `--max-kv-size`, which may be raised up to `positions`).
+    case promptDoesNotFit(tokens: Int, context: Int, positions: Int, requested: Bool)
+    /// `--max-kv-size` beyond the model's positions, or below 1.
+    case contextOutOfRange(requested: Int, positions: Int)
 
     public var message: String {
         switch self {
@@ -154,9 +199,16 @@ public enum RunError: UserFacingError, Equatable {
             "\(directory) has no chat template, so it takes no system message"
         case .unknownStopToken(let token):
             "'\(token)' is neither a token of this tokenizer nor a token id"
-        case .noPrompt(let model): "no prompt for \(model): give -p or text on stdin"
+        case .noPrompt(let model):
+            "no prompt for \(model): give it after the model, with -p or -f, or on stdin"
         case .promptTooLong(let bytes, let positions):
             "the prompt is \(bytes) bytes: far more than the model's \(positions) positions hold"
+        case .promptDoesNotFit(let tokens, let context, _, let requested):
+            "the prompt is \(tokens) tokens, but the context "
+                + (requested ? "(--max-kv-size \(context)) " : "") + "holds \(context) "
+                + "and the answer needs at least 1 more"
+        case .contextOutOfRange(let requested, let positions):
+            "--max-kv-size \(requested) is outside 1...\(positions), the model's positions"
         }
     }
 
@@ -167,13 +219,21 @@ public enum RunError: UserFacingError, Equatable {
         case .unknownStopToken: "give the token as it is written in tokenizer.json, e.g. <|end|>"
         case .noPrompt: nil
         case .promptTooLong: "shorten the prompt"
+        case .promptDoesNotFit(let tokens, _, let positions, let requested):
+            tokens < positions
+                ? "raise --max-kv-size to at least \(tokens + 1) (the model allows \(positions))"
+                    + (requested ? "" : ", or shorten the prompt")
+                : "shorten the prompt: the model holds at most \(positions) tokens"
+        case .contextOutOfRange: "give a --max-kv-size the model allows"
         }
     }
 
     public var exitCode: ExitCode {
         switch self {
         case .tokenizerDoesNotFit: .dataError
-        case .systemNeedsTemplate, .unknownStopToken, .noPrompt, .promptTooLong: .usage
+        case .systemNeedsTemplate, .unknownStopToken, .noPrompt, .promptTooLong,
+            .promptDoesNotFit, .contextOutOfRange:
+            .usage
         }
     }
 }

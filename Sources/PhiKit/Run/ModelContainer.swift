@@ -41,17 +41,12 @@ public final class ModelContainer: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment,
         pull: ((PullProgress) -> Void)? = nil
     ) throws -> ModelContainer {
-        let located: LocalModel
-        do {
-            located = try ModelLocator.locate(model, environment: environment)
-        } catch let error as HubCacheError {
-            let offline =
-                HubConfiguration.from(environment: environment, token: nil, userAgent: "").offline
-            guard let pull else { throw error }
-            guard !offline else { throw OfflineModelMissing(missing: error) }
-            _ = try PhiKit.pull(PullOptions(model: model, environment: environment), progress: pull)
-            located = try ModelLocator.locate(model, environment: environment)
-        }
+        let located =
+            if let pull {
+                try ModelLocator.locate(model, environment: environment, pullingWith: pull)
+            } else {
+                try ModelLocator.locate(model, environment: environment)
+            }
         return try ModelContainer(located, threads: threads)
     }
 
@@ -142,7 +137,7 @@ public enum RunPrompt: Sendable, Equatable {
 /// A Hub model is not in the cache and `HF_HUB_OFFLINE` forbids fetching it: the usual
 /// "run `phikit pull` first" would not help while the variable is set.
 public struct OfflineModelMissing: UserFacingError {
-    public var missing: HubCacheError
+    public var missing: ModelLocatorError
     public var message: String { missing.message }
     public var hint: String? {
         "HF_HUB_OFFLINE is set, so phikit does not download it: unset HF_HUB_OFFLINE to pull it"

@@ -30,10 +30,12 @@ struct ChatCommand: Command {
           <model>                  registry alias, Hub id or model directory
 
         options:
-          --system <text>          system message
+          --system <text>          system message; also --system-prompt
           --load <file.json>       continue a saved conversation ([{"role", "content"}])
-          -m, --max-tokens <n>     longest answer (default: the registry's, else 1024)
-          --temp <t>               sampling temperature (default: the registry's, else 0.6)
+          -m, --max-tokens <n>     longest answer (default: the registry's, else 1024);
+                                   also -n
+          --temp <t>               sampling temperature (default: the registry's, else 0.6);
+                                   also --temperature
           --top-p, --top-k, --min-p, --repetition-penalty, --repetition-context-size, --seed
                                    sampling, as for `phikit run`
           --stop <text>            end an answer at this text (not shown); repeatable
@@ -56,12 +58,13 @@ struct ChatCommand: Command {
     var load: String?
 
     init(_ args: inout ArgumentReader) throws {
-        let system = try args.option("--system")
+        // Free text first, as in run: its value may begin with `-`.
+        let system = try args.textOption("--system", "--system-prompt")
+        let stopStrings = try args.textOptions("--stop")
         load = try args.option("--load")
-        let maxTokens = try args.option("-m", "--max-tokens", as: Int.self)
-        let temperature = try args.option("--temp", as: Double.self)
+        let maxTokens = try args.option("-m", "--max-tokens", "-n", as: Int.self)
+        let temperature = try args.option("--temp", "--temperature", as: Double.self)
         let sampling = try SamplingFlags(&args)
-        let stopStrings = try args.options("--stop")
         let extraEOS = try args.options("--extra-eos-token")
         let maxContext = try args.option("--max-kv-size", as: Int.self)
         threads = try args.option("--threads", as: Int.self)

@@ -24,9 +24,11 @@ struct ConvertCommand: Command {
         output appears only when complete (built in <dir>.incomplete-XXXXXX, then renamed).
 
         arguments:
-          <source>                 a model directory, or a Hub id / registry alias already in
-                                   the Hugging Face cache (run `phikit pull` first), or a
-                                   GGUF file (llama.cpp / ollama; architectures phi3, llama)
+          <source>                 a model directory, a Hub id or registry alias (pulled
+                                   first when it is not in the Hugging Face cache, as
+                                   `mlx_lm.convert --hf-path` does; not with
+                                   HF_HUB_OFFLINE), or a GGUF file (llama.cpp / ollama;
+                                   architectures phi3, llama)
 
         options:
           -o, --output <dir>       output directory (default: the phikit model store,
@@ -66,7 +68,8 @@ struct ConvertCommand: Command {
         mlx_lm spellings are accepted too, so an mlx_lm.convert command line works as it is:
         --hf-path/--model <source>, --mlx-path, --q-bits, --q-group-size.
         exit codes: 64 bad options or existing output, 65 weights that do not match
-          config.json or an unsupported architecture, 66 source not found, 74 I/O error
+          config.json or an unsupported architecture, 66 source not found, 69 network
+          (pulling the source), 74 I/O error
         """
 
     var options: ConvertOptions
@@ -134,9 +137,16 @@ struct ConvertCommand: Command {
 
     func run() throws {
         if isGGUF(path: options.source) { return try runGGUF() }
-        let summary = try PhiKit.convert(options) { p in
-            Diagnostics.progress(Self.progressLine(p))
-        }
+        // A Hub source not yet cached is pulled first, with pull's own progress lines;
+        // they are gone before the conversion's progress starts.
+        let pullView = PullProgressView()
+        defer { pullView.clear() }
+        let summary = try PhiKit.convert(
+            options, pull: { pullView.show($0) },
+            progress: { p in
+                pullView.clear()
+                Diagnostics.progress(Self.progressLine(p))
+            })
         Diagnostics.endProgress()
         if json {
             try StandardOutput.print(try Format.json(summary))

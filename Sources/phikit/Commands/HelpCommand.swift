@@ -1,3 +1,5 @@
+import PhiKit
+
 /// `phikit help [COMMAND]`: the overview, or one command's usage and options, on stdout.
 struct HelpCommand: Command {
     static let name = "help"

@@ -2,12 +2,12 @@ import Foundation
 import PhiFormats
 import PhiKit
 
-/// `phikit inspect PATH [--json]`: what is in a .safetensors file, a model directory or a
-/// GGUF file (see InspectGGUF.swift).
+/// `phikit inspect MODEL [--json]`: what is in a .safetensors file, a model (a directory, an
+/// alias, a Hub id in the cache) or a GGUF file (see InspectGGUF.swift).
 struct InspectCommand: Command {
     static let name = "inspect"
     static let summary = "Show a model's tensors, parameter count, size, quantization and config"
-    static let usage = "phikit inspect <path> [--json]"
+    static let usage = "phikit inspect <model> [--json]"
     static let help = """
         Lists the tensors of a .safetensors file, a .gguf file or a model directory (name, dtype, shape,
         parameters, size; sorted by name), then the config.json summary, the quantization and
@@ -16,17 +16,18 @@ struct InspectCommand: Command {
         .scales and .biases are not parameters.
 
         arguments:
-          <path>    a .safetensors file, a model directory (config.json + safetensors), or a
-                    GGUF file (llama.cpp / ollama): its model metadata (architecture, context,
-                    heads, rope, tokenizer, chat template), every metadata key, and the tensors
-                    with their GGML types (Q4_K, Q6_K, F32, …) in file order
+          <model>   a .safetensors file, a model directory (config.json + safetensors), a
+                    registry alias or Hub id in the cache (as run takes it), or a GGUF file
+                    (llama.cpp / ollama): its model metadata (architecture, context, heads,
+                    rope, tokenizer, chat template), every metadata key, and the tensors with
+                    their GGML types (Q4_K, Q6_K, F32, …) in file order
 
         options:
           --json    print the report as one JSON object (keys: schema_version, path, kind,
                     files, tensors, tensor_count, parameter_count, tensor_bytes, dtype_bytes,
                     quantization, config, metadata, warnings; see InspectReport.swift)
 
-        exit codes: 65 corrupt safetensors, GGUF or config.json, 66 path not found
+        exit codes: 65 corrupt safetensors, GGUF or config.json, 66 model or path not found
         """
 
     var path: String
@@ -34,11 +35,12 @@ struct InspectCommand: Command {
 
     init(_ args: inout ArgumentReader) throws {
         json = args.flag("--json")
-        path = try args.positional("path")
+        path = try args.positional("model")
         try args.finish()
     }
 
     func run() throws {
+        let path = try PhiKit.inspectPath(model: path)
         if isGGUF(path: path) { return try runGGUF() }
         let report = try PhiKit.inspect(path: path)
         if json {

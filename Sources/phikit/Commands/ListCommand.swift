@@ -6,7 +6,8 @@ struct ListCommand: Command {
     static let name = "list"
     static let aliases = ["ls"]
     static let summary = "List the models in the local cache and converted-model store"
-    static let usage = "phikit list [<pattern>] [--sort name|size|modified] [--available] [--json]"
+    static let usage =
+        "phikit list [<pattern>] [--sort name|size|modified] [--available] [--names | --json]"
     static let help = """
         Lists local models: every revision in the Hugging Face cache (pulled by phikit, hf or
         mlx-lm) and every model phikit converted, with revision, format (mlx q4 g64, bf16, …),
@@ -21,20 +22,27 @@ struct ListCommand: Command {
           --sort <key>        name (default), size (largest first) or modified (newest first)
           --available         list the registry instead: every alias, its repo, size and
                               whether it is downloaded
+          --names             print only the names, one per line, as commands take them:
+                              registry names of the models here, then the store's and
+                              the cache's (with --available: every registry name and
+                              alias); shell completion uses it
           --json              print the list as JSON
         """
 
     var pattern: String?
     var sort: ListSort
     var available: Bool
+    var names: Bool
     var json: Bool
 
     init(_ args: inout ArgumentReader) throws {
         let sortName = try args.option("--sort")
         available = args.flag("--available")
+        names = args.flag("--names")
         json = args.flag("--json")
         pattern = args.optionalPositional()
         try args.finish()
+        if names && json { throw UsageError("--names and --json are two outputs: pick one") }
         guard let sort = ListSort(rawValue: sortName ?? "name") else {
             throw UsageError(
                 "invalid value '\(sortName!)' for '--sort'", hint: "use name, size or modified")
@@ -43,6 +51,7 @@ struct ListCommand: Command {
     }
 
     func run() throws {
+        if names { return try printNames() }
         if available {
             let models = try PhiKit.availableModels().filter {
                 pattern == nil
@@ -54,6 +63,20 @@ struct ListCommand: Command {
         }
         let list = PhiKit.listModels(ListOptions(pattern: pattern, sort: sort))
         try StandardOutput.print(json ? try Format.json(list) : Self.table(list))
+    }
+
+    /// `--names`: what a shell completes MODEL with. Quiet when there is nothing (a missing
+    /// registry included): completion must not print errors into the command line.
+    private func printNames() throws {
+        // Registry names of models that are here (bundled or downloaded) come first.
+        let registry = ((try? PhiKit.availableModels()) ?? []).filter {
+            available || $0.status == "bundled" || $0.status == "downloaded"
+        }
+        let all =
+            registry.flatMap { [$0.name] + $0.aliases }
+            + (available ? [] : ModelLocator.localNames())
+        let shown = all.filter { pattern == nil || $0.lowercased().contains(pattern!.lowercased()) }
+        if !shown.isEmpty { try StandardOutput.print(shown.joined(separator: "\n")) }
     }
 
     static func table(_ list: ModelList) -> String {

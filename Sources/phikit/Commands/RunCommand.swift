@@ -8,10 +8,12 @@ struct RunCommand: Command {
     static let name = "run"
     static let summary = "Generate text with a model"
     static let usage = """
-        phikit run <model> [-p <prompt>] [--system <text>] [-m <n>] [--temp <t>] [--top-p <p>]
-                   [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>] [--seed <s>]
-                   [--no-chat-template] [--extra-eos-token <token>]... [--ignore-eos]
-                   [--stop <text>]... [--kv-bits 16|32] [--threads <n>] [--stats] [--json]
+        phikit run <model> [<prompt>... | -p <prompt> | -f <file>] [--system <text>] [-m <n>]
+                   [--temp <t>] [--top-p <p>] [--top-k <k>] [--min-p <p>]
+                   [--repetition-penalty <r>] [--seed <s>] [--no-chat-template]
+                   [--extra-eos-token <token>]... [--ignore-eos] [--stop <text>]...
+                   [--max-kv-size <n>] [--kv-bits 16|32] [--threads <n>] [--stats]
+                   [--json [--stream]]
         phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
@@ -19,20 +21,26 @@ struct RunCommand: Command {
         with a chat template gets the prompt as a user message (rendered as transformers'
         apply_chat_template does); a base model (no template, or --no-chat-template) gets the
         text as it is, after the tokenizer's BOS. A Hub model not yet in the cache is pulled
-        first, unless HF_HUB_OFFLINE is set.
+        first, unless HF_HUB_OFFLINE is set. A .gguf file is converted first (phikit convert).
 
         arguments:
           <model>                  registry alias, Hub id or model directory
+          <prompt>...              the user message, as ollama takes it (several words are
+                                   joined with spaces)
 
         options:
-          -p, --prompt <prompt>    the user message; `-` reads stdin (default: stdin if it
-                                   is not a terminal and not empty, else the registry's
-                                   default prompt)
-          --system <text>          system message (models with a chat template)
+          -p, --prompt <prompt>    the user message, taken as is even when it begins with
+                                   `-`; `-` reads stdin (default: stdin if it is not a
+                                   terminal and not empty, else the registry's default
+                                   prompt)
+          -f, --file <file>        read the user message from a file
+          --system <text>          system message (models with a chat template); also
+                                   --system-prompt
           --chat <file.json>       answer a saved conversation ([{"role", "content"}], as
                                    `chat`'s /save writes it and `tokenize --chat` reads it)
-          -m, --max-tokens <n>     stop after n tokens (default: 256)
-          --temp <t>               sampling temperature; 0 is greedy (default: 0, as mlx-lm)
+          -m, --max-tokens <n>     stop after n tokens (default: 256); also -n
+          --temp <t>               sampling temperature; 0 is greedy (default: 0, as
+                                   mlx-lm); also --temperature
           --top-p <p>              nucleus sampling: keep the likeliest tokens up to mass p
                                    (default: 1, off)
           --top-k <k>              sample among the k likeliest tokens (default: 0, off)
@@ -43,12 +51,15 @@ struct RunCommand: Command {
           --repetition-context-size <n>
                                    (default: 20)
           --seed <s>               random seed: the same seed repeats a sampled reply
-          --no-chat-template       send the prompt as plain text
+          --no-chat-template       send the prompt as plain text; also --ignore-chat-template
           --extra-eos-token <t>    also stop at this token (a string such as <|end|>, or an
                                    id); repeatable
           --stop <text>            end the reply at this text (which is not printed);
                                    repeatable
           --ignore-eos             do not stop at end tokens (benchmarks: exactly -m tokens)
+          --max-kv-size <n>        context in tokens, prompt and reply (default: the model's
+                                   positions, at most 4096 unless the prompt and -m need
+                                   more); a prompt that does not fit is an error
           --kv-bits <16|32>        width of the cached keys and values: 16 halves the
                                    cache's memory and the reads of long contexts
                                    (default: 16)
@@ -56,12 +67,15 @@ struct RunCommand: Command {
           --stats                  print token counts, speeds, timings and memory to stderr
           --json                   print one JSON object at the end instead of streaming:
                                    text, tokens, prompt_tokens, stop_reason and the figures
+          --stream                 with --json: one object per line as tokens arrive
+                                   ({"token": id, "text": piece}), then the final object
 
         Stops at the model's end tokens (config.json, generation_config.json, the tokenizer's
         eos token, the registry's extra tokens such as <|end|>), after -m tokens, or when the
         context is full. Ctrl-C stops generation: what was printed stays, exit 130.
         exit codes: 64 bad options or a prompt longer than the context, 65 bad model files,
-          66 model not found (or not cached, offline), 69 network (pull), 130 interrupted
+          66 model not found (or not cached, offline), 69 network (pull), 74 unreadable -f
+          file, 130 interrupted
         """
 
     var model: String
@@ -74,32 +88,58 @@ struct RunCommand: Command {
     var stopStrings: [String]
     var threads: Int?
     var cacheWidth: KVCacheWidth
+    var maxContext: Int?
     var stats: Bool
     var json: Bool
+    var stream: Bool
 
     init(_ args: inout ArgumentReader) throws {
-        prompt = try args.option("-p", "--prompt")
-        system = try args.option("--system")
+        // Free text first: its value may look like a flag (`-p "-m means what?"`).
+        let promptOption = try args.textOption("-p", "--prompt")
+        system = try args.textOption("--system", "--system-prompt")
+        stopStrings = try args.textOptions("--stop")
+        let file = try args.option("-f", "--file")
         chat = try args.option("--chat")
-        let maxTokens = try args.option("-m", "--max-tokens", as: Int.self) ?? 256
-        let temperature = try args.option("--temp", as: Double.self) ?? 0
+        let maxTokens = try args.option("-m", "--max-tokens", "-n", as: Int.self) ?? 256
+        let temperature = try args.option("--temp", "--temperature", as: Double.self) ?? 0
         let sampling = try SamplingFlags(&args)
-        useChatTemplate = !args.flag("--no-chat-template")
+        useChatTemplate = !args.flag("--no-chat-template", "--ignore-chat-template")
         extraEOSTokens = try args.options("--extra-eos-token")
-        stopStrings = try args.options("--stop")
         let ignoreEOS = args.flag("--ignore-eos")
+        maxContext = try args.option("--max-kv-size", as: Int.self)
         threads = try args.option("--threads", as: Int.self)
         let kvBits = try args.option("--kv-bits", as: Int.self)
         stats = args.flag("--stats")
         json = args.flag("--json")
+        stream = args.flag("--stream")
         model = try args.positional("model")
+        let words = args.remainingPositionals()
         try args.finish()
-        if chat != nil && (prompt != nil || system != nil || !useChatTemplate) {
+        let sources = [promptOption != nil, !words.isEmpty, file != nil]
+        if chat != nil && (sources.contains(true) || system != nil || !useChatTemplate) {
             throw UsageError(
-                "--chat takes the conversation alone (no -p, --system or --no-chat-template)")
+                "--chat takes the conversation alone (no prompt, -p, -f, --system or "
+                    + "--no-chat-template)")
         }
+        if sources.filter({ $0 }).count > 1 {
+            throw UsageError(
+                "give the prompt one way: after the model, with -p or with -f",
+                hint: "a prompt of several words after the model needs no quotes; "
+                    + "-p takes one argument")
+        }
+        if let file {
+            do {
+                prompt = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw RunFileError(path: file)
+            }
+        } else {
+            prompt = promptOption ?? (words.isEmpty ? nil : words.joined(separator: " "))
+        }
+        if stream && !json { throw UsageError("--stream goes with --json (text always streams)") }
         guard maxTokens > 0 else { throw UsageError("--max-tokens must be at least 1") }
         guard temperature >= 0 else { throw UsageError("--temp must not be negative") }
+        if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
@@ -122,24 +162,30 @@ struct RunCommand: Command {
         // main.swift only sets the flag while a cancellable job runs); a second one exits.
         var outputFailure: (any Error)?
         let outcome = try Cancellation.cancellable {
-            try container.generate(
+            try container.generatePieces(
                 request, parameters: parameters,
                 useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
-                stopStrings: stopStrings, cacheWidth: cacheWidth
+                stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext
             ) { piece in
-                if !json {
-                    // Streamed as soon as each piece is complete; a failed write (a closed
-                    // pipe, a full disk) stops generation: nobody would see the rest.
-                    do { try StandardOutput.print(piece, terminator: "") } catch {
-                        outputFailure = error
-                        return .stop
+                // Streamed as soon as each piece is complete; a failed write (a closed
+                // pipe, a full disk) stops generation: nobody would see the rest.
+                do {
+                    if stream {
+                        try StandardOutput.print(try Format.jsonLine(piece))
+                    } else if !json, !piece.text.isEmpty {
+                        try StandardOutput.print(piece.text, terminator: "")
                     }
+                } catch {
+                    outputFailure = error
+                    return .stop
                 }
                 return Cancellation.isRequested ? .stop : .more
             }
         }
         if let outputFailure { throw outputFailure }
-        if json {
+        if stream {
+            try StandardOutput.print(try Format.jsonLine(outcome))
+        } else if json {
             try StandardOutput.print(try Format.json(outcome))
         } else if !outcome.text.hasSuffix("\n") {
             try StandardOutput.print("")
@@ -148,7 +194,8 @@ struct RunCommand: Command {
         if Cancellation.isRequested { throw RunInterrupted(tokens: outcome.tokens.count) }
     }
 
-    /// -p, else stdin (`-p -`, or piped text), else the registry's default prompt.
+    /// The prompt given (arguments, -p, -f), else stdin (`-p -`, or piped text), else the
+    /// registry's default prompt.
     private func promptText(_ container: ModelContainer) throws -> String {
         if let prompt, prompt != "-" { return prompt }
         if prompt == "-" || isatty(STDIN_FILENO) == 0 {
@@ -175,4 +222,16 @@ struct RunCommand: Command {
             "Stop: \(o.stopReason), \(o.threads) threads",
         ].joined(separator: "\n")
     }
+}
+
+/// `run -f FILE` could not read the file: missing (66), or unreadable or not UTF-8 (74).
+struct RunFileError: UserFacingError {
+    var path: String
+    var message: String {
+        FileManager.default.fileExists(atPath: path)
+            ? "cannot read the prompt file \(path) as UTF-8 text"
+            : "\(path): no such prompt file"
+    }
+    var hint: String? { "-f takes a text file; -p takes the prompt itself" }
+    var exitCode: ExitCode { FileManager.default.fileExists(atPath: path) ? .ioError : .noInput }
 }

@@ -33,7 +33,8 @@ struct TokenizeCommand: Command {
           --json                   print {"ids": [...], "tokens": [...]} (with --decode:
                                    {"text": ...})
           --no-special-tokens      do not add what the tokenizer adds around a text (BOS)
-          --count                  print only the number of tokens
+          --count                  print only the number of tokens (with --json:
+                                   {"count": n})
           --timings                print load and encode times to stderr
           --decode                 turn ids back into text
           --skip-special-tokens    with --decode: leave out special tokens such as <|end|>
@@ -96,7 +97,7 @@ struct TokenizeCommand: Command {
             report(result.loadSeconds, result.encodeSeconds, text.utf8.count, result.ids.count)
         }
         if countOnly {
-            try StandardOutput.print(result.ids.count)
+            try printCount(result.ids.count)
         } else if json {
             try StandardOutput.print(
                 try Format.json(Output(ids: result.ids, tokens: result.tokens)))
@@ -112,7 +113,7 @@ struct TokenizeCommand: Command {
                 result.loadSeconds, result.encodeSeconds, result.text.utf8.count, result.ids.count)
         }
         if countOnly {
-            try StandardOutput.print(result.ids.count)
+            try printCount(result.ids.count)
         } else if json {
             try StandardOutput.print(
                 try Format.json(
@@ -122,13 +123,18 @@ struct TokenizeCommand: Command {
         }
     }
 
+    /// `--count`: the number alone, or `{"count": n}` with --json.
+    private func printCount(_ count: Int) throws {
+        try StandardOutput.print(json ? try Format.json(["count": count]) : String(count))
+    }
+
     private func runLines(_ text: String) throws {
         let result = try PhiKit.tokenizeLines(
             model: model, text: text, addSpecialTokens: addSpecialTokens)
         let total = result.ids.reduce(0) { $0 + $1.count }
         if timings { report(result.loadSeconds, result.encodeSeconds, text.utf8.count, total) }
         if countOnly {
-            try StandardOutput.print(total)
+            try printCount(total)
         } else if json {
             try StandardOutput.print(try Format.json(["ids": result.ids]))
         } else {

@@ -1,7 +1,8 @@
-/// "did you mean …?" for a mistyped flag or command: the known name closest by edit distance,
-/// when it is close enough to be a plausible typo.
-enum Suggestion {
-    static func nearest(to typed: String, in candidates: some Sequence<String>) -> String? {
+/// "did you mean …?" for a mistyped flag, command or model name: the known name closest by
+/// edit distance, when it is close enough to be a plausible typo. Case and leading dashes are
+/// ignored.
+public enum Suggestion {
+    public static func nearest(to typed: String, in candidates: some Sequence<String>) -> String? {
         let bare = strip(typed)
         guard !bare.isEmpty else { return nil }
         var best: (name: String, distance: Int)?
@@ -23,7 +24,7 @@ enum Suggestion {
     }
 
     /// Levenshtein distance, with an adjacent swap counting as one edit (`--jsno`).
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+    public static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         // d[i][j]: edits turning a[..<i] into b[..<j]; three rows are enough for swaps.
