@@ -28,6 +28,11 @@
 #                    3600) for safetensors, json, config, http, gguf and the Jinja interpreter,
 #                    the tokenizer's regex engine and tokenizer.json, after replaying the seeds
 #                    and every past finding (make fuzz-regress does only that)
+#   make bench-gguf-convert  phikit convert FILE.gguf vs cat of it (full-size Phi-3.5-mini Q4_0)
+#   make gguf-check  GGUF input at real vocabulary size: Phi-3.5/Phi-4-mini-shaped random models
+#                    quantized by llama.cpp (F16 … Q4_K_M) → phikit convert → values vs
+#                    gguf.quants, greedy vs a float64 reference and llama.cpp, mlx_lm.load
+#                    (needs llama-cpp-python, mlx-lm; scripts/gguf/check_models.py)
 #   make bench-mx         kernel speed of each MLX weight format (affine q4, mxfp4, nvfp4, mxfp8,
 #                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
@@ -49,7 +54,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak bench-mx install uninstall check-static fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -90,6 +95,13 @@ bench-convert: build
 
 bench-run: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_run.sh
+
+bench-gguf-convert: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_gguf_convert.sh
+
+gguf-check:
+	$(SWIFT) build --product phikit
+	python3 scripts/gguf/check_models.py --phikit .build/debug/phikit
 
 bench-pull: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_pull.sh

@@ -46,7 +46,7 @@ PHIKIT_FIELDS = {
     "stop_reason": "stop_reason",
 }
 
-SHAPE_NAMES = {"phi35": "Phi-3.5-mini", "phi4mini": "Phi-4-mini"}
+SHAPE_NAMES = {"phi35": "Phi-3.5-mini", "phi4mini": "Phi-4-mini", "phi4": "Phi-4 (14B)"}
 
 
 def last_json_object(text):

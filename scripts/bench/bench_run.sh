@@ -23,7 +23,8 @@
 #   PHIKIT_FIXTURES      real config/tokenizer files (default ../shared/fixtures beside the repo)
 #   BENCH_REPEAT         rounds; the table shows median and best (default 3)
 #   BENCH_ENGINES        "phikit llama.cpp" (default); one of them alone to iterate on it
-#   BENCH_SHAPES         "phi35 phi4mini" (default)
+#   BENCH_SHAPES         "phi35 phi4mini" (default); also phi4: Phi-4 (14B), a random Q4_0 GGUF
+#                        converted exactly by phikit (prepare_phi4 below; ~17 GB of disk)
 #   BENCH_LLAMA_FORMATS  llama.cpp quantizations: Q4_0 (default), Q4_K_M, Q8_0, Q4_0-pure
 #   BENCH_FLASH_ATTN     llama.cpp flash attention settings to run: "off on" (default)
 #   BENCH_THREADS        threads for both engines (default 2)
@@ -103,7 +104,7 @@ for b in $KV_BITS; do has "8 16 32" "$b" || die "BENCH_KV_BITS: '$b' is not 8, 1
 [[ "$WAIT_QUIET" =~ ^[0-9]+$ ]] || die "BENCH_WAIT_QUIET must be a number of seconds, got '$WAIT_QUIET'"
 [[ "$QUIET_CPUS" =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_QUIET_CPUS must be a number, got '$QUIET_CPUS'"
 for e in $ENGINES; do has "phikit llama.cpp" "$e" || die "BENCH_ENGINES: unknown engine '$e' (phikit, llama.cpp)"; done
-for s in $SHAPES; do has "phi35 phi4mini" "$s" || die "BENCH_SHAPES: unknown shape '$s' (phi35, phi4mini)"; done
+for s in $SHAPES; do has "phi35 phi4mini phi4" "$s" || die "BENCH_SHAPES: unknown shape '$s' (phi35, phi4mini, phi4)"; done
 for f in $LLAMA_FORMATS; do has "Q4_0 Q4_K_M Q8_0 Q4_0-pure" "$f" || die "BENCH_LLAMA_FORMATS: unknown '$f'"; done
 for f in $FLASH; do has "off on auto" "$f" || die "BENCH_FLASH_ATTN: '$f' is not off, on or auto"; done
 [ -d "$FIXTURES" ] || die "no fixtures at $FIXTURES (set PHIKIT_FIXTURES)"
@@ -167,9 +168,52 @@ need_disk() {  # bytes, what for
 
 declare -A CKPT MLX          # per shape
 declare -A PROMPT            # per "shape context"
+declare -A PHIKIT_FORMAT     # per shape, when not phikit's own 4-bit g64 conversion
 declare -A GGUF              # per "shape format"
+# Phi-4 (14B) has no bf16 checkpoint (28 GB, and as much again for its bf16 GGUF): a random
+# GGUF is written directly with every matrix Q4_0 (scripts/gguf/make_random_gguf.py), llama.cpp
+# runs it as it is, and phikit runs its conversion of it (`phikit convert FILE.gguf`: Q4_0 is
+# exactly affine 4-bit g32), so both engines compute with the same weights. The vocabulary is
+# phi4_tokenizer.py's stand-in (o200k cut to Phi-4's 100352 ids). SMALL: 2 layers.
+prepare_phi4() {
+  local name=phi4 layers=() tok=$BENCH_DIR/phi4-tokenizer
+  [ "$SMALL" = 1 ] && { name=phi4-small; layers=(--layers 2); }
+  local gguf=$BENCH_DIR/$name-Q4_0.gguf conf=$BENCH_DIR/$name-config
+  [ -s "$tok/tokenizer.json" ] || "$PY" "$HERE/phi4_tokenizer.py" "$tok" >&2 || die "phi4_tokenizer.py failed"
+  mkdir -p "$conf"
+  "$PY" -c 'import json, sys; c = json.load(open(sys.argv[1])); c["num_hidden_layers"] = int(sys.argv[2] or c["num_hidden_layers"]); json.dump(c, open(sys.argv[3], "w"), indent=2)' \
+    "$HERE/configs/phi4-config.json" "${layers[1]:-}" "$conf/config.json"
+  CKPT[phi4]=$conf  # the report reads the shape from CKPT/config.json
+  if [ "$REBUILD" = 1 ] || [ ! -s "$gguf" ]; then
+    need_disk $((9 << 30)) "the phi4 Q4_0 GGUF"
+    note "phi4: writing $gguf"
+    "$PY" "$REPO/scripts/gguf/make_random_gguf.py" "$gguf" --config "$HERE/configs/phi4-config.json" \
+      --tokenizer-dir "$tok" "${layers[@]}" > "$LOGS/$name-gguf.log" 2>&1 ||
+      { tail -n 5 "$LOGS/$name-gguf.log" >&2; die "make_random_gguf.py failed"; }
+  fi
+  local fmt
+  for fmt in $LLAMA_FORMATS; do
+    if [ "$fmt" = Q4_0 ]; then GGUF["phi4 Q4_0"]=$gguf; else note "phi4: only Q4_0 is prepared; skipping $fmt"; fi
+  done
+  MLX[phi4]=$BENCH_DIR/$name-mlx4; PHIKIT_FORMAT[phi4]="MLX 4-bit g32 (= the Q4_0)"
+  if has "$ENGINES" phikit && [ -x "$PHIKIT_BIN" ] && ! fresh "${MLX[phi4]}/config.json" "$gguf"; then
+    need_disk $((10 << 30)) "phikit's phi4 model"
+    note "phi4: phikit convert $gguf -> ${MLX[phi4]}"
+    rm -rf "${MLX[phi4]}"
+    "$PHIKIT_BIN" convert "$gguf" -o "${MLX[phi4]}" > "$LOGS/$name-convert.log" 2>&1 ||
+      { tail -n 5 "$LOGS/$name-convert.log" >&2; note "phi4: phikit convert failed"; rm -rf "${MLX[phi4]}"; }
+  fi
+  local c
+  for c in $CONTEXTS; do
+    PROMPT["phi4 $c"]=$BENCH_DIR/$name-prompt$c
+    "$PY" "$HERE/make_prompt.py" "$tok/tokenizer.json" "$c" "${PROMPT["phi4 $c"]}" >&2 ||
+      die "could not build a $c-token prompt for phi4"
+  done
+}
+
 prepare_shape() {  # shape
   local shape=$1 name cfg tokargs=() sizeargs=()
+  [ "$shape" = phi4 ] && { prepare_phi4; return; }
   case $shape in
     phi35) cfg=$FIXTURES/microsoft--Phi-3.5-mini-instruct/config.json ;;
     phi4mini) cfg=$HERE/configs/phi4-mini-config.json
@@ -271,10 +315,13 @@ for shape in $SHAPES; do
     for ((i = 1; i <= REPEAT; i++)); do
       for engine in $ENGINES; do
         if [ "$engine" = phikit ]; then
-          for BITS in $KV_BITS; do run_one "$shape" phikit "MLX 4-bit g64" - "$i"; done
+          for BITS in $KV_BITS; do
+            run_one "$shape" phikit "${PHIKIT_FORMAT[$shape]:-MLX 4-bit g64}" - "$i"
+          done
         else
           BITS=16  # llama.cpp's default f16 cache
           for fmt in $LLAMA_FORMATS; do
+            [ -n "${GGUF["$shape $fmt"]:-}" ] || continue
             for fa in $FLASH; do run_one "$shape" llama.cpp "$fmt" "$fa" "$i"; done
           done
         fi

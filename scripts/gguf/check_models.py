@@ -1,39 +1,44 @@
 #!/usr/bin/env python3
-"""End-to-end check of `phikit convert FILE.gguf` on Phi-3.5- and Phi-4-mini-shaped models.
+"""End-to-end check of `phikit convert FILE.gguf` at real vocabulary size (`make gguf-check`).
 
     python3 scripts/gguf/check_models.py [--phikit .build/debug/phikit] [--work DIR]
 
-For each shape: a random float32 Hugging Face checkpoint with the real tokenizer (fixtures),
-written as GGUF by scripts/bench/make_gguf.py (llama.cpp's phi3 layout), quantized by
-llama.cpp itself (llama_cpp.llama_model_quantize, through scripts/bench/quantize_gguf.py) to
-F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q4_K_M; each file converted by phikit. Then:
+For Phi-3.5- and Phi-4-mini-shaped random float32 checkpoints (2 layers, hidden 256) with the
+real tokenizers (fixtures: 32064 and 200064 ids), written as GGUF by scripts/bench/make_gguf.py
+(llama.cpp's phi3 layout) and quantized by llama.cpp itself (scripts/bench/quantize_gguf.py)
+to F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 and Q4_K_M, each file converted by phikit; then:
 
 * values: every GGUF tensor, dequantized by gguf.quants.dequantize, against the converted
-  tensor (MLX affine: scale*q + bias in float32): exact types must be equal element for
-  element; the others report their largest absolute error (what the convert summary says);
-* greedy: `phikit run --temp 0` tokens against a float64 forward pass of the GGUF's stored
-  weights, teacher-forced: at every step phikit's token must be the reference's argmax, or
-  within `--tie` of it (a near-tie).
+  tensor (scale*q + bias in float32): exact types equal element for element; the others'
+  largest absolute error is reported (and must equal what the convert summary says);
+* greedy: `phikit run --temp 0` from the real tokenizer's ids of a prompt, against a float64
+  forward pass of the stored values (scripts/engine/make_mx_oracle.py's), walked as the Swift
+  golden tests do: each token the reference argmax or within 1e-3 of the logit spread (then
+  the contexts differ and the walk stops); and llama.cpp's greedy tokens on the same file
+  (scripts/bench/run_llamacpp.py), equal to phikit's as far as llama.cpp follows the reference;
+* mlx-lm: `mlx_lm.load` of the converted directory and a greedy generation of the same ids
+  (mlx-lm computes in the scales' float16, so its tokens are reported, not required).
 
-Nothing is committed from here; the numbers go in the README / report. Needs gguf, numpy,
-safetensors, sentencepiece, llama-cpp-python.
+The committed, Python-free version of this at tiny size is Tests/PhiKitTests/ConvertGGUF/
+GGUFModelGoldenTests.swift (scripts/gguf/make_model_goldens.py). Nothing is committed from
+here. Needs gguf, numpy, safetensors, sentencepiece, tokenizers, mlx, mlx-lm, llama-cpp-python.
 """
 import argparse
 import json
-import math
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import gguf
 import numpy as np
-from gguf.quants import dequantize
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import save_file
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(REPO / "scripts/engine"))
+import make_mx_oracle  # noqa: E402
+from gguf_model import converted, stored  # noqa: E402
+
 FIX = REPO.parent / "shared" / "fixtures"
 EXACT = {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K"}
 TYPES = ["F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M"]
@@ -70,8 +75,8 @@ def checkpoint(name, s, out):
     cfg = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "vocab_size": s["vocab"],
            "hidden_size": s["hidden"], "intermediate_size": s["inter"],
            "num_hidden_layers": s["layers"], "num_attention_heads": s["heads"],
-           "num_key_value_heads": s["kv"], "max_position_embeddings": 4096,
-           "original_max_position_embeddings": 64, "rope_theta": 10000.0,
+           "num_key_value_heads": s["kv"], "max_position_embeddings": 8192,
+           "original_max_position_embeddings": 4096, "rope_theta": 10000.0,
            "partial_rotary_factor": s["partial"], "rms_norm_eps": 1e-5,
            "tie_word_embeddings": s["tied"], "sliding_window": None,
            "rope_scaling": {"type": "longrope",
@@ -85,110 +90,6 @@ def checkpoint(name, s, out):
     return cfg
 
 
-# ---- the GGUF's stored values -------------------------------------------------------------
-
-HF = {"token_embd": "model.embed_tokens", "output_norm": "model.norm", "output": "lm_head",
-      "attn_norm": "input_layernorm", "attn_qkv": "self_attn.qkv_proj",
-      "attn_output": "self_attn.o_proj", "ffn_norm": "post_attention_layernorm",
-      "ffn_up": "mlp.gate_up_proj", "ffn_down": "mlp.down_proj"}
-
-
-def stored(path):
-    """{HF name: (float32 values, GGML type name)} of a phi3 GGUF (rope factors skipped)."""
-    out = {}
-    for t in gguf.GGUFReader(str(path)).tensors:
-        parts = t.name.split(".")
-        if parts[0] == "blk":
-            name = f"model.layers.{parts[1]}.{HF[parts[2]]}.weight"
-        elif parts[0] in HF:
-            name = HF[parts[0]] + ".weight"
-        else:
-            continue
-        shape = tuple(int(x) for x in reversed(t.shape))
-        out[name] = (dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape),
-                     t.tensor_type.name)
-    return out
-
-
-def converted(directory, cfg):
-    """{name: float32 values} of a phikit output (affine: scale*q + bias in float32)."""
-    w = {}
-    for f in sorted(Path(directory).glob("*.safetensors")):
-        w.update(load_file(str(f)))
-    q = cfg.get("quantization") or {}
-    out = {}
-    for name, v in w.items():
-        if name.endswith((".scales", ".biases")):
-            continue
-        base = name[: -len(".weight")]
-        if base + ".scales" not in w:
-            out[name] = v.astype(np.float32)
-            continue
-        bits = (q.get(base) or q)["bits"]
-        words = v.astype("<u4")
-        rows = words.shape[0]
-        bitstream = np.unpackbits(words.view(np.uint8).reshape(rows, -1), axis=1, bitorder="little")
-        codes = bitstream.reshape(rows, -1, bits) @ (1 << np.arange(bits))
-        scales = w[base + ".scales"].astype(np.float32)
-        biases = w[base + ".biases"].astype(np.float32)
-        g = codes.shape[1] // scales.shape[1]
-        vals = (np.repeat(scales, g, axis=1) * codes.astype(np.float32)
-                + np.repeat(biases, g, axis=1)).astype(np.float32)
-        out[name] = vals
-    return out
-
-
-# ---- float64 reference forward (transformers' Phi3 with LongRoPE) -------------------------
-
-def forward(W, cfg, ids):
-    h, heads, kv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
-    hd = h // heads
-    rope = int(cfg["partial_rotary_factor"] * hd)
-    n = len(ids)
-    rs = cfg["rope_scaling"]
-    orig, maxp = cfg["original_max_position_embeddings"], cfg["max_position_embeddings"]
-    factors = np.array(rs["long_factor"] if n > orig else rs["short_factor"], dtype=np.float64)
-    inv = 1.0 / (factors * cfg["rope_theta"] ** (np.arange(0, rope, 2) / rope))
-    scale = maxp / orig
-    m = math.sqrt(1 + math.log(scale) / math.log(orig)) if scale > 1 else 1.0
-    ang = np.outer(np.arange(n), inv)
-    ang = np.concatenate([ang, ang], axis=1)
-    cos, sin = np.cos(ang) * m, np.sin(ang) * m
-
-    def rot(x):  # x [n, heads, hd]; rotate_half on the first `rope` dims
-        r, p = x[..., :rope], x[..., rope:]
-        half = rope // 2
-        rh = np.concatenate([-r[..., half:], r[..., :half]], axis=-1)
-        return np.concatenate([r * cos[:, None] + rh * sin[:, None], p], axis=-1)
-
-    def norm(x, w):
-        return x / np.sqrt((x * x).mean(-1, keepdims=True) + cfg["rms_norm_eps"]) * w
-
-    x = W["model.embed_tokens.weight"][ids]
-    mask = np.triu(np.full((n, n), -np.inf), 1)
-    for l in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{l}."
-        y = norm(x, W[p + "input_layernorm.weight"])
-        qkv = y @ W[p + "self_attn.qkv_proj.weight"].T
-        q = rot(qkv[:, : heads * hd].reshape(n, heads, hd))
-        k = rot(qkv[:, heads * hd: (heads + kv) * hd].reshape(n, kv, hd))
-        v = qkv[:, (heads + kv) * hd:].reshape(n, kv, hd)
-        rep = heads // kv
-        k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
-        s = np.einsum("qhd,khd->hqk", q, k) / math.sqrt(hd) + mask
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        o = np.einsum("hqk,khd->qhd", s, v).reshape(n, heads * hd)
-        x = x + o @ W[p + "self_attn.o_proj.weight"].T
-        y = norm(x, W[p + "post_attention_layernorm.weight"])
-        gu = y @ W[p + "mlp.gate_up_proj.weight"].T
-        g, u = gu[:, : cfg["intermediate_size"]], gu[:, cfg["intermediate_size"]:]
-        x = x + (g / (1 + np.exp(-g)) * u) @ W[p + "mlp.down_proj.weight"].T
-    x = norm(x, W["model.norm.weight"])
-    lm = W.get("lm_head.weight", W["model.embed_tokens.weight"])
-    return x[-1] @ lm.T
-
-
 def run(cmd):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -196,12 +97,38 @@ def run(cmd):
     return r.stdout
 
 
+def walk(W, cfg, ids, tokens, tie=1e-3):
+    """(tokens that are the reference argmax, index of a near-tie or None, wrong?): each step
+    teacher-forced on `tokens`; a near-tie (within tie * spread) or a wrong token ends it."""
+    for t, token in enumerate(tokens):
+        logits = make_mx_oracle.forward(cfg, W, list(ids) + list(tokens[:t]))
+        top = int(np.argmax(logits))
+        if token != top:
+            near = logits[top] - logits[token] <= tie * (logits.max() - logits.min())
+            return t, (t if near else None), not near
+    return len(tokens), None, False
+
+
+def mlx_greedy(directory, ids, n):
+    """mlx_lm.load of a converted directory and its greedy tokens (None if it cannot load)."""
+    try:
+        import mlx.core as mx
+        from mlx_lm import load
+        model, _ = load(str(directory))
+    except Exception as e:  # noqa: BLE001 - the failure is the finding
+        print(f"  mlx_lm.load({directory}) failed: {e}")
+        return None
+    seq = list(ids)
+    for _ in range(n):
+        seq.append(int(mx.argmax(model(mx.array([seq]))[0, -1]).item()))
+    return seq[len(ids):]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--phikit", default=str(REPO / ".build/debug/phikit"))
     ap.add_argument("--work", type=Path, default=Path("/tmp/phikit-gguf-check"))
     ap.add_argument("--tokens", type=int, default=16)
-    ap.add_argument("--tie", type=float, default=0.02, help="logit gap counted as a near-tie")
     ap.add_argument("--shapes", nargs="*", default=list(SHAPES))
     ap.add_argument("--types", nargs="*", default=TYPES)
     a = ap.parse_args()
@@ -235,7 +162,7 @@ def main():
                     errors[tname] = max(errors.get(tname, 0.0), err)
             if exact_bad:
                 print(f"  NOT EXACT: {exact_bad[:3]}")
-            # greedy vs float64 reference of the stored weights
+            # greedy: phikit and llama.cpp against the float64 reference of the stored values
             W = {k: v.astype(np.float64) for k, (v, _) in gg.items()}
             js = json.loads(run([a.phikit, "run", out, "-p", PROMPT, "-m", str(a.tokens),
                                  "--temp", "0", "--ignore-eos", "--no-chat-template", "--json"]))
@@ -245,25 +172,30 @@ def main():
                 ids = [json.loads((out / "generation_config.json").read_text())["bos_token_id"]] + ids
             assert js["prompt_tokens"] == len(ids), (js["prompt_tokens"], ids)
             gen = js["tokens"]
-            agree, ties, wrong = 0, 0, 0
-            for t in range(len(gen)):
-                logits = forward(W, cfg_src, list(ids) + gen[:t])
-                top = int(np.argmax(logits))
-                if gen[t] == top:
-                    agree += 1
-                elif logits[top] - logits[gen[t]] <= a.tie:
-                    ties += 1
-                else:
-                    wrong += 1
+            follows, tie_at, wrong = walk(W, cfg_src, ids, gen)
+            (work / "ids.json").write_text(json.dumps(ids))
+            llama = json.loads(run([sys.executable, REPO / "scripts/bench/run_llamacpp.py", path,
+                                    "--prompt-ids", work / "ids.json", "-m", str(a.tokens),
+                                    "--threads", "2"]))["tokens"]
+            llama_follows = walk(W, cfg_src, ids, llama)[0]
+            same = min(follows, llama_follows)
+            llama_bad = gen[:same] != llama[:same]
+            mlx = mlx_greedy(out, ids, a.tokens)
             row = dict(shape=name, type=qt, ggml_types=types, exact=not summary["inexact"],
                        inexact_tensors=len(summary["inexact"]), max_abs_error_by_type=errors,
                        reported_max_abs_error=max(reported.values(), default=0.0),
+                       measured_max_abs_error=max(errors.values(), default=0.0),
                        exact_mismatches=len(exact_bad),
-                       greedy_agree=agree, near_ties=ties, wrong=wrong)
+                       phikit_follows=follows, near_tie_at=tie_at, wrong=wrong,
+                       llama_follows=llama_follows, llama_mismatch=llama_bad,
+                       mlx_lm_loads=mlx is not None,
+                       mlx_lm_same_tokens=None if mlx is None else next(
+                           (i for i, (x, y) in enumerate(zip(mlx, gen)) if x != y), len(gen)))
             results.append(row)
             print(json.dumps(row))
     (a.work / "results.json").write_text(json.dumps(results, indent=2))
-    bad = [r for r in results if r["wrong"] or r["exact_mismatches"]]
+    bad = [r for r in results if r["wrong"] or r["exact_mismatches"] or r["llama_mismatch"]
+           or not r["mlx_lm_loads"]]
     print(f"{len(results)} files, {len(bad)} failing")
     sys.exit(1 if bad else 0)
 

@@ -96,40 +96,45 @@ public func convertGGUF(
             var read = 0
             var written = 0
             var done = 0
-            var queue = plans[...]
-            for shard in shards {
-                let writer = try SafeTensorsWriter(
-                    path: dir + "/" + shard.file, tensors: shard.tensors, metadata: ["format": "mlx"])
-                var pending = shard.tensors[...]
-                while !pending.isEmpty {
-                    try Cancellation.check()
-                    let plan = queue.removeFirst()
-                    let result = try GGUFTranscoder(file: file).run(plan)
-                    for (spec, bytes) in zip(plan.outputs, result.tensors) {
-                        precondition(pending.first == spec, "GGUF convert: shard order")
-                        pending.removeFirst()
-                        try bytes.withUnsafeBytes { try writer.write($0) }
-                        written += bytes.count
+            // A module's outputs (weight, scales, biases) may straddle two shards: the next
+            // shard opens when the current one has all its tensors.
+            var remaining = shards[...]
+            var writer: SafeTensorsWriter?
+            var pending: ArraySlice<TensorSpec> = []
+            for plan in plans {
+                try Cancellation.check()
+                let result = try GGUFTranscoder(file: file).run(plan)
+                for (spec, bytes) in zip(plan.outputs, result.tensors) {
+                    while pending.isEmpty, let shard = remaining.popFirst() {
+                        try writer?.finish()
+                        writer = try SafeTensorsWriter(
+                            path: dir + "/" + shard.file, tensors: shard.tensors,
+                            metadata: ["format": "mlx"])
+                        pending = shard.tensors[...]
                     }
-                    for t in plan.inexact {
-                        inexact.append(
-                            GGUFInexactTensor(
-                                tensor: t.name, type: t.type.name, became: describe(plan.form),
-                                maxAbsError: result.errors[t.name] ?? 0))
-                    }
-                    for part in plan.module.parts {
-                        read += part.tensor.byteCount
-                        file.release(part.tensor)
-                    }
-                    done += plan.outputs.count
-                    progress(
-                        ConvertProgress(
-                            tensorsDone: done, tensorCount: total, bytesRead: read,
-                            bytesToRead: toRead, bytesWritten: written, elapsed: elapsed(),
-                            tensor: plan.module.name))
+                    precondition(pending.first == spec, "GGUF convert: shard order")
+                    pending.removeFirst()
+                    try bytes.withUnsafeBytes { try writer?.write($0) }
+                    written += bytes.count
                 }
-                try writer.finish()
+                for t in plan.inexact {
+                    inexact.append(
+                        GGUFInexactTensor(
+                            tensor: t.name, type: t.type.name, became: describe(plan.form),
+                            maxAbsError: result.errors[t.name] ?? 0))
+                }
+                for part in plan.module.parts {
+                    read += part.tensor.byteCount
+                    file.release(part.tensor)
+                }
+                done += plan.outputs.count
+                progress(
+                    ConvertProgress(
+                        tensorsDone: done, tensorCount: total, bytesRead: read,
+                        bytesToRead: toRead, bytesWritten: written, elapsed: elapsed(),
+                        tensor: plan.module.name))
             }
+            try writer?.finish()
             try writeGGUFMetadata(
                 into: dir, shards: shards, config: config, tokenizer: tokenizer, source: options.source)
             try install(dir, at: output)

@@ -12,7 +12,7 @@ import PhiFormats
 ///   regex that `tokenizer.ggml.pre` names.
 ///
 /// Control and unknown tokens become special added tokens, user-defined ones plain added
-/// tokens. GGUF does not record an added token's lstrip/rstrip, so they are false.
+/// tokens; their lstrip/rstrip follow llama.cpp's rules from the metadata (GGUFTokenStrip).
 struct GGUFTokenizer {
     let tokenizerJSON: JSONValue
     let configJSON: JSONValue
@@ -152,22 +152,26 @@ struct GGUFTokenizer {
 
         var added: [JSONValue] = []
         var addedDecoder: [(key: String, value: JSONValue)] = []
-        for (i, t) in types.enumerated() where [.control, .unknown, .userDefined].contains(t) {
+        let isAdded = { (i: Int) in [TokenType.control, .unknown, .userDefined].contains(types[i]) }
+        let strip = GGUFTokenStrip(file, tokens: tokens, isAdded: isAdded)
+        for (i, t) in types.enumerated() where isAdded(i) {
             let special = t != .userDefined
             let normalized = JSONValue.bool(!special && model == "llama")
+            let lstrip = JSONValue.bool(strip.left.contains(i))
+            let rstrip = JSONValue.bool(strip.right.contains(i))
             // Key order as the tokenizers library writes each object.
             added.append(
                 .object([
                     ("id", .int(i)), ("content", .string(tokens[i])), ("single_word", .bool(false)),
-                    ("lstrip", .bool(false)), ("rstrip", .bool(false)), ("normalized", normalized),
+                    ("lstrip", lstrip), ("rstrip", rstrip), ("normalized", normalized),
                     ("special", .bool(special)),
                 ]))
             addedDecoder.append(
                 (
                     String(i),
                     .object([
-                        ("content", .string(tokens[i])), ("lstrip", .bool(false)),
-                        ("normalized", normalized), ("rstrip", .bool(false)),
+                        ("content", .string(tokens[i])), ("lstrip", lstrip),
+                        ("normalized", normalized), ("rstrip", rstrip),
                         ("single_word", .bool(false)), ("special", .bool(special)),
                     ])
                 ))
