@@ -71,6 +71,10 @@ struct CompletionRequestTests {
                 + #""tool_choice": {"type": "function", "function": {"name": "other"}}}"#, "tool_choice"),
             (#"{"messages": [{"role": "user", "content": "x"}], "presence_penalty": 0.5}"#, "presence_penalty"),
             (#"{"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}"#, "max_tokens"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}}"#, "response_format"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "logit_bias": {"50256": -100}}"#, "logit_bias"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "functions": []}"#, "functions"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "best_of": 2}"#, "best_of"),
         ])
     func badChatField(_ json: String, _ param: String) {
         let error = Self.error(.chat, json)
@@ -101,6 +105,10 @@ struct CompletionRequestTests {
     func echoAndSuffix() throws {
         #expect(try Self.parse(.completions, #"{"prompt": "a", "echo": true}"#).echo)
         #expect(try Self.parse(.completions, #"{"prompt": "a", "suffix": null}"#).echo == false)
+        // Neutral values of the fields this server cannot honour pass.
+        _ = try Self.parse(
+            .completions,
+            #"{"prompt": "a", "best_of": 1, "logit_bias": {}, "response_format": {"type": "text"}}"#)
         let both = Self.error(.completions, #"{"prompt": "a", "echo": true, "logprobs": 1}"#)
         #expect(both?.status == 400 && both?.param == "echo")
         let suffix = Self.error(.completions, #"{"prompt": "a", "suffix": "b"}"#)

@@ -79,6 +79,7 @@ struct CompletionRequest {
                     param: penalty, code: "unsupported_value")
             }
         }
+        try Self.refuseUnsupported(f)
         switch endpoint {
         case .chat:
             let messages = try Self.messages(f)
@@ -112,6 +113,33 @@ struct CompletionRequest {
                         + "to insert text before a suffix", param: "suffix",
                     code: "unsupported_value")
             }
+        }
+    }
+
+    /// Fields that would change the answer in ways this server cannot: a 400 naming them
+    /// rather than an answer that silently ignores them. Their neutral values pass.
+    private static func refuseUnsupported(_ f: RequestFields) throws(APIError) {
+        if let format = try f.object("response_format"),
+            try format.string("type") != "text"
+        {
+            throw .invalidRequest(
+                "'response_format' can only be {\"type\": \"text\"}: this server has no "
+                    + "JSON or schema-constrained sampling", param: "response_format",
+                code: "unsupported_value")
+        }
+        if let bias = try f.object("logit_bias"), bias.object.objectValue?.isEmpty == false {
+            throw .invalidRequest(
+                "'logit_bias' is not supported", param: "logit_bias", code: "unsupported_value")
+        }
+        if let bestOf = try f.int("best_of"), bestOf != 1 {
+            throw .invalidRequest(
+                "'best_of' must be 1: this server returns one choice per request",
+                param: "best_of", code: "unsupported_value")
+        }
+        for legacy in ["functions", "function_call"] where f.value(legacy) != nil {
+            throw .invalidRequest(
+                "'\(legacy)' is the deprecated form of 'tools' and 'tool_choice': use those",
+                param: legacy, code: "unsupported_value")
         }
     }
 
