@@ -1,8 +1,12 @@
 import Foundation
 
-/// A Phi-3 family `config.json` (Phi-3, Phi-3.5-mini, Phi-4-mini: `model_type` "phi3").
-/// Decoded leniently (absent optional keys take the transformers/mlx-lm defaults), then
-/// `validate()` checks strictly everything the engine relies on, naming the offending field.
+/// A Phi-family `config.json`, of any architecture in `Architectures.all` (`phi3`: Phi-3,
+/// 3.5-mini, 4, 4-mini; `phi`: Phi-1, 1.5, 2; …). One struct carries the fields every
+/// architecture shares and the few that only some read (`layer_norm_eps`, `qk_layernorm`, bias
+/// flags, expert counts); each architecture's schema states its own defaults and validates
+/// its own fields. Decoded leniently (absent optional keys take the transformers defaults of
+/// the config's `model_type`), then `validate()` checks strictly everything the engine relies
+/// on, naming the offending field.
 public struct ModelConfig: Sendable, Equatable {
     public var modelType: String
     public var hiddenSize: Int
@@ -16,7 +20,8 @@ public struct ModelConfig: Sendable, Equatable {
     public var vocabSize: Int
     /// 0 for an unvalidated config without heads (inspect shows such configs; never trap).
     public var headDim: Int { attentionHeads > 0 ? hiddenSize / attentionHeads : 0 }
-    /// Fraction of each head that is rotated (0.75 on Phi-4-mini); default 1.0.
+    /// Fraction of each head that is rotated (0.75 on Phi-4-mini, 0.4 on Phi-2); the default
+    /// is the architecture's (`ArchitectureSchema.defaultPartialRotaryFactor`).
     public var partialRotaryFactor: Double
     /// Rotated dimensions per head: `Int(Double(headDim) * partialRotaryFactor)`, as mlx-lm.
     /// Safe on unvalidated configs (a headDim near Int.max must not trap the conversion).
@@ -25,8 +30,23 @@ public struct ModelConfig: Sendable, Equatable {
         return dim.isFinite && abs(dim) < 1e15 ? Int(dim) : 0
     }
     public var ropeTheta: Double
+    /// `rms_norm_eps` (phi3's RMSNorms, phimoe's LayerNorms); default 1e-5.
     public var rmsNormEps: Double
-    /// Default 4096 (transformers' Phi3Config) when absent.
+    /// `layer_norm_eps` (phi's LayerNorms); default 1e-5.
+    public var layerNormEps: Double
+    /// `qk_layernorm` (phi): a LayerNorm over each query and key head before the rotation.
+    public var qkLayerNorm: Bool
+    /// `hidden_act` as written (`gelu_new`, `silu`); nil when absent. Each architecture
+    /// accepts the ones its forward pass computes.
+    public var hiddenAct: String?
+    /// `attention_bias` (phimoe): q/k/v/o projections with biases; default false.
+    public var attentionBias: Bool
+    /// `lm_head_bias` (phimoe): an output head with a bias; default false.
+    public var lmHeadBias: Bool
+    /// `num_local_experts` and `num_experts_per_tok` (phimoe); nil when absent.
+    public var localExperts: Int?
+    public var expertsPerToken: Int?
+    /// The architecture's default when absent (`ArchitectureSchema.defaultMaxPositions`).
     public var maxPositionEmbeddings: Int
     /// LongRoPE switches from short to long factors beyond this; engines use `?? 4096`
     /// when absent, like mlx-lm.
@@ -51,7 +71,10 @@ public struct ModelConfig: Sendable, Equatable {
     public init(
         modelType: String = "phi3", hiddenSize: Int, intermediateSize: Int, layerCount: Int,
         attentionHeads: Int, kvHeads: Int? = nil, vocabSize: Int, partialRotaryFactor: Double = 1.0,
-        ropeTheta: Double = 10000, rmsNormEps: Double = 1e-5, maxPositionEmbeddings: Int = 4096,
+        ropeTheta: Double = 10000, rmsNormEps: Double = 1e-5, layerNormEps: Double = 1e-5,
+        qkLayerNorm: Bool = false, hiddenAct: String? = nil, attentionBias: Bool = false,
+        lmHeadBias: Bool = false, localExperts: Int? = nil, expertsPerToken: Int? = nil,
+        maxPositionEmbeddings: Int = 4096,
         originalMaxPositionEmbeddings: Int? = nil, ropeScaling: RopeScaling? = nil,
         tieWordEmbeddings: Bool = false, eosTokenIds: [Int] = [], bosTokenId: Int? = nil,
         torchDType: DType? = nil, quantization: QuantizationConfig? = nil,
@@ -68,6 +91,13 @@ public struct ModelConfig: Sendable, Equatable {
         self.partialRotaryFactor = partialRotaryFactor
         self.ropeTheta = ropeTheta
         self.rmsNormEps = rmsNormEps
+        self.layerNormEps = layerNormEps
+        self.qkLayerNorm = qkLayerNorm
+        self.hiddenAct = hiddenAct
+        self.attentionBias = attentionBias
+        self.lmHeadBias = lmHeadBias
+        self.localExperts = localExperts
+        self.expertsPerToken = expertsPerToken
         self.maxPositionEmbeddings = maxPositionEmbeddings
         self.originalMaxPositionEmbeddings = originalMaxPositionEmbeddings
         self.ropeScaling = ropeScaling
@@ -143,6 +173,13 @@ extension ModelConfig: Decodable {
         case partialRotaryFactor = "partial_rotary_factor"
         case ropeTheta = "rope_theta"
         case rmsNormEps = "rms_norm_eps"
+        case layerNormEps = "layer_norm_eps"
+        case qkLayerNorm = "qk_layernorm"
+        case hiddenAct = "hidden_act"
+        case attentionBias = "attention_bias"
+        case lmHeadBias = "lm_head_bias"
+        case localExperts = "num_local_experts"
+        case expertsPerToken = "num_experts_per_tok"
         case maxPositionEmbeddings = "max_position_embeddings"
         case originalMaxPositionEmbeddings = "original_max_position_embeddings"
         case ropeScaling = "rope_scaling"
@@ -180,6 +217,8 @@ extension ModelConfig: Decodable {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         modelType = try c.decode(String.self, forKey: .modelType)
+        // Defaults that differ between architectures; an unknown type is refused by validate.
+        let schema = Architectures.schema(for: modelType)
         hiddenSize = try c.decode(Int.self, forKey: .hiddenSize)
         intermediateSize = try c.decode(Int.self, forKey: .intermediateSize)
         layerCount = try c.decode(Int.self, forKey: .layerCount)
@@ -190,7 +229,7 @@ extension ModelConfig: Decodable {
         let ropeParameters = try c.decodeIfPresent(RopeParameters.self, forKey: .ropeParameters)
         partialRotaryFactor =
             try c.decodeIfPresent(Double.self, forKey: .partialRotaryFactor)
-            ?? ropeParameters?.partialRotaryFactor ?? 1.0
+            ?? ropeParameters?.partialRotaryFactor ?? schema?.defaultPartialRotaryFactor ?? 1.0
         ropeTheta =
             try c.decodeIfPresent(Double.self, forKey: .ropeTheta)
             ?? ropeParameters?.ropeTheta ?? 10000
@@ -202,8 +241,16 @@ extension ModelConfig: Decodable {
             ropeScaling = nil
         }
         rmsNormEps = try c.decodeIfPresent(Double.self, forKey: .rmsNormEps) ?? 1e-5
+        layerNormEps = try c.decodeIfPresent(Double.self, forKey: .layerNormEps) ?? 1e-5
+        qkLayerNorm = try c.decodeIfPresent(Bool.self, forKey: .qkLayerNorm) ?? false
+        hiddenAct = try c.decodeIfPresent(String.self, forKey: .hiddenAct)
+        attentionBias = try c.decodeIfPresent(Bool.self, forKey: .attentionBias) ?? false
+        lmHeadBias = try c.decodeIfPresent(Bool.self, forKey: .lmHeadBias) ?? false
+        localExperts = try c.decodeIfPresent(Int.self, forKey: .localExperts)
+        expertsPerToken = try c.decodeIfPresent(Int.self, forKey: .expertsPerToken)
         maxPositionEmbeddings =
-            try c.decodeIfPresent(Int.self, forKey: .maxPositionEmbeddings) ?? 4096
+            try c.decodeIfPresent(Int.self, forKey: .maxPositionEmbeddings)
+            ?? schema?.defaultMaxPositions ?? 4096
         originalMaxPositionEmbeddings = try c.decodeIfPresent(
             Int.self, forKey: .originalMaxPositionEmbeddings)
         tieWordEmbeddings = try c.decodeIfPresent(Bool.self, forKey: .tieWordEmbeddings) ?? false
@@ -252,158 +299,5 @@ extension ModelConfig: Decodable {
             .init(
                 codingPath: c.codingPath + [key],
                 debugDescription: "must be an integer or a list of integers"))
-    }
-}
-
-// MARK: - Validation (strict: everything the engine indexes with)
-
-extension ModelConfig {
-    public func validate() throws(ConfigError) {
-        guard Architectures.schema(for: modelType) != nil else {
-            throw .unsupportedArchitecture(path: source, modelType: modelType)
-        }
-        // Upper bounds far above any Phi model (Phi-3.5-mini: 3072, 8192, 32, 32, 32064,
-        // 131072) but low enough that every shape and byte count derived from them fits in
-        // an Int: a lying config.json must fail here, not overflow later (found by fuzzing).
-        for (field, value, limit) in [
-            ("hidden_size", hiddenSize, 1 << 16), ("intermediate_size", intermediateSize, 1 << 18),
-            ("num_hidden_layers", layerCount, 1 << 10),
-            ("num_attention_heads", attentionHeads, 1 << 10),
-            ("num_key_value_heads", kvHeads, 1 << 10), ("vocab_size", vocabSize, 1 << 22),
-            ("max_position_embeddings", maxPositionEmbeddings, 1 << 24),
-        ] where value <= 0 || value > limit {
-            throw invalid(
-                field,
-                value <= 0
-                    ? "must be positive, got \(value)"
-                    : "is \(value), more than phikit supports (\(limit))")
-        }
-        guard hiddenSize % attentionHeads == 0 else {
-            throw invalid(
-                "num_attention_heads", "(\(attentionHeads)) must divide hidden_size (\(hiddenSize))"
-            )
-        }
-        guard attentionHeads % kvHeads == 0 else {
-            throw invalid(
-                "num_key_value_heads",
-                "(\(kvHeads)) must divide num_attention_heads (\(attentionHeads))")
-        }
-        guard partialRotaryFactor > 0, partialRotaryFactor <= 1 else {
-            throw invalid("partial_rotary_factor", "must be in (0, 1], got \(partialRotaryFactor)")
-        }
-        guard ropeDim > 0, ropeDim % 2 == 0 else {
-            throw invalid(
-                "partial_rotary_factor",
-                "gives an odd or empty rotary dimension \(ropeDim) (head_dim \(headDim))")
-        }
-        guard rmsNormEps > 0, rmsNormEps.isFinite else {
-            throw invalid("rms_norm_eps", "must be positive")
-        }
-        // Below 1 the inverse frequencies theta^-e overflow to infinity and every angle is NaN.
-        guard ropeTheta >= 1, ropeTheta.isFinite else {
-            throw invalid("rope_theta", "must be at least 1, got \(ropeTheta)")
-        }
-        if let original = originalMaxPositionEmbeddings, original <= 0 {
-            throw invalid("original_max_position_embeddings", "must be positive, got \(original)")
-        }
-        if let window = slidingWindow, window <= 0 {
-            throw invalid("sliding_window", "must be positive, got \(window)")
-        }
-        for id in eosTokenIds + (bosTokenId.map { [$0] } ?? []) where id < 0 || id >= vocabSize {
-            let field = eosTokenIds.contains(id) ? "eos_token_id" : "bos_token_id"
-            throw invalid(field, "\(id) is outside the vocabulary (vocab_size \(vocabSize))")
-        }
-        if let scaling = ropeScaling { try validate(scaling) }
-        if let quantization { try validate(quantization) }
-        if let method = foreignQuantMethod {
-            throw invalid(
-                "quantization_config.quant_method", "'\(method)' is not supported (only MLX affine)"
-            )
-        }
-    }
-
-    private func validate(_ scaling: RopeScaling) throws(ConfigError) {
-        guard RopeScaling.supportedTypes.contains(scaling.type) else {
-            throw invalid(
-                "rope_scaling.type", "'\(scaling.type)' is not supported (longrope, su, linear)")
-        }
-        for (field, value) in [
-            ("factor", scaling.factor), ("attention_factor", scaling.attentionFactor),
-        ]
-        where value.map({ !($0 > 0) || !$0.isFinite }) ?? false {
-            throw invalid("rope_scaling.\(field)", "must be a positive number")
-        }
-        if scaling.isLongRope {
-            // The attention factor divides by ln(original): at 1 it is infinite and the model
-            // generated <unk> after passing verify. The original window also cannot exceed the
-            // extended one it was extended to.
-            let original = originalMaxPositionEmbeddings ?? 4096
-            guard original >= 2, original <= maxPositionEmbeddings else {
-                throw invalid(
-                    "original_max_position_embeddings",
-                    "is \(original); LongRoPE needs 2 to max_position_embeddings "
-                        + "(\(maxPositionEmbeddings))")
-            }
-            // One divisor per rotary frequency pair: ropeDim/2 (48 on Phi-3.5 and Phi-4-mini).
-            for (field, list) in [
-                ("short_factor", scaling.shortFactor), ("long_factor", scaling.longFactor),
-            ] {
-                guard list.count == ropeDim / 2 else {
-                    throw invalid(
-                        "rope_scaling.\(field)",
-                        "has \(list.count) entries, expected \(ropeDim / 2) (rotary dimension \(ropeDim) / 2)"
-                    )
-                }
-                // Real factors lie between 1 and about 100; far outside, 1 / (factor × theta^e)
-                // leaves float range and the angles become infinite or zero.
-                if let bad = list.firstIndex(where: { !($0 >= 1e-3 && $0 <= 1e6) }) {
-                    throw invalid(
-                        "rope_scaling.\(field)",
-                        "entry \(bad) (\(list[bad])) must be a number from 0.001 to 1e6")
-                }
-            }
-        }
-        if scaling.type == "linear" {
-            guard let factor = scaling.factor else {
-                throw .missingField(path: source, field: "rope_scaling.factor")
-            }
-            guard factor > 0, factor.isFinite else {
-                throw invalid("rope_scaling.factor", "must be positive")
-            }
-        }
-    }
-
-    private func validate(_ q: QuantizationConfig) throws(ConfigError) {
-        let key = quantization != nil ? "quantization" : "quantization_config"
-        let layers =
-            [(key, LayerQuantization.quantized(groupSize: q.groupSize, bits: q.bits, mode: q.mode))]
-            + q.overrides.sorted { $0.key < $1.key }.map { ("\(key).\($0.key)", $0.value) }
-        for (field, layer) in layers {
-            guard case .quantized(let groupSize, let bits, let mode) = layer else { continue }
-            if let m = MicroscaledMode(rawValue: mode) {
-                guard bits == m.bits, groupSize == m.groupSize else {
-                    throw invalid(
-                        field,
-                        "\(mode) is \(m.bits)-bit in groups of \(m.groupSize), got "
-                            + "bits \(bits), group_size \(groupSize)")
-                }
-                continue
-            }
-            guard mode == "affine" else {
-                throw invalid(
-                    "\(field).mode",
-                    "'\(mode)' is not supported (affine, mxfp4, nvfp4 or mxfp8)")
-            }
-            guard [2, 3, 4, 5, 6, 8].contains(bits) else {
-                throw invalid("\(field).bits", "must be 2, 3, 4, 5, 6 or 8, got \(bits)")
-            }
-            guard [32, 64, 128].contains(groupSize) else {
-                throw invalid("\(field).group_size", "must be 32, 64 or 128, got \(groupSize)")
-            }
-        }
-    }
-
-    private func invalid(_ field: String, _ detail: String) -> ConfigError {
-        .invalidValue(path: source, field: field, detail: detail)
     }
 }

@@ -73,8 +73,9 @@ import Testing
             ])
     }
 
-    @Test func registryKnowsPhi3Only() throws {
-        #expect(Architectures.modelTypes == ["phi3"])
+    @Test func registryKnowsPhi3AndPhi() throws {
+        #expect(Architectures.modelTypes == ["phi", "phi3"])
+        #expect(Architectures.schema(for: "phi") is PhiSchema)
         #expect(Architectures.schema(for: "phi3") is Phi3Schema)
         var llama = Self.tiny(tied: true)
         llama.modelType = "llama"

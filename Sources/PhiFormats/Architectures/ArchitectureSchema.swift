@@ -19,6 +19,23 @@ public protocol ArchitectureSchema: Sendable {
     /// the model has no such module, and a checkpoint that still carries its weight has it
     /// ignored (see `IgnoredTensor`, the leftover policy).
     var outputHead: String { get }
+
+    /// `partial_rotary_factor` when config.json leaves it out (transformers' config class
+    /// default: 1.0 for phi3, 0.5 for phi).
+    var defaultPartialRotaryFactor: Double { get }
+
+    /// `max_position_embeddings` when config.json leaves it out (4096 for phi3, 2048 for phi).
+    var defaultMaxPositions: Int { get }
+
+    /// Checks the fields only this architecture reads (after the shared checks of
+    /// `ModelConfig.validate`), throwing `ConfigError.invalidValue` for the first bad one.
+    func validate(_ config: ModelConfig) throws(ConfigError)
+}
+
+extension ArchitectureSchema {
+    public var defaultPartialRotaryFactor: Double { 1.0 }
+    public var defaultMaxPositions: Int { 4096 }
+    public func validate(_ config: ModelConfig) throws(ConfigError) {}
 }
 
 /// One module of an architecture: a Linear, an Embedding or a norm, with its weight's shape

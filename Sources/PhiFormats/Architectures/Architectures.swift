@@ -1,7 +1,8 @@
 /// The architectures phikit knows, by config.json's `model_type`. One line per architecture.
 public enum Architectures {
     public static let all: [any ArchitectureSchema] = [
-        Phi3Schema()
+        Phi3Schema(),
+        PhiSchema(),
     ]
 
     public static func schema(for modelType: String) -> (any ArchitectureSchema)? {

@@ -1,0 +1,71 @@
+/// `model_type: phi` (Phi-1, Phi-1.5, Phi-2): separate q/k/v projections and `dense`, all
+/// with biases; one LayerNorm (with bias) per layer feeding attention and MLP in parallel;
+/// `fc1`/`fc2` with biases; `final_layernorm`; an `lm_head` with a bias, never tied. With
+/// `qk_layernorm`, a LayerNorm over each query and key head (transformers' `PhiAttention`;
+/// mlx-lm 0.32's phi.py has none, so such checkpoints are transformers-only).
+/// Module tree of mlx-lm's `mlx_lm/models/phi.py`, names as transformers' `PhiForCausalLM`.
+public struct PhiSchema: ArchitectureSchema {
+    public init() {}
+
+    public var modelType: String { "phi" }
+    public var outputHead: String { "lm_head" }
+    /// transformers' PhiConfig (Phi-1 and 1.5 use 0.5; Phi-2's config.json says 0.4).
+    public var defaultPartialRotaryFactor: Double { 0.5 }
+    public var defaultMaxPositions: Int { 2048 }
+
+    /// The activations `gelu_new` names (the tanh approximation, which is also what mlx-lm's
+    /// `nn.gelu_approx` computes); `gelu_pytorch_tanh` is the same function.
+    static let activations: Set<String> = ["gelu_new", "gelu_pytorch_tanh"]
+
+    /// mlx order: embed_tokens; per layer self_attn (q_proj, k_proj, v_proj, dense, then
+    /// transformers' q_layernorm, k_layernorm), input_layernorm, mlp (fc1, fc2);
+    /// final_layernorm; lm_head.
+    public func modules(_ config: ModelConfig) -> [ModuleSpec] {
+        let hidden = config.hiddenSize
+        let queryDim = config.attentionHeads * config.headDim
+        let kvDim = config.kvHeads * config.headDim
+        let intermediate = config.intermediateSize
+        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
+        out.reserveCapacity(3 + 9 * config.layerCount)
+        for layer in 0..<config.layerCount {
+            let p = "model.layers.\(layer)."
+            out += [
+                ModuleSpec(p + "self_attn.q_proj", .linear, shape: [queryDim, hidden], hasBias: true),
+                ModuleSpec(p + "self_attn.k_proj", .linear, shape: [kvDim, hidden], hasBias: true),
+                ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden], hasBias: true),
+                ModuleSpec(p + "self_attn.dense", .linear, shape: [hidden, queryDim], hasBias: true),
+            ]
+            if config.qkLayerNorm {
+                out += ["q_layernorm", "k_layernorm"].map {
+                    ModuleSpec(p + "self_attn." + $0, .norm, shape: [config.headDim], hasBias: true)
+                }
+            }
+            out += [
+                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden], hasBias: true),
+                ModuleSpec(p + "mlp.fc1", .linear, shape: [intermediate, hidden], hasBias: true),
+                ModuleSpec(p + "mlp.fc2", .linear, shape: [hidden, intermediate], hasBias: true),
+            ]
+        }
+        out.append(ModuleSpec("model.final_layernorm", .norm, shape: [hidden], hasBias: true))
+        out.append(
+            ModuleSpec(outputHead, .linear, shape: [config.vocabSize, hidden], hasBias: true))
+        return out
+    }
+
+    public func validate(_ config: ModelConfig) throws(ConfigError) {
+        if let act = config.hiddenAct, !Self.activations.contains(act) {
+            throw config.invalid(
+                "hidden_act", "'\(act)' is not supported for phi (gelu_new, gelu_pytorch_tanh)")
+        }
+        // The head has a bias of its own, so tying would leave a bias without its weight;
+        // no phi checkpoint ties, and mlx-lm's phi.py always has its own lm_head.
+        if config.tieWordEmbeddings {
+            throw config.invalid(
+                "tie_word_embeddings", "must be false for phi (lm_head has its own weight and bias)")
+        }
+        if let scaling = config.ropeScaling {
+            throw config.invalid(
+                "rope_scaling.type", "'\(scaling.type)' is not supported for phi (plain RoPE only)")
+        }
+    }
+}
