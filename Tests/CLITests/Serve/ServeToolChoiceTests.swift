@@ -87,12 +87,7 @@ struct ServeToolChoiceTests {
         #expect(function?["name"] as? String == "get_weather")
         #expect(function?["arguments"] as? String == #"{"city":"Paris"}"#)
 
-        var streamed = request
-        streamed["stream"] = true
-        let reply = try server.request(
-            "POST", "/v1/chat/completions",
-            json: String(decoding: try JSONSerialization.data(withJSONObject: streamed), as: UTF8.self))
-        let choices = try reply.chunks().compactMap { ($0["choices"] as? [[String: Any]])?.first }
+        let choices = try server.streamedChoices("/v1/chat/completions", request)
         let streamedCalls = choices.compactMap {
             ($0["delta"] as? [String: Any])?["tool_calls"] as? [[String: Any]]
         }.flatMap { $0 }
