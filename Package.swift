@@ -52,7 +52,8 @@ let package = Package(
             name: "PhiHubTests", dependencies: ["PhiHub", "PhiFormats", "HubTestSupport"],
             exclude: ["Server"]),
         .testTarget(
-            name: "PhiEngineTests", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
+            name: "PhiEngineTests",
+            dependencies: ["PhiEngine", "PhiFormats", "CKernels", "TestSupport"],
             resources: [.copy("Fixtures")]),
         .testTarget(
             name: "PhiTextTests", dependencies: ["PhiText", "PhiFormats", "TestSupport"],

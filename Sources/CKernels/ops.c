@@ -26,6 +26,30 @@ void pk_rmsnorm(float *out, const float *x, const float *w, long n, float eps) {
     for (long i = 0; i < n; i++) out[i] = w[i] * (x[i] * inv);
 }
 
+void pk_layernorm(float *out, const float *x, const float *w, const float *b, long n, float eps) {
+    float acc[LANES] = {0};
+    long i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] += x[i + k];
+    float sum = 0;
+    for (; i < n; i++) sum += x[i];
+    for (int k = 0; k < LANES; k++) sum += acc[k];
+    float mean = sum / (float)n;
+    float var[LANES] = {0};
+    i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) var[k] += (x[i + k] - mean) * (x[i + k] - mean);
+    float sq = 0;
+    for (; i < n; i++) sq += (x[i] - mean) * (x[i] - mean);
+    for (int k = 0; k < LANES; k++) sq += var[k];
+    float inv = 1.0f / sqrtf(sq / (float)n + eps);
+    for (i = 0; i < n; i++) out[i] = w[i] * ((x[i] - mean) * inv) + b[i];
+}
+
+void pk_silu_mul_split(float *out, const float *gate, const float *up, long n) {
+    for (long i = 0; i < n; i++) out[i] = up[i] * (gate[i] / (1.0f + expf(-gate[i])));
+}
+
 void pk_silu_mul(float *out, const float *gate_up, long n) {
     const float *up = gate_up + n;
     for (long i = 0; i < n; i++) {

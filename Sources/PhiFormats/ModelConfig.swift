@@ -46,6 +46,9 @@ public struct ModelConfig: Sendable, Equatable {
     /// `num_local_experts` and `num_experts_per_tok` (phimoe); nil when absent.
     public var localExperts: Int?
     public var expertsPerToken: Int?
+    /// `router_jitter_noise` (phimoe; default 0.01): at inference, the width of the
+    /// sparsemixer's band (see PhiMoERouter).
+    public var routerJitterNoise = 0.01
     /// The architecture's default when absent (`ArchitectureSchema.defaultMaxPositions`).
     public var maxPositionEmbeddings: Int
     /// LongRoPE switches from short to long factors beyond this; engines use `?? 4096`
@@ -180,6 +183,7 @@ extension ModelConfig: Decodable {
         case lmHeadBias = "lm_head_bias"
         case localExperts = "num_local_experts"
         case expertsPerToken = "num_experts_per_tok"
+        case routerJitterNoise = "router_jitter_noise"
         case maxPositionEmbeddings = "max_position_embeddings"
         case originalMaxPositionEmbeddings = "original_max_position_embeddings"
         case ropeScaling = "rope_scaling"
@@ -248,6 +252,8 @@ extension ModelConfig: Decodable {
         lmHeadBias = try c.decodeIfPresent(Bool.self, forKey: .lmHeadBias) ?? false
         localExperts = try c.decodeIfPresent(Int.self, forKey: .localExperts)
         expertsPerToken = try c.decodeIfPresent(Int.self, forKey: .expertsPerToken)
+        routerJitterNoise =
+            try c.decodeIfPresent(Double.self, forKey: .routerJitterNoise) ?? 0.01
         maxPositionEmbeddings =
             try c.decodeIfPresent(Int.self, forKey: .maxPositionEmbeddings)
             ?? schema?.defaultMaxPositions ?? 4096

@@ -78,6 +78,7 @@ extension ModelConfig {
         }
         for (field, value) in [
             ("factor", scaling.factor), ("attention_factor", scaling.attentionFactor),
+            ("short_mscale", scaling.shortMscale), ("long_mscale", scaling.longMscale),
         ]
         where value.map({ !($0 > 0) || !$0.isFinite }) ?? false {
             throw invalid("rope_scaling.\(field)", "must be a positive number")

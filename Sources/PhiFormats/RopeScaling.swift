@@ -13,6 +13,10 @@ public struct RopeScaling: Sendable, Equatable, Decodable {
     /// Explicit attention (magnitude) factor; when nil, LongRoPE uses
     /// `sqrt(1 + ln(max/orig) / ln(orig))`.
     public var attentionFactor: Double?
+    /// phimoe's LongRoPE magnitudes (`short_mscale`, `long_mscale`): multiply cos and sin in
+    /// place of the attention factor, the short one up to original_max_position_embeddings.
+    public var shortMscale: Double?
+    public var longMscale: Double?
 
     /// Kinds phikit implements.
     public static let supportedTypes: Set<String> = ["longrope", "su", "linear", "default"]
@@ -38,6 +42,8 @@ public struct RopeScaling: Sendable, Equatable, Decodable {
         case longFactor = "long_factor"
         case factor
         case attentionFactor = "attention_factor"
+        case shortMscale = "short_mscale"
+        case longMscale = "long_mscale"
     }
 
     public init(from decoder: any Decoder) throws {
@@ -52,6 +58,8 @@ public struct RopeScaling: Sendable, Equatable, Decodable {
         self.type = type
         factor = try c.decodeIfPresent(Double.self, forKey: .factor)
         attentionFactor = try c.decodeIfPresent(Double.self, forKey: .attentionFactor)
+        shortMscale = try c.decodeIfPresent(Double.self, forKey: .shortMscale)
+        longMscale = try c.decodeIfPresent(Double.self, forKey: .longMscale)
         if type == "longrope" || type == "su" {
             // Both lists are required for LongRoPE (transformers checks the same); a missing
             // one is reported as `rope_scaling.short_factor` / `rope_scaling.long_factor`.

@@ -74,8 +74,9 @@ import Testing
     }
 
     @Test func registryKnowsPhi3AndPhi() throws {
-        #expect(Architectures.modelTypes == ["phi", "phi3"])
+        #expect(Architectures.modelTypes == ["phi", "phi3", "phimoe"])
         #expect(Architectures.schema(for: "phi") is PhiSchema)
+        #expect(Architectures.schema(for: "phimoe") is PhiMoESchema)
         #expect(Architectures.schema(for: "phi3") is Phi3Schema)
         var llama = Self.tiny(tied: true)
         llama.modelType = "llama"

@@ -58,12 +58,13 @@ def write_float_model(directory, cfg, tensors):
 
 
 def load_dequantized(directory):
-    """Every tensor as float64, quantized ones dequantized exactly; plus the sha256s."""
+    """Every tensor as float64, quantized ones dequantized exactly; plus the sha256s (of a
+    float model too: then nothing is dequantized)."""
     import mlx.core as mx
 
     with open(os.path.join(directory, "config.json")) as f:
         config = json.load(f)
-    q = config["quantization"]
+    q = config.get("quantization", {})
     raw = {}
     for name in sorted(os.listdir(directory)):
         if name.endswith(".safetensors"):
@@ -148,15 +149,18 @@ def forward(cfg, w, tokens):
     return head @ x
 
 
-def greedy(cfg, w):
-    seq, steps = list(PROMPT), []
+def greedy(cfg, w, prompt=PROMPT, model=None):
+    """Greedy decoding by `model` (this file's phi3 `forward` unless given), the whole
+    sequence recomputed each step; per step the top TOP (id, logit) and the logit spread."""
+    model = model or forward
+    seq, steps = list(prompt), []
     for _ in range(NEW_TOKENS):
-        logits = forward(cfg, w, seq)
+        logits = model(cfg, w, seq)
         top = np.argsort(-logits, kind="stable")[:TOP]
         steps.append({"top": [[int(i), float(logits[i])] for i in top],
                       "spread": float(logits.max() - logits.min())})
         seq.append(int(top[0]))
-    return seq[len(PROMPT):], steps
+    return seq[len(prompt):], steps
 
 
 def main():

@@ -131,3 +131,114 @@ def write_model(directory, cfg, tensors, dtype="float32"):
         {k: torch.from_numpy(v).to(tdtype).contiguous() for k, v in tensors.items()},
         os.path.join(directory, "model.safetensors"), metadata={"format": "pt"})
     return cfg
+
+
+# ---- phimoe (Phi-3.5-MoE) ------------------------------------------------------------------
+#
+# k numbers the tensors of the STACKED (mlx) layout in mlx's save order: embed_tokens; per
+# layer q/k/v/o_proj (weight, bias each), block_sparse_moe.gate, switch_mlp.gate_proj,
+# up_proj, down_proj ([experts, out, in]), input_layernorm (weight, bias),
+# post_attention_layernorm (weight, bias); norm (weight, bias); lm_head (weight, bias).
+# Norm weights are 1 + 0.25 r, every other tensor (biases included) amplitude * r. The
+# Hugging Face layout (experts.E.w1 = gate_proj[E], w2 = down_proj[E], w3 = up_proj[E]) is
+# the same numbers sliced per expert.
+
+def phimoe_tensor_shapes(cfg):
+    """(name, shape) of the stacked layout in generator order (PhiMoESchema's order)."""
+    h, i, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    heads = cfg["num_attention_heads"]
+    kv = cfg.get("num_key_value_heads") or heads
+    hd = h // heads
+    e = cfg["num_local_experts"]
+    attn_bias = cfg.get("attention_bias", False)
+    out = [("model.embed_tokens.weight", [v, h])]
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        for name, rows in [("q_proj", heads * hd), ("k_proj", kv * hd), ("v_proj", kv * hd),
+                           ("o_proj", h)]:
+            cols = heads * hd if name == "o_proj" else h
+            out.append((p + f"self_attn.{name}.weight", [rows, cols]))
+            if attn_bias:
+                out.append((p + f"self_attn.{name}.bias", [rows]))
+        out += [
+            (p + "block_sparse_moe.gate.weight", [e, h]),
+            (p + "block_sparse_moe.switch_mlp.gate_proj.weight", [e, i, h]),
+            (p + "block_sparse_moe.switch_mlp.up_proj.weight", [e, i, h]),
+            (p + "block_sparse_moe.switch_mlp.down_proj.weight", [e, h, i]),
+            (p + "input_layernorm.weight", [h]), (p + "input_layernorm.bias", [h]),
+            (p + "post_attention_layernorm.weight", [h]),
+            (p + "post_attention_layernorm.bias", [h]),
+        ]
+    out += [("model.norm.weight", [h]), ("model.norm.bias", [h]), ("lm_head.weight", [v, h])]
+    if cfg.get("lm_head_bias", False):
+        out.append(("lm_head.bias", [v]))
+    return out
+
+
+def phimoe_weights(cfg, seed, amplitude):
+    """name -> float32 numpy array, stacked (mlx) layout."""
+    out = {}
+    for k, (name, shape) in enumerate(phimoe_tensor_shapes(cfg)):
+        r = uniform(seed, k, int(np.prod(shape))).reshape(shape)
+        if "norm.weight" in name:
+            out[name] = np.float32(1) + r * np.float32(0.25)
+        else:
+            out[name] = r * np.float32(amplitude)
+    return out
+
+
+def phimoe_hf_layout(tensors):
+    """The Hugging Face checkpoint layout of stacked tensors: one w1/w2/w3 per expert."""
+    out = {}
+    names = {"gate_proj": "w1", "down_proj": "w2", "up_proj": "w3"}
+    for name, value in tensors.items():
+        if ".switch_mlp." not in name:
+            out[name] = value
+            continue
+        prefix, rest = name.split(".switch_mlp.")
+        proj = rest.split(".")[0]
+        for e in range(value.shape[0]):
+            out[f"{prefix}.experts.{e}.{names[proj]}.weight"] = np.ascontiguousarray(value[e])
+    return out
+
+
+def phimoe_config(**sizes):
+    """A phimoe config.json shaped like Phi-3.5-MoE-instruct's (biases on, LongRoPE with
+    explicit mscales), then `sizes`."""
+    return {
+        "architectures": ["PhimoeForCausalLM"], "model_type": "phimoe",
+        "max_position_embeddings": 128, "original_max_position_embeddings": 32,
+        "rope_theta": 10000.0, "rms_norm_eps": 1e-05, "bos_token_id": 1, "eos_token_id": 2,
+        "hidden_act": "silu", "attention_dropout": 0.0, "attention_bias": True,
+        "lm_head_bias": True, "num_experts_per_tok": 2, "input_jitter_noise": 0.0,
+        "torch_dtype": "float32", "tie_word_embeddings": False, "use_cache": True, **sizes,
+    }
+
+
+def phimoe_longrope(n, short_step, long_step, short_mscale, long_mscale):
+    short, long = longrope_factors(n, short_step, long_step)
+    return {"type": "longrope", "short_factor": short, "long_factor": long,
+            "short_mscale": short_mscale, "long_mscale": long_mscale,
+            "original_max_position_embeddings": 32}
+
+
+def phimoe_16x2():
+    """16 experts, 2 per token as Phi-3.5-MoE; GQA 4:2; router_jitter_noise 0.01."""
+    return phimoe_config(
+        hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, vocab_size=384, num_local_experts=16, router_jitter_noise=0.01,
+        rope_scaling=phimoe_longrope(8, 0.03, 0.5, 1.2, 1.35), sliding_window=None)
+
+
+def phimoe_4x2():
+    """4 experts, MHA, three layers, a wide jitter band (0.3) so several experts often share
+    the softmax of a routing weight, a sliding window."""
+    return phimoe_config(
+        hidden_size=128, intermediate_size=64, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=4, vocab_size=320, num_local_experts=4, router_jitter_noise=0.3,
+        rope_scaling=phimoe_longrope(16, 0.05, 0.8, 1.1, 1.3), sliding_window=40)
+
+
+def write_phimoe(directory, cfg, tensors, dtype="float32"):
+    """A Hugging Face style phimoe directory (per-expert w1/w2/w3)."""
+    return write_model(directory, cfg, phimoe_hf_layout(tensors), dtype)

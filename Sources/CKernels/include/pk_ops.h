@@ -11,6 +11,13 @@
    out may equal x. */
 void pk_rmsnorm(float *out, const float *x, const float *w, long n, float eps);
 
+/* out[i] = w[i] * (x[i] - mean) / sqrt(var + eps) + b[i], mean and (biased) variance over the
+   n values, as torch's LayerNorm in float32 (phimoe). out may equal x. */
+void pk_layernorm(float *out, const float *x, const float *w, const float *b, long n, float eps);
+
+/* out[i] = up[i] * silu(gate[i]) with separate gate and up vectors (mlx's swiglu(gate, up)). */
+void pk_silu_mul_split(float *out, const float *gate, const float *up, long n);
+
 /* out[i] = up[i] * silu(gate[i]) with gate = gate_up[0..n), up = gate_up[n..2n) (the halves
    of the fused gate_up_proj output) and silu(g) = g / (1 + exp(-g)). */
 void pk_silu_mul(float *out, const float *gate_up, long n);

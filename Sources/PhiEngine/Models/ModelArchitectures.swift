@@ -9,7 +9,8 @@ public enum ModelArchitectures {
         any CausalLanguageModel
 
     static let loaders: [String: Loader] = [
-        "phi3": { try Phi3Model.load(directory: $0, threads: $1) }
+        "phi3": { try Phi3Model.load(directory: $0, threads: $1) },
+        "phimoe": { try PhiMoEModel.load(directory: $0, threads: $1) },
     ]
 
     /// The `model_type`s this engine runs, sorted.

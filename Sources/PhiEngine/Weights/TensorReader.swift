@@ -32,24 +32,50 @@ final class TensorReader {
         return try matrix(module.path, rows: module.shape[0], cols: module.shape[1])
     }
 
+    /// The experts of a stacked module (`[experts, out, in]`), one `[out, in]` matrix each:
+    /// row slices of the one mapped tensor, or the per-expert tensors `split` names (a Hugging
+    /// Face checkpoint, `TensorSetCheck.splitModules`). Nothing is read until a forward pass
+    /// routes a token to an expert.
+    func experts(_ module: ModuleSpec, split: [String]?) throws -> [WeightMatrix] {
+        precondition(module.shape.count == 3, "\(module.path) is a stack of matrices")
+        let (experts, rows, cols) = (module.shape[0], module.shape[1], module.shape[2])
+        if let split {
+            return try split.map {
+                try matrix(String($0.dropLast(".weight".count)), rows: rows, cols: cols)
+            }
+        }
+        let stack = try matrix(module.path, rows: experts * rows, cols: cols, stacked: experts)
+        return (0..<experts).map { stack.rows(($0 * rows)..<(($0 + 1) * rows)) }
+    }
+
+    /// A module's `bias` (a Linear's `[out]`, a LayerNorm's `[n]`) widened to float32.
+    func bias(_ module: ModuleSpec) throws -> [Float] {
+        precondition(module.biasName != nil, "\(module.path) has a bias")
+        return try vector(module.biasName!, count: module.biasShape.reduce(1, *))
+    }
+
     /// A norm's weight widened to float32.
     func vector(_ module: ModuleSpec) throws -> [Float] {
         precondition(module.kind == .norm && module.shape.count == 1, "\(module.path) is a norm")
         return try vector(module.weightName, count: module.shape[0])
     }
 
-    /// The weight of linear/embedding module `module`, logically `[rows, cols]`.
-    func matrix(_ module: String, rows: Int, cols: Int) throws -> WeightMatrix {
+    /// The weight of linear/embedding module `module`, logically `[rows, cols]`; stored as
+    /// `[stacked, rows / stacked, …]` when `stacked` experts share it.
+    func matrix(
+        _ module: String, rows: Int, cols: Int, stacked: Int? = nil
+    ) throws -> WeightMatrix {
+        let layout = Layout(stacked: stacked, rows: rows)
         let weightName = module + ".weight"
         let weight = try tensor(weightName)
         var raw = pk_matrix()
         raw.rows = rows
         raw.cols = cols
         if weights.tensor(module + ".scales") != nil {
-            try quantized(module, weight, rows: rows, cols: cols, into: &raw)
+            try quantized(module, weight, layout, cols: cols, into: &raw)
         } else {
             raw.kind = try floatKind(weight.info)
-            try expect(weight.info, shape: [rows, cols])
+            try expect(weight.info, shape: layout.shape(cols))
             raw.w = try aligned(weight)
         }
         return WeightMatrix(name: module, raw: raw)
@@ -90,8 +116,18 @@ final class TensorReader {
         return t
     }
 
+    /// How a tensor's leading dimensions hold `rows` rows: `[rows]`, or
+    /// `[stacked, rows / stacked]` for a stack of expert matrices.
+    private struct Layout {
+        let stacked: Int?
+        let rows: Int
+        func shape(_ last: Int) -> [Int] {
+            stacked.map { [$0, rows / $0, last] } ?? [rows, last]
+        }
+    }
+
     private func quantized(
-        _ module: String, _ weight: (file: SafeTensorsFile, info: TensorInfo), rows: Int,
+        _ module: String, _ weight: (file: SafeTensorsFile, info: TensorInfo), _ layout: Layout,
         cols: Int, into raw: inout pk_matrix
     ) throws {
         let name = module + ".weight"
@@ -104,10 +140,10 @@ final class TensorReader {
                 name: name, detail: "has scales, but config.json says it is not quantized")
         }
         if let m = MicroscaledMode(rawValue: mode) {
-            try microscaled(module, weight, m, rows: rows, cols: cols, into: &raw)
+            try microscaled(module, weight, m, layout, cols: cols, into: &raw)
             return
         }
-        try expectPacked(weight.info, rows: rows, cols: cols, group: group, bits: bits)
+        try expectPacked(weight.info, layout, cols: cols, group: group, bits: bits)
         let scales = try tensor(module + ".scales")
         let biases = try tensor(module + ".biases")
         let scaleKind = try floatKind(scales.info)
@@ -117,8 +153,8 @@ final class TensorReader {
                 detail: "scales are \(scales.info.dtype.rawValue) but biases are "
                     + biases.info.dtype.rawValue)
         }
-        try expect(scales.info, shape: [rows, cols / group])
-        try expect(biases.info, shape: [rows, cols / group])
+        try expect(scales.info, shape: layout.shape(cols / group))
+        try expect(biases.info, shape: layout.shape(cols / group))
         raw.kind = Int32(PK_W_AFFINE)
         raw.bits = Int32(bits)
         raw.group = Int32(group)
@@ -137,18 +173,18 @@ final class TensorReader {
     /// uint8 scale per group, no biases (pk_mxfp.h).
     private func microscaled(
         _ module: String, _ weight: (file: SafeTensorsFile, info: TensorInfo),
-        _ mode: MicroscaledMode, rows: Int, cols: Int, into raw: inout pk_matrix
+        _ mode: MicroscaledMode, _ layout: Layout, cols: Int, into raw: inout pk_matrix
     ) throws {
         let name = module + ".weight"
         try expectPacked(
-            weight.info, rows: rows, cols: cols, group: mode.groupSize, bits: mode.bits)
+            weight.info, layout, cols: cols, group: mode.groupSize, bits: mode.bits)
         let scales = try tensor(module + ".scales")
         guard scales.info.dtype == .u8 else {
             throw ModelError.inconsistentQuantization(
                 name: name,
                 detail: "\(mode.rawValue) scales must be U8, found \(scales.info.dtype.rawValue)")
         }
-        try expect(scales.info, shape: [rows, cols / mode.groupSize])
+        try expect(scales.info, shape: layout.shape(cols / mode.groupSize))
         if weights.tensor(module + ".biases") != nil {
             throw ModelError.inconsistentQuantization(
                 name: name, detail: "\(mode.rawValue) has no biases, but \(module).biases exists")
@@ -168,7 +204,7 @@ final class TensorReader {
 
     /// A packed `.weight`: groups that divide the row, uint32 words `[rows, cols*bits/32]`.
     private func expectPacked(
-        _ info: TensorInfo, rows: Int, cols: Int, group: Int, bits: Int
+        _ info: TensorInfo, _ layout: Layout, cols: Int, group: Int, bits: Int
     ) throws {
         guard cols % group == 0 else {
             throw ModelError.inconsistentQuantization(
@@ -178,7 +214,7 @@ final class TensorReader {
             throw ModelError.inconsistentQuantization(
                 name: info.name, detail: "packed weights must be U32, found \(info.dtype.rawValue)")
         }
-        try expect(info, shape: [rows, cols * bits / 32])
+        try expect(info, shape: layout.shape(cols * bits / 32))
     }
 
     private func floatKind(_ info: TensorInfo) throws -> Int32 {

@@ -29,6 +29,28 @@ struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable me
         }
     }
 
+    /// Rows `range` as a matrix of their own, pointing into the same memory (one expert of a
+    /// stacked `[experts, out, in]` weight is rows `e·out ..< (e+1)·out`); every kind lays a
+    /// row's weights, scales and biases out contiguously, so only the pointers move.
+    func rows(_ range: Range<Int>) -> WeightMatrix {
+        precondition(range.lowerBound >= 0 && range.upperBound <= rows, "\(name): row slice")
+        var slice = raw
+        slice.rows = range.count
+        let r = range.lowerBound
+        switch Int(raw.kind) {
+        case Int(PK_W_F32): slice.w = raw.w + r * cols * 4
+        case Int(PK_W_F16), Int(PK_W_BF16): slice.w = raw.w + r * cols * 2
+        default:  // packed: uint32 words of bits per value, one scale (and bias) per group
+            slice.w = raw.w + r * cols * Int(raw.bits) / 8
+            let groups = cols / Int(raw.group)
+            let scaleBytes =
+                raw.kind != Int32(PK_W_AFFINE) ? 1 : raw.scale_dtype == Int32(PK_AQ_F32) ? 4 : 2
+            slice.scales = raw.scales + r * groups * scaleBytes
+            if let biases = raw.biases { slice.biases = biases + r * groups * scaleBytes }
+        }
+        return WeightMatrix(name: name, raw: slice)
+    }
+
     /// Row `r` as float32 into `out` [cols] (an embedding lookup).
     func row(_ r: Int, into out: UnsafeMutablePointer<Float>, isa: Int32) {
         withUnsafePointer(to: raw) { pk_dequantize_rows_isa(isa, $0, r, r + 1, out) }

@@ -30,12 +30,19 @@ public protocol ArchitectureSchema: Sendable {
     /// Checks the fields only this architecture reads (after the shared checks of
     /// `ModelConfig.validate`), throwing `ConfigError.invalidValue` for the first bad one.
     func validate(_ config: ModelConfig) throws(ConfigError)
+
+    /// The names under which a checkpoint may store a stacked module (`[experts, out, in]`)
+    /// as one float `[out, in]` weight per expert instead, in expert order (Hugging Face's
+    /// `experts.E.w1.weight`); loaders read them as the stack, as mlx-lm's `sanitize` does.
+    /// nil (the default): the module is only ever stored whole.
+    func expertTensorNames(_ module: ModuleSpec) -> [String]?
 }
 
 extension ArchitectureSchema {
     public var defaultPartialRotaryFactor: Double { 1.0 }
     public var defaultMaxPositions: Int { 4096 }
     public func validate(_ config: ModelConfig) throws(ConfigError) {}
+    public func expertTensorNames(_ module: ModuleSpec) -> [String]? { nil }
 }
 
 /// One module of an architecture: a Linear, an Embedding or a norm, with its weight's shape

@@ -3,6 +3,7 @@ public enum Architectures {
     public static let all: [any ArchitectureSchema] = [
         Phi3Schema(),
         PhiSchema(),
+        PhiMoESchema(),
     ]
 
     public static func schema(for modelType: String) -> (any ArchitectureSchema)? {

@@ -50,6 +50,12 @@ public struct ModelLayout: Sendable {
         var result = TensorSetCheck()
         var claimed: Set<String> = []
         for module in modules {
+            if let parts = splitExperts(module, present: present) {
+                result.splitModules[module.path] = parts
+                claimed.formUnion(parts)
+                result.missing += parts.filter { !present.contains($0) }
+                continue
+            }
             let packed = module.isQuantizable && present.contains(module.scalesName)
             if packed { result.packedModules.insert(module.path) }
             var affine = true
@@ -70,12 +76,24 @@ public struct ModelLayout: Sendable {
         }
         return result
     }
+
+    /// The per-expert names `module` is stored under, when the stacked weight is absent and
+    /// at least one of them is present (a float checkpoint in the Hugging Face layout).
+    private func splitExperts(_ module: ModuleSpec, present: Set<String>) -> [String]? {
+        guard !present.contains(module.weightName),
+            let parts = schema.expertTensorNames(module), parts.contains(where: present.contains)
+        else { return nil }
+        return parts
+    }
 }
 
 /// What `ModelLayout.check` found.
 public struct TensorSetCheck: Sendable {
     /// Modules stored as MLX affine quantization (`P.scales` present).
     public var packedModules: Set<String> = []
+    /// Stacked modules stored as one float weight per expert (`expertTensorNames`): module
+    /// path → those tensor names, in expert order.
+    public var splitModules: [String: [String]] = [:]
     /// Tensors the model needs that are not there, in module order.
     public var missing: [String] = []
     /// Tensors the leftover policy drops, by name.

@@ -10,9 +10,11 @@ struct SourceTensor {
 /// What happens to one module's weights, producing its output tensors in mlx order.
 struct ConvertStep {
     enum Kind {
-        /// `inputs[0]` → `outputs[0]`: a raw copy when the dtypes agree, else a float cast.
+        /// `inputs` → `outputs[0]`: a raw copy when the dtypes agree, else a float cast. Several
+        /// inputs (a stacked module stored per expert) are written one after the other.
         case cast
-        /// float `inputs[0]` → packed weight, scales (, biases: affine only).
+        /// float `inputs` (one after the other, as for cast) → packed weight, scales
+        /// (, biases: affine only).
         case quantize
         /// packed weight, scales (, biases) → one float weight (in `computeDType`).
         case dequantize
@@ -69,11 +71,12 @@ struct ConvertPlan {
         }
         let weights = try ModelWeights(directory: dir)  // missing shards, corrupt headers
         // Missing and foreign tensors refused, leftovers the policy drops left out of the output.
-        _ = try weights.requireTensors(of: layout)
+        let tensorSet = try weights.requireTensors(of: layout)
         let castTo = options.dtype ?? ConvertedConfig.defaultDType(rawConfig)
 
         var builder = StepBuilder(
-            layout: layout, weights: weights, options: options, castTo: castTo)
+            layout: layout, weights: weights, options: options, castTo: castTo,
+            split: tensorSet.splitModules)
         try builder.build()
         if options.quantize, builder.sourceIsQuantized {
             throw ConvertError.alreadyQuantized(
@@ -149,6 +152,8 @@ private struct StepBuilder {
     let weights: ModelWeights
     let options: ConvertOptions
     let castTo: DType?
+    /// Stacked expert modules the source stores one tensor per expert (module → names).
+    let split: [String: [String]]
     /// The requested quantization (validated before any tensor is looked at).
     var quantization: QuantizationScheme?
     /// config.json's per-layer entries, in mlx's order: a recipe gives every quantized layer
@@ -163,7 +168,9 @@ private struct StepBuilder {
     mutating func build() throws {
         if options.quantize { quantization = try options.quantizationScheme() }
         for m in layout.modules {
-            if m.isQuantizable, weights.tensor(m.scalesName) != nil {
+            if let parts = split[m.path] {
+                try addFloatSource(m.path, shape: m.shape, linear: true, parts: parts)
+            } else if m.isQuantizable, weights.tensor(m.scalesName) != nil {
                 try addQuantizedSource(m)
             } else {
                 try addFloatSource(m.path, shape: m.shape, linear: m.isQuantizable)
@@ -177,13 +184,25 @@ private struct StepBuilder {
         }
     }
 
-    /// A float Linear/Embedding/RMSNorm weight: quantize it, or copy/cast it.
-    private mutating func addFloatSource(_ path: String, shape: [Int], linear: Bool) throws {
-        let w = try source(path + ".weight")
-        try expectFloat(w)
-        try expectShape(w, shape)
+    /// A float Linear/Embedding/norm weight: quantize it, or copy/cast it. `parts`: the
+    /// per-expert tensors a stacked `[experts, out, in]` module is stored as, which the step
+    /// reads one after the other as the stack (mlx-lm's `sanitize` stacks them the same way).
+    private mutating func addFloatSource(
+        _ path: String, shape: [Int], linear: Bool, parts: [String]? = nil
+    ) throws {
+        let inputs = try (parts ?? [path + ".weight"]).map(source)
+        for part in inputs {
+            try expectFloat(part)
+            try expectShape(part, parts == nil ? shape : Array(shape.dropFirst()))
+            guard part.info.dtype == inputs[0].info.dtype else {
+                throw ConvertError.wrongDType(
+                    name: part.info.name, file: part.file.path, dtype: part.info.dtype,
+                    expected: inputs[0].info.dtype.pythonName + " (as the other experts)")
+            }
+        }
+        let w = inputs[0]
         let dtype = castTo ?? w.info.dtype
-        let count = w.info.elementCount
+        let count = shape.reduce(1, *)
         // mlx-lm checks the default group size, then asks the recipe for the layer's bits.
         if linear, let q = quantization, q.canQuantize(shape: shape) {
             var layer = q
@@ -210,8 +229,14 @@ private struct StepBuilder {
             }
             steps.append(
                 ConvertStep(
-                    kind: .quantize, inputs: [w], outputs: outputs,
+                    kind: .quantize, inputs: inputs, outputs: outputs,
                     quantization: layer, computeDType: dtype, parameters: count))
+        } else if parts != nil {
+            steps.append(
+                ConvertStep(
+                    kind: .cast, inputs: inputs,
+                    outputs: [TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)],
+                    quantization: nil, computeDType: dtype, parameters: count))
         } else {
             steps.append(cast(w, to: dtype, parameters: count))
         }

@@ -104,10 +104,14 @@ final class Converter {
     // MARK: - Steps
 
     /// Copies a tensor (raw bytes straight from the mapping when the dtype is unchanged) or
-    /// casts it, chunk by chunk.
+    /// casts it, chunk by chunk; several inputs (experts) make one tensor, in order.
     private func cast(_ step: ConvertStep) throws {
-        let src = step.inputs[0]
         let out = step.outputs[0]
+        for src in step.inputs { try cast(src, to: out) }
+        writer.endTensor(out.name)
+    }
+
+    private func cast(_ src: SourceTensor, to out: TensorSpec) throws {
         let inSize = src.info.dtype.size
         let count = src.info.elementCount
         let data = src.file.data(src.info)
@@ -129,16 +133,15 @@ final class Converter {
             }
             start += n
         }
-        writer.endTensor(out.name)
     }
 
     /// Quantizes a float weight: rows chunk by chunk into the packed output, scales (and
-    /// affine biases) into whole-tensor buffers written after the packed weight.
+    /// affine biases) into whole-tensor buffers written after the packed weight. Several
+    /// inputs (experts) are the rows of one tensor, in order.
     private func quantize(_ step: ConvertStep) throws {
-        let src = step.inputs[0]
         let q = step.quantization!
-        let rows = src.info.shape.dropLast().reduce(1, *)
-        let cols = src.info.shape.last!
+        let rows = step.outputs[0].shape.dropLast().reduce(1, *)
+        let cols = step.inputs[0].info.shape.last!
         let dt = step.computeDType
         // scale bytes per row
         let groupBytes = q.groupsPerRow(cols) * q.scalesDType(weightDType: dt).size
@@ -146,7 +149,35 @@ final class Converter {
             byteCount: rows * groupBytes, alignment: 64)
         let biases = UnsafeMutableRawBufferPointer.allocate(
             byteCount: q.hasBiases ? rows * groupBytes : 1, alignment: 64)
+        var first = 0  // the input's first row in the output
+        for src in step.inputs {
+            let count = src.info.shape.dropLast().reduce(1, *)
+            try quantize(
+                src, q, cols: cols, dtype: dt, groupBytes: groupBytes,
+                scales: scales.baseAddress! + first * groupBytes,
+                biases: biases.baseAddress! + first * groupBytes)
+            first += count
+        }
+        writer.endTensor(step.outputs[0].name)
+        let owned = OwnedBuffers(scales, biases)
+        guard q.hasBiases else {
+            writer.write(UnsafeRawBufferPointer(scales)) { owned.deallocate() }
+            writer.endTensor(step.outputs[1].name)
+            return
+        }
+        writer.write(UnsafeRawBufferPointer(scales))
+        writer.endTensor(step.outputs[1].name)
+        writer.write(UnsafeRawBufferPointer(biases)) { owned.deallocate() }
+        writer.endTensor(step.outputs[2].name)
+    }
 
+    /// One input's rows into the packed output (handed to the writer), its scales and biases
+    /// at `scales` / `biases`.
+    private func quantize(
+        _ src: SourceTensor, _ q: QuantizationScheme, cols: Int, dtype dt: DType,
+        groupBytes: Int, scales: UnsafeMutableRawPointer, biases: UnsafeMutableRawPointer
+    ) throws {
+        let rows = src.info.shape.dropLast().reduce(1, *)
         let data = src.file.data(src.info)
         let inSize = src.info.dtype.size
         let chunkRows = max(1, chunkElements / cols)
@@ -161,25 +192,14 @@ final class Converter {
                 floats: UInt(bitPattern: floats.baseAddress!),
                 halves: UInt(bitPattern: halves.baseAddress!),
                 packed: UInt(bitPattern: slot.baseAddress!),
-                scales: UInt(bitPattern: scales.baseAddress! + row * groupBytes),
-                biases: UInt(bitPattern: biases.baseAddress! + row * groupBytes),
+                scales: UInt(bitPattern: scales + row * groupBytes),
+                biases: UInt(bitPattern: biases + row * groupBytes),
                 rows: n, cols: cols, groupBytes: groupBytes, dtype: dt, quantization: q)
             try job.run(threads: threads, scratchElements: scratchElements)
             submit(slot, bytes: n * q.packedColumns(cols) * 4)
             pageRelease(src, elements: (row * cols)..<((row + n) * cols))()
             row += n
         }
-        writer.endTensor(step.outputs[0].name)
-        let owned = OwnedBuffers(scales, biases)
-        guard q.hasBiases else {
-            writer.write(UnsafeRawBufferPointer(scales)) { owned.deallocate() }
-            writer.endTensor(step.outputs[1].name)
-            return
-        }
-        writer.write(UnsafeRawBufferPointer(scales))
-        writer.endTensor(step.outputs[1].name)
-        writer.write(UnsafeRawBufferPointer(biases)) { owned.deallocate() }
-        writer.endTensor(step.outputs[2].name)
     }
 
     /// Dequantizes a packed layer into a float weight, chunk by chunk.

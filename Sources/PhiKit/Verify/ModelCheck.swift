@@ -34,6 +34,8 @@ struct ModelCheck {
         for module in layout.modules {
             if tensorSet.packedModules.contains(module.path) {
                 checkQuantized(module, layout.quantization(of: module), config.quantization)
+            } else if let parts = tensorSet.splitModules[module.path] {
+                for part in parts { checkFloat(part, shape: Array(module.shape.dropFirst())) }
             } else {
                 checkFloat(module.weightName, shape: module.shape)
             }
@@ -116,7 +118,8 @@ struct ModelCheck {
                 "marks \(module) as quantized, but \(why)")
             return
         }
-        let (rows, cols) = (shape[0], shape[1])
+        // [rows, cols], or [experts, rows, cols] for stacked experts: groups run along cols.
+        let (lead, cols) = (Array(shape.dropLast()), shape.last ?? 0)
         guard cols % group == 0 else {
             outcome.error(
                 "wrong_shape", file: scales?.file, tensor: module + ".scales",
@@ -124,20 +127,20 @@ struct ModelCheck {
             return
         }
         guard let (wFile, w) = weight else { return }
-        let packed = [rows, cols * bits / 32]
+        let packed = lead + [cols * bits / 32]
         if w.dtype != .u32 {
             outcome.error(
                 "wrong_dtype", file: wFile, tensor: w.name,
                 "is \(w.dtype.pythonName); a quantized weight is uint32")
         } else if w.shape != packed {
             let found =
-                w.shape.count == 2 && w.shape[0] == rows && (w.shape[1] * 32) % cols == 0
-                ? " (\(w.shape[1] * 32 / cols)-bit packing)" : ""
+                Array(w.shape.dropLast()) == lead && ((w.shape.last ?? 0) * 32) % cols == 0
+                ? " (\((w.shape.last ?? 0) * 32 / cols)-bit packing)" : ""
             outcome.error(
                 "wrong_shape", file: wFile, tensor: w.name,
                 "has shape \(w.shape)\(found); \(bits)-bit quantization of \(shape) is \(packed)")
         }
-        let groups = [rows, cols / group]
+        let groups = lead + [cols / group]
         if mode != "affine" {
             checkMicroscaled(module, mode: mode, scales: scales, biases: biases, groups: groups)
             return

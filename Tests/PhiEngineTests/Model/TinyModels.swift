@@ -1,6 +1,7 @@
 import CKernels
 import Foundation
 import PhiFormats
+import TestSupport
 
 @testable import PhiEngine
 
@@ -8,21 +9,9 @@ import PhiFormats
 /// weights are bit-identical to the ones the golden script gave transformers and mlx), and
 /// MLX-quantized copies of any float32 model directory.
 enum TinyModels {
-    /// splitmix64's finalizer.
-    static func mix(_ x: UInt64) -> UInt64 {
-        var z = x
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// r(k, i) in [-1, 1), exact in float32.
+    /// r(k, i) in [-1, 1), exact in float32 (tiny_models.py's generator).
     static func uniform(seed: UInt64, tensor k: Int, count: Int) -> [Float] {
-        let base = seed &* 0x9E37_79B9_7F4A_7C15 &+ (UInt64(k) << 32)
-        return (0..<count).map { i in
-            let u = Float(mix(base &+ UInt64(i)) >> 40) * 0x1p-24
-            return 2 * u - 1
-        }
+        SeededWeights.uniform(seed: seed, tensor: k, count: count)
     }
 
     /// name → (shape, float32 values) in the order tiny_models.py numbers them (its

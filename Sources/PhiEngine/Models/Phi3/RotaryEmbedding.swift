@@ -10,6 +10,10 @@ import PhiFormats
 ///   `original_max_position_embeddings`, the long ones beyond, and cos/sin multiplied by the
 ///   attention factor (`rope_scaling.attention_factor`, else
 ///   `sqrt(1 + ln(factor) / ln(original))` with `factor = max / original`, 1 when ≤ 1).
+/// phimoe (`usesMscales`) scales by `rope_scaling.short_mscale` / `long_mscale` instead, on
+/// the same side of the switch as the factors (transformers 4.x's PhimoeRotaryEmbedding;
+/// transformers 5.x drops the length and keeps the short factors, a regression
+/// scripts/engine/make_phimoe_goldens.py works around).
 /// The switch applies to every position at once: keys cached with the short factors are
 /// not valid once the sequence is long, which `InferenceSession` handles as transformers'
 /// `generate` does (it recomputes the whole sequence).
@@ -21,8 +25,10 @@ struct RotaryEmbedding: Sendable {
     let originalMax: Int
     /// Multiplies cos and sin (LongRoPE's magnitude correction; 1 otherwise).
     let attentionScaling: Float
+    /// The same with the long factors.
+    let longAttentionScaling: Float
 
-    init(_ config: ModelConfig) {
+    init(_ config: ModelConfig, usesMscales: Bool = false) {
         let dim = config.ropeDim
         let theta = config.ropeTheta
         // transformers computes arange(0, dim, 2) / dim in float32, then theta ** that.
@@ -43,15 +49,18 @@ struct RotaryEmbedding: Sendable {
             let attention =
                 scaling.attentionFactor
                 ?? (factor <= 1 ? 1 : (1 + log(factor) / log(Double(originalMax))).squareRoot())
-            attentionScaling = Float(attention)
+            attentionScaling = Float(usesMscales ? scaling.shortMscale ?? attention : attention)
+            longAttentionScaling = Float(usesMscales ? scaling.longMscale ?? attention : attention)
         } else if let scaling, scaling.type == "linear", let factor = scaling.factor {
             shortInverseFrequencies = inverse(nil).map { $0 / Float(factor) }
             longInverseFrequencies = nil
             attentionScaling = 1
+            longAttentionScaling = 1
         } else {
             shortInverseFrequencies = inverse(nil)
             longInverseFrequencies = nil
             attentionScaling = 1
+            longAttentionScaling = 1
         }
     }
 
@@ -67,10 +76,11 @@ struct RotaryEmbedding: Sendable {
         sin: UnsafeMutablePointer<Float>
     ) {
         let frequencies = long ? longInverseFrequencies! : shortInverseFrequencies
+        let scaling = long ? longAttentionScaling : attentionScaling
         for (i, f) in frequencies.enumerated() {
             let angle = Double(Float(position) * f)
-            cos[i] = Float(Foundation.cos(angle)) * attentionScaling
-            sin[i] = Float(Foundation.sin(angle)) * attentionScaling
+            cos[i] = Float(Foundation.cos(angle)) * scaling
+            sin[i] = Float(Foundation.sin(angle)) * scaling
         }
     }
 }

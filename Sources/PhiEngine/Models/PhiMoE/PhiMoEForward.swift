@@ -1,0 +1,183 @@
+import CKernels
+import Foundation
+
+// The phimoe forward pass (transformers' PhimoeForCausalLM at inference, modeling_phimoe.py;
+// mlx-lm's phimoe.py), one sectioned function in the manner of Phi3Forward.swift. Shapes:
+// n = tokens in this block, dim = hidden, ffn = intermediate, hd = headDim, E = experts,
+// k = experts per token.
+//
+// Per layer: x += o_proj(attention(rope(q, k, v projections of layernorm(x)))), then
+// x += Σ_choices w · expert(layernorm(x)) with the experts and weights the router picks
+// (PhiMoERouter). Each expert runs once per block over just the tokens routed to it (packed
+// into `gathered`), so only those experts' rows of the mapped weights are read; every kernel
+// computes a token's row the same whatever else is in the block, and each token sums its
+// choices in choice order, so a token's result never depends on its block.
+
+/// Consecutive tokens of a block that belong to one sequence, at positions `p0`, `p0 + 1`, …
+struct PhiMoESpan {
+    let sequence: PhiMoESequence
+    let first: Int
+    let count: Int
+    let p0: Int
+    /// 1: positions rotate with LongRoPE's long factors and long mscale.
+    let regime: Int
+}
+
+extension PhiMoEModel {
+    /// Runs `tokens` (the spans cover them, in order), writing keys and values into each
+    /// span's cache, then the logits of the last `logitRows` tokens into `buffers.logits`.
+    func forward(
+        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<PhiMoESpan>,
+        buffers st: PhiMoEBuffers, logitRows: Int, pool: WorkerPool
+    ) {
+        let n = tokens.count
+        let s = shape
+        let w = weights
+        let dim = s.hidden
+        let hd = s.headDim
+        let half = hd / 2
+        let x = st.x.pointer
+        let normed = st.normed.pointer
+
+        // ---- token embeddings and the rotary angles of each position
+        for span in spans {
+            for i in 0..<span.count {
+                let t = span.first + i
+                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
+                rope.angles(
+                    position: span.p0 + i, long: span.regime == 1, cos: st.cos[t * half],
+                    sin: st.sin[t * half])
+            }
+        }
+
+        for (l, layer) in w.layers.enumerated() {
+            // ---- attention: x += o_proj(attention(rope(q, k, v)))
+            layerNorm(layer.inputNorm, st, rows: 0..<n)
+            linear(layer.query, normed, tokens: n, into: st.query.pointer, st, pool)
+            linear(layer.key, normed, tokens: n, into: st.key.pointer, st, pool)
+            linear(layer.value, normed, tokens: n, into: st.value.pointer, st, pool)
+            for span in spans {
+                let cache = span.sequence.cache
+                for i in 0..<span.count {
+                    let t = span.first + i
+                    let key = st.key[t * s.kvDim]
+                    pk_rope(st.query[t * s.queryDim], Int32(s.heads), Int32(hd), Int32(hd),
+                        st.cos[t * half], st.sin[t * half])
+                    pk_rope(key, Int32(s.kvHeads), Int32(hd), Int32(hd), st.cos[t * half],
+                        st.sin[t * half])
+                    cache.store(
+                        layer: l, position: span.p0 + i, keys: key, values: st.value[t * s.kvDim],
+                        kvHeads: s.kvHeads, headDim: hd)
+                }
+                var job = pk_attention_job(
+                    q: st.query[span.first * s.queryDim],
+                    k: UnsafeRawPointer(cache.keys(layer: l)),
+                    v: UnsafeRawPointer(cache.values(layer: l)),
+                    out: st.attention[span.first * s.queryDim],
+                    scores: span.sequence.state.scores.pointer, q_stride: s.queryDim,
+                    tokens: span.count, pos0: span.p0, max_ctx: cache.capacity, window: s.window,
+                    heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
+                    scale: Float(1 / Double(hd).squareRoot()), isa: 0,
+                    kv_f16: cache.isHalf ? 1 : 0)
+                pool.attention(&job)
+            }
+            linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
+            pk_add(x, st.projection.pointer, n * dim)
+
+            // ---- experts: x += Σ_c w_c · down(up ⊙ silu(gate)) of the k experts chosen
+            layerNorm(layer.postAttentionNorm, st, rows: 0..<n)
+            pool.matvec(
+                layer.router, normed, tokens: n, into: st.routerLogits.pointer,
+                prep: st.prepared.pointer, prepStride: st.preparedStride)
+            let k = s.expertsPerToken
+            for t in 0..<n {
+                router.route(
+                    st.routerLogits[t * s.experts], indices: st.routes.baseAddress! + t * k,
+                    weights: st.routeWeights[t * k])
+            }
+            for e in 0..<s.experts {
+                runExpert(e, of: layer, tokens: n, st, pool)
+            }
+            let mix = st.projection.pointer
+            for t in 0..<n {
+                let out = mix + t * dim
+                out.update(repeating: 0, count: dim)
+                for c in 0..<k {
+                    let weight = st.routeWeights[t * k + c].pointee
+                    let y = st.slotOutput[(t * k + c) * dim]
+                    for i in 0..<dim { out[i] += weight * y[i] }
+                }
+            }
+            pk_add(x, mix, n * dim)
+        }
+
+        // ---- logits of the last tokens: lm_head(layernorm(x))
+        guard logitRows > 0 else { return }
+        let rows = (n - logitRows)..<n
+        layerNorm(w.finalNorm, st, rows: rows)
+        linear(
+            w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer,
+            st, pool)
+    }
+
+    /// Expert `e` over the tokens routed to it: their normed inputs packed into `gathered`,
+    /// the SwiGLU MLP on those rows only, each result stored in its (token, choice) slot.
+    private func runExpert(
+        _ e: Int, of layer: PhiMoEWeights.Layer, tokens n: Int, _ st: PhiMoEBuffers,
+        _ pool: WorkerPool
+    ) {
+        let (dim, ffn, k) = (shape.hidden, shape.intermediate, shape.expertsPerToken)
+        var m = 0
+        for slot in 0..<(n * k) where st.routes[slot] == e {
+            st.gathered[m * dim].update(from: st.normed[(slot / k) * dim], count: dim)
+            st.members[m] = slot
+            m += 1
+        }
+        guard m > 0 else { return }
+        let prep = st.prepared.pointer
+        let stride = st.preparedStride
+        pool.matvec(
+            layer.gate[e], st.gathered.pointer, tokens: m, into: st.gate.pointer, prep: prep,
+            prepStride: stride)
+        pool.matvec(
+            layer.up[e], st.gathered.pointer, tokens: m, into: st.up.pointer, prep: prep,
+            prepStride: stride)
+        pk_silu_mul_split(st.activation.pointer, st.gate.pointer, st.up.pointer, m * ffn)
+        pool.matvec(
+            layer.down[e], st.activation.pointer, tokens: m, into: st.expertOutput.pointer,
+            prep: prep, prepStride: stride)
+        for i in 0..<m {
+            st.slotOutput[st.members[i] * dim].update(from: st.expertOutput[i * dim], count: dim)
+        }
+    }
+
+    /// normed[t] = layernorm(x[t]) · weight + bias, for the rows t of the block.
+    private func layerNorm(_ norm: PhiMoEWeights.Norm, _ st: PhiMoEBuffers, rows: Range<Int>) {
+        let dim = shape.hidden
+        norm.weight.withUnsafeBufferPointer { w in
+            norm.bias.withUnsafeBufferPointer { b in
+                for t in rows {
+                    pk_layernorm(
+                        st.normed[t * dim], st.x[t * dim], w.baseAddress, b.baseAddress, dim,
+                        shape.normEps)
+                }
+            }
+        }
+    }
+
+    /// y[n][rows] = x[n][cols] · Wᵀ (+ bias) through the fused kernels, each weight read once
+    /// for the whole block, each token's row computed the same way whatever the block holds.
+    private func linear(
+        _ m: PhiMoEWeights.Linear, _ x: UnsafePointer<Float>, tokens n: Int,
+        into y: UnsafeMutablePointer<Float>, _ st: PhiMoEBuffers, _ pool: WorkerPool
+    ) {
+        pool.matvec(
+            m.weight, x, tokens: n, into: y, prep: st.prepared.pointer,
+            prepStride: st.preparedStride)
+        guard let bias = m.bias else { return }
+        let rows = m.weight.rows
+        bias.withUnsafeBufferPointer { b in
+            for t in 0..<n { pk_add(y + t * rows, b.baseAddress, rows) }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+/// `model_type: phimoe` (Phi-3.5-MoE): separate q/k/v/o projections with biases, LayerNorms
+/// with biases, and in place of the MLP a router (`block_sparse_moe.gate`, a Linear without
+/// bias) over `num_local_experts` SwiGLU experts; `lm_head` with a bias. Port of the module
+/// tree of mlx-lm's `mlx_lm/models/phimoe.py`, which stacks the experts' weights per
+/// projection as `block_sparse_moe.switch_mlp.{gate,up,down}_proj` `[experts, out, in]`
+/// (`SwitchGLU`; quantized, each expert's rows are grouped as any Linear's). Hugging Face
+/// checkpoints store one tensor per expert instead (`experts.E.w1/w2/w3`), which every
+/// command accepts and reads as the stacked module (mlx-lm's `sanitize`).
+public struct PhiMoESchema: ArchitectureSchema {
+    public init() {}
+
+    public var modelType: String { "phimoe" }
+    public var outputHead: String { "lm_head" }
+
+    /// mlx order: embed_tokens; per layer self_attn (q, k, v, o), block_sparse_moe (gate,
+    /// switch_mlp gate_proj, up_proj, down_proj), input_layernorm, post_attention_layernorm;
+    /// norm; lm_head unless tied.
+    public func modules(_ config: ModelConfig) -> [ModuleSpec] {
+        let hidden = config.hiddenSize
+        let queryDim = config.attentionHeads * config.headDim
+        let kvDim = config.kvHeads * config.headDim
+        let (experts, ffn) = (Self.experts(config), config.intermediateSize)
+        let bias = config.attentionBias
+        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
+        out.reserveCapacity(2 + 12 * config.layerCount + 2)
+        for layer in 0..<config.layerCount {
+            let p = "model.layers.\(layer)."
+            let moePath = p + "block_sparse_moe."
+            out += [
+                ModuleSpec(p + "self_attn.q_proj", .linear, shape: [queryDim, hidden], hasBias: bias),
+                ModuleSpec(p + "self_attn.k_proj", .linear, shape: [kvDim, hidden], hasBias: bias),
+                ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden], hasBias: bias),
+                ModuleSpec(p + "self_attn.o_proj", .linear, shape: [hidden, queryDim], hasBias: bias),
+                ModuleSpec(moePath + "gate", .linear, shape: [experts, hidden]),
+                ModuleSpec(moePath + "switch_mlp.gate_proj", .linear, shape: [experts, ffn, hidden]),
+                ModuleSpec(moePath + "switch_mlp.up_proj", .linear, shape: [experts, ffn, hidden]),
+                ModuleSpec(moePath + "switch_mlp.down_proj", .linear, shape: [experts, hidden, ffn]),
+                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden], hasBias: true),
+                ModuleSpec(p + "post_attention_layernorm", .norm, shape: [hidden], hasBias: true),
+            ]
+        }
+        out.append(ModuleSpec("model.norm", .norm, shape: [hidden], hasBias: true))
+        if !config.tieWordEmbeddings {
+            out.append(
+                ModuleSpec(
+                    outputHead, .linear, shape: [config.vocabSize, hidden], hasBias: config.lmHeadBias))
+        }
+        return out
+    }
+
+    /// `num_local_experts`, PhimoeConfig's 16 when absent.
+    public static func experts(_ config: ModelConfig) -> Int { config.localExperts ?? 16 }
+    /// `num_experts_per_tok`, PhimoeConfig's 2 when absent.
+    public static func expertsPerToken(_ config: ModelConfig) -> Int {
+        config.expertsPerToken ?? 2
+    }
+
+    /// The expert fields (after ModelConfig.validate's shared checks).
+    public func validate(_ config: ModelConfig) throws(ConfigError) {
+        let (experts, perToken) = (Self.experts(config), Self.expertsPerToken(config))
+        guard experts > 0, experts <= 1 << 10 else {
+            throw config.invalid(
+                "num_local_experts", "must be 1 to \(1 << 10), got \(experts)")
+        }
+        guard perToken > 0, perToken <= experts else {
+            throw config.invalid(
+                "num_experts_per_tok",
+                "must be 1 to num_local_experts (\(experts)), got \(perToken)")
+        }
+        guard config.routerJitterNoise >= 0, config.routerJitterNoise.isFinite else {
+            throw config.invalid("router_jitter_noise", "must be a number of at least 0")
+        }
+    }
+
+    /// Hugging Face's names for a stacked expert projection: `w1` is gate_proj, `w2`
+    /// down_proj, `w3` up_proj (mlx-lm's `sanitize` in phimoe.py).
+    public func expertTensorNames(_ module: ModuleSpec) -> [String]? {
+        let names = ["gate_proj": "w1", "down_proj": "w2", "up_proj": "w3"]
+        guard module.shape.count == 3, let (prefix, projection) = Self.split(module.path),
+            let w = names[projection]
+        else { return nil }
+        return (0..<module.shape[0]).map { "\(prefix)experts.\($0).\(w).weight" }
+    }
+
+    /// `model.layers.0.block_sparse_moe.switch_mlp.up_proj` → (`model.layers.0.block_sparse_moe.`,
+    /// `up_proj`).
+    private static func split(_ path: String) -> (String, String)? {
+        guard let range = path.range(of: "switch_mlp.", options: .backwards) else { return nil }
+        return (String(path[..<range.lowerBound]), String(path[range.upperBound...]))
+    }
+}
