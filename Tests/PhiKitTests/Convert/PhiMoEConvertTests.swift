@@ -13,7 +13,7 @@ import Testing
 /// own groups); then phikit runs the quantized model and its greedy tokens must follow the
 /// float64 oracle of the stored weights (scripts/engine/make_phimoe_goldens.py): each token is
 /// the oracle's argmax or within a near-tie (1e-3 of the logit spread) of it, after which the
-/// contexts differ and the walk stops.
+/// contexts differ and the walk stops. `verify` passes both directories' tensors.
 @Suite("phimoe: convert as mlx_lm.convert, quantized greedy as the float64 oracle")
 struct PhiMoEConvertTests {
     static let golden: JSONValue = try! JSONValue(
@@ -60,6 +60,15 @@ struct PhiMoEConvertTests {
             guard let (file, info) = written.tensor(tensor) else { continue }
             #expect(
                 SHA256Hasher.hex(of: file.data(info)) == hash.stringValue, "\(name): \(tensor)")
+        }
+
+        // verify reads both layouts through the schema: tensor names, shapes (stacked experts
+        // [experts, out, in], packed per expert) and dtypes all as config.json implies.
+        for directory in [source, output] {
+            let report = try verify(VerifyOptions(model: directory.path, environment: [:]))
+            let model = report.layers.first { $0.layer == .model }
+            #expect(model?.status == .passed, "\(name) \(directory.lastPathComponent): \(model?.summary ?? "")")
+            #expect(!report.findings.contains { $0.layer == .model }, "\(report.findings)")
         }
 
         guard let greedy = variant["greedy"]?.arrayValue?.compactMap(\.intValue) else { return }

@@ -2,7 +2,7 @@ import CKernels
 
 /// Every activation buffer of the Phi-3 forward pass, sized once per sequence for a block of
 /// up to `block` tokens; the forward pass only writes into these.
-final class Phi3Buffers {
+final class Phi3Buffers: BlockBuffers {
     /// Tokens per forward pass (prompt tokens are processed in blocks of this size).
     let block: Int
     let x: FloatBuffer  // (block, hidden) the residual stream

@@ -10,23 +10,12 @@ import Foundation
 // each): every matrix is read once for all of them, while each span of tokens stores its keys
 // and values in, and attends over, its own sequence's cache.
 
-/// Consecutive tokens of a block that belong to one sequence, at positions `p0`, `p0 + 1`, …
-struct Phi3Span {
-    let sequence: Phi3Sequence
-    /// Index of the span's first token in the block.
-    let first: Int
-    let count: Int
-    let p0: Int
-    /// 1: positions rotate with LongRoPE's long factors.
-    let regime: Int
-}
-
 extension Phi3Model {
     /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
     /// writing keys and values into each span's cache; then the logits of the last
     /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
     func forward(
-        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<Phi3Span>,
+        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<Phi3Model>>,
         buffers st: Phi3Buffers, logitRows: Int, pool: WorkerPool
     ) {
         let n = tokens.count
@@ -122,17 +111,5 @@ extension Phi3Model {
     ) {
         pool.matvec(
             m, x, tokens: n, into: y, prep: st.prepared.pointer, prepStride: st.preparedStride)
-    }
-}
-
-extension Phi3Sequence {
-    func forward(
-        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits: Bool,
-        pool: WorkerPool
-    ) {
-        let span = Phi3Span(sequence: self, first: 0, count: tokens.count, p0: p0, regime: regime)
-        model.forward(
-            tokens, spans: CollectionOfOne(span), buffers: state, logitRows: logits ? 1 : 0,
-            pool: pool)
     }
 }

@@ -4,12 +4,13 @@ import PhiFormats
 
 /// A Phi-3 family model (Phi-3, Phi-3.5-mini, Phi-4-mini: `model_type` "phi3") loaded from a
 /// directory, weights memory-mapped in place. Immutable and shareable; text is produced by an
-/// `InferenceSession` (which owns a `Phi3Sequence`: the KV cache and the activations).
+/// `InferenceSession` (which owns a `ModelSequence<Phi3Model>`: the KV cache and the
+/// activations).
 ///
 ///     let model = try Phi3Model.load(directory: dir)
 ///     let session = try InferenceSession(model: model)
 ///     let logits = try session.prefill(promptTokens)
-public final class Phi3Model: CausalLanguageModel {
+public final class Phi3Model: CausalLanguageModel, BlockForwardModel {
     public let directory: String
     public let config: ModelConfig
     /// `generation_config.json`, when the directory has one (its `eos_token_id` list is one
@@ -61,13 +62,24 @@ public final class Phi3Model: CausalLanguageModel {
     public func makeSequenceState(
         capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
     ) throws -> any SequenceState {
-        try Phi3Sequence(
+        try ModelSequence(
             model: self, capacity: capacity, block: block, threads: threads,
             cacheWidth: cacheWidth)
     }
 
     public func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
-        try Phi3Batch(model: self, maxSequences: maxSequences, threads: threads)
+        try ModelBatch(model: self, maxSequences: maxSequences, threads: threads)
+    }
+
+    var cacheShape: (layers: Int, kvHeads: Int, headDim: Int) {
+        (shape.layers, shape.kvHeads, shape.headDim)
+    }
+
+    func makeBuffers(
+        block: Int, capacity: Int, threads: Int, logitRows: Int
+    ) throws(SessionError) -> Phi3Buffers {
+        try Phi3Buffers(
+            shape: shape, block: block, capacity: capacity, threads: threads, logitRows: logitRows)
     }
 
     /// 1 once LongRoPE uses its long factors for a sequence of this length, else 0.

@@ -2,7 +2,7 @@ import CKernels
 
 /// Every activation buffer of the phimoe forward pass, sized once per sequence (or batch) for
 /// a block of up to `block` tokens; the forward pass only writes into these.
-final class PhiMoEBuffers {
+final class PhiMoEBuffers: BlockBuffers {
     let block: Int
     let x: FloatBuffer  // (block, hidden) the residual stream
     let normed: FloatBuffer  // (block, hidden) LayerNorm output

@@ -13,21 +13,11 @@ import Foundation
 // computes a token's row the same whatever else is in the block, and each token sums its
 // choices in choice order, so a token's result never depends on its block.
 
-/// Consecutive tokens of a block that belong to one sequence, at positions `p0`, `p0 + 1`, …
-struct PhiMoESpan {
-    let sequence: PhiMoESequence
-    let first: Int
-    let count: Int
-    let p0: Int
-    /// 1: positions rotate with LongRoPE's long factors and long mscale.
-    let regime: Int
-}
-
 extension PhiMoEModel {
     /// Runs `tokens` (the spans cover them, in order), writing keys and values into each
     /// span's cache, then the logits of the last `logitRows` tokens into `buffers.logits`.
     func forward(
-        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<PhiMoESpan>,
+        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<PhiMoEModel>>,
         buffers st: PhiMoEBuffers, logitRows: Int, pool: WorkerPool
     ) {
         let n = tokens.count
