@@ -23,6 +23,7 @@ What it writes, under Tests/PhiKitTests/Fixtures/convert/:
                       hands them to save_safetensors), the "bits per weight" line;
       config.json, model.safetensors.index.json, README.md -- the exact bytes.
 
+Sources: Phi-3.5- and Phi-4-mini-shaped (model_type phi3) and Phi-2-shaped (phi).
 Cases: q4/g64 for every source; the full bits x groups grid on both flavours; every
 --q-mode (mxfp4, nvfp4, mxfp8) and --quant-predicate recipe (mixed_2_6 ... mixed_4_6) on
 both flavours, with a --dequantize of each mode; --dtype
@@ -127,6 +128,38 @@ def phi_tensors(cfg):
     return dict(sorted(t.items()))
 
 
+def phi2_tensors(cfg):
+    """HF tensor names and shapes of a phi (Phi-2) checkpoint, sorted: biases everywhere
+    but the embedding."""
+    h, inter, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    t = {"model.embed_tokens.weight": [v, h], "model.final_layernorm.weight": [h],
+         "model.final_layernorm.bias": [h], "lm_head.weight": [v, h], "lm_head.bias": [v]}
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for name, shape in [("self_attn.q_proj", [h, h]), ("self_attn.k_proj", [h, h]),
+                            ("self_attn.v_proj", [h, h]), ("self_attn.dense", [h, h]),
+                            ("mlp.fc1", [inter, h]), ("mlp.fc2", [h, inter]),
+                            ("input_layernorm", [h])]:
+            t[p + name + ".weight"] = shape
+            t[p + name + ".bias"] = shape[:1]
+    return dict(sorted(t.items()))
+
+
+def phi2_config():
+    """microsoft/phi-2's config.json (as transformers 4.37 wrote it; from knowledge, the Hub
+    is not reachable here), shrunk."""
+    return {
+        "_name_or_path": "microsoft/phi-2", "architectures": ["PhiForCausalLM"],
+        "attention_dropout": 0.0, "bos_token_id": 310, "embd_pdrop": 0.0, "eos_token_id": 310,
+        "hidden_act": "gelu_new", "hidden_size": 128, "initializer_range": 0.02,
+        "intermediate_size": 256, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048,
+        "model_type": "phi", "num_attention_heads": 4, "num_hidden_layers": 2,
+        "num_key_value_heads": 4, "partial_rotary_factor": 0.4, "qk_layernorm": False,
+        "resid_pdrop": 0.1, "rope_scaling": None, "rope_theta": 10000.0,
+        "tie_word_embeddings": False, "torch_dtype": "float16",
+        "transformers_version": "4.37.0", "use_cache": True, "vocab_size": 320}
+
+
 def phi35_config(dtype_key="torch_dtype", dtype="bfloat16"):
     with open(SHARED / "microsoft--Phi-3.5-mini-instruct" / "config.json") as f:
         cfg = json.load(f)
@@ -181,6 +214,7 @@ SOURCES = {
     "phi35-dtypekey-fp32": (phi35_config("dtype", "bfloat16"), "F32", 1, None, {}),
     "phi4-bf16": (phi4_config(), "BF16", 1, None, {}),
     "phi4-fp32": (phi4_config("float32"), "F32", 1, "phi4", {}),
+    "phi2-fp16": (phi2_config(), "F16", 1, None, {}),
 }
 
 DT_SIZE = {"BF16": 2, "F16": 2, "F32": 4, "U32": 4}
@@ -212,7 +246,7 @@ def build_source(name, fixture_dir: Path, model_dir: Path):
     for fname, text in extra.items():
         (fixture_dir / fname).write_text(text)
 
-    names = list(phi_tensors(cfg).items())
+    names = list((phi2_tensors if cfg["model_type"] == "phi" else phi_tensors)(cfg).items())
     per = -(-len(names) // nshards)
     files, weight_map, total = [], {}, 0
     for s in range(nshards):
@@ -290,6 +324,14 @@ def case_list():
         for recipe in RECIPES:
             cases.append(dict(name=f"{src}-{recipe}", source=src, quantize=True,
                               quant_predicate=recipe))
+    # model_type phi: biases on every Linear and LayerNorm (mlx_lm refuses the mixed recipes:
+    # no down_proj)
+    cases += [
+        dict(name="phi2-fp16-q8g32", source="phi2-fp16", quantize=True, bits=8, group=32),
+        dict(name="phi2-fp16-mxfp4", source="phi2-fp16", quantize=True, mode="mxfp4"),
+        dict(name="phi2-fp16-bf16", source="phi2-fp16", dtype="bfloat16"),
+        dict(name="phi2-fp16-q4g64-dequant", source="case:phi2-fp16-q4g64", dequantize=True),
+    ]
     cases += [
         dict(name="phi4-fp32-mxfp4", source="phi4-fp32", quantize=True, mode="mxfp4"),
         dict(name="phi35-fp16-nvfp4", source="phi35-fp16", quantize=True, mode="nvfp4"),
@@ -376,15 +418,24 @@ def compact_manifest(m) -> str:
 
 
 def main():
-    if OUT.exists():
+    # `make_convert_golden.py PREFIX` remakes only the sources named PREFIX… and their cases
+    # (the whole set takes half an hour on a loaded machine); no argument remakes everything.
+    only = sys.argv[1] if len(sys.argv) > 1 else ""
+    if not only and OUT.exists():
         shutil.rmtree(OUT)
     work = Path(tempfile.mkdtemp(prefix="phikit-convert-golden-"))
     models = {}
     for src in SOURCES:
+        if not src.startswith(only):
+            continue
         models[src] = work / "src" / src
+        shutil.rmtree(OUT / "sources" / src, ignore_errors=True)
         build_source(src, OUT / "sources" / src, models[src])
     for case in case_list():
         src = case["source"]
+        if not src.removeprefix("case:").startswith(only):
+            continue
+        shutil.rmtree(OUT / "cases" / case["name"], ignore_errors=True)
         src_dir = models[src[5:]] if src.startswith("case:") else models[src]
         out_dir = work / "out" / case["name"]
         order = []

@@ -62,6 +62,14 @@ void pk_add(float *x, const float *y, long n) {
     for (long i = 0; i < n; i++) x[i] += y[i];
 }
 
+void pk_gelu_tanh(float *x, long n) {
+    const float k = 0.7978845608028654f; /* sqrt(2/pi) */
+    for (long i = 0; i < n; i++) {
+        const float v = x[i];
+        x[i] = 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+    }
+}
+
 long pk_argmax(const float *x, long n) {
     long best = 0;
     float top = -INFINITY;

@@ -127,7 +127,7 @@ struct ModelReferenceTests {
         #expect(ModelReferenceError.unknown("x").exitCode == .noInput)
     }
 
-    @Test("the project's registry.json decodes and every entry has <|end|> as a stop token")
+    @Test("the project's registry.json decodes and every Phi-3-family entry stops at <|end|>")
     func projectRegistry() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
@@ -139,9 +139,11 @@ struct ModelReferenceTests {
                 == "mlx-community/Phi-3.5-mini-instruct-4bit")
         #expect(
             registry.entry(named: "phi-4-mini")?.repo == "mlx-community/Phi-4-mini-instruct-4bit")
-        for entry in registry.entries where entry.repo != nil {
-            #expect(entry.extraEOSTokens.contains("<|end|>"))
+        // Phi-2's vocabulary has no <|end|>: its end of text is the tokenizer's own eos.
+        for entry in registry.entries where entry.repo != nil && !entry.name.hasPrefix("phi-2") {
+            #expect(entry.extraEOSTokens.contains("<|end|>"), "\(entry.name)")
         }
+        #expect(registry.entry(named: "phi-2")?.extraEOSTokens == [])
         // The bundled demo model resolves to the directory shipped beside registry.json.
         let demo = try #require(registry.entry(named: "stories-260k")?.path)
         #expect(FileManager.default.fileExists(atPath: demo + "/model.safetensors"))

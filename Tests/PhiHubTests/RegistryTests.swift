@@ -30,6 +30,8 @@ struct RegistryTests {
             #expect(entry.source == path)
         }
         #expect(registry.entry(named: "stories-260k")?.parameters == 260_032)
+        #expect(registry.entry(named: "phi-2")?.repo == "mlx-community/phi-2")
+        #expect(registry.entry(named: "phi-2-hf")?.repo == "microsoft/phi-2")
     }
 
     @Test("the user's registry adds entries and replaces same-named ones")

@@ -97,6 +97,23 @@ def load_dequantized(directory):
     return config, out, hashes
 
 
+def rope(x, cos, sin, rd):
+    """x [heads, n, hd] rotated on its first rd dims, NeoX halves ("rotate_half")."""
+    r, rest = x[..., :rd], x[..., rd:]
+    rot = np.concatenate([-r[..., rd // 2:], r[..., : rd // 2]], -1)
+    return np.concatenate([r * cos + rot * sin, rest], -1)
+
+
+def attention(q, k, v):
+    """Causal softmax attention, q [heads, n, hd], k/v [kv heads, n, hd] -> [n, heads*hd]."""
+    heads, n, hd = q.shape
+    k, v = np.repeat(k, heads // k.shape[0], 0), np.repeat(v, heads // v.shape[0], 0)
+    s = q @ k.transpose(0, 2, 1) / np.sqrt(hd) + np.triu(np.full((n, n), -np.inf), 1)
+    s = np.exp(s - s.max(-1, keepdims=True))
+    s /= s.sum(-1, keepdims=True)
+    return (s @ v).transpose(1, 0, 2).reshape(n, heads * hd)
+
+
 def forward(cfg, w, tokens):
     """Logits of the last position, float64, the whole sequence recomputed."""
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
@@ -118,13 +135,7 @@ def forward(cfg, w, tokens):
     def norm(x, g):
         return x / np.sqrt(np.mean(x * x, -1, keepdims=True) + eps) * g
 
-    def rope(x):  # x [heads, n, hd]; NeoX halves on the first rd dims
-        r, rest = x[..., :rd], x[..., rd:]
-        rot = np.concatenate([-r[..., rd // 2:], r[..., : rd // 2]], -1)
-        return np.concatenate([r * cos + rot * sin, rest], -1)
-
     x = w["model.embed_tokens.weight"][tokens]
-    mask = np.triu(np.full((n, n), -np.inf), 1)
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         a = norm(x, w[p + "input_layernorm.weight"])
@@ -132,13 +143,8 @@ def forward(cfg, w, tokens):
         q = qkv[:, : heads * hd].reshape(n, heads, hd).transpose(1, 0, 2)
         k = qkv[:, heads * hd: (heads + kv) * hd].reshape(n, kv, hd).transpose(1, 0, 2)
         v = qkv[:, (heads + kv) * hd:].reshape(n, kv, hd).transpose(1, 0, 2)
-        q, k = rope(q), rope(k)
-        k, v = np.repeat(k, heads // kv, 0), np.repeat(v, heads // kv, 0)
-        s = q @ k.transpose(0, 2, 1) / np.sqrt(hd) + mask
-        s = np.exp(s - s.max(-1, keepdims=True))
-        s /= s.sum(-1, keepdims=True)
-        o = (s @ v).transpose(1, 0, 2).reshape(n, heads * hd)
-        x = x + o @ w[p + "self_attn.o_proj.weight"].T
+        q, k = rope(q, cos, sin, rd), rope(k, cos, sin, rd)
+        x = x + attention(q, k, v) @ w[p + "self_attn.o_proj.weight"].T
         a = norm(x, w[p + "post_attention_layernorm.weight"])
         gu = a @ w[p + "mlp.gate_up_proj.weight"].T
         inter = gu.shape[-1] // 2
@@ -149,12 +155,12 @@ def forward(cfg, w, tokens):
     return head @ x
 
 
-def greedy(cfg, w, prompt=PROMPT, model=None):
-    """Greedy decoding by `model` (this file's phi3 `forward` unless given), the whole
-    sequence recomputed each step; per step the top TOP (id, logit) and the logit spread."""
+def greedy(cfg, w, prompt=PROMPT, count=NEW_TOKENS, model=None):
+    """Greedy tokens of `model` (default: this file's Phi-3 forward), the whole sequence
+    recomputed at each step, with the top logits and the spread at every step."""
     model = model or forward
     seq, steps = list(prompt), []
-    for _ in range(NEW_TOKENS):
+    for _ in range(count):
         logits = model(cfg, w, seq)
         top = np.argsort(-logits, kind="stable")[:TOP]
         steps.append({"top": [[int(i), float(logits[i])] for i in top],

@@ -36,7 +36,9 @@ SEED, AMPLITUDE = 7, 0.25
 SHORT_PROMPT = eg.SHORT_PROMPT
 LONG_PROMPT = [1] + [int(x) for x in np.random.default_rng(5).integers(3, 300, 39)]
 # (name, config, mlx_lm.convert variants (bits, group), seed)
-MODELS = [("phimoe16x2", tm.phimoe_16x2, [(4, 64), (8, 64)], SEED),
+# A variant is (bits, group) or a dict of mlx_lm.convert options (modes and mixed recipes).
+MODELS = [("phimoe16x2", tm.phimoe_16x2,
+           [(4, 64), (8, 64), dict(q_mode="mxfp4"), dict(quant_predicate="mixed_3_6")], SEED),
           ("phimoe4x2", tm.phimoe_4x2, [(4, 32), (8, 128)], SEED),
           ("phimoe16x2-seed11", tm.phimoe_16x2, [], 11)]
 
@@ -166,21 +168,24 @@ def model_case(work, name, cfg, variants, seed):
     assert np.max(np.abs(own - ref)) <= 1e-4 * np.max(np.abs(ref)), np.max(np.abs(own - ref))
 
     result["mlx"] = []
-    for bits, group in [(None, None)] + variants:
-        target = os.path.join(work, f"{name}-q{bits}g{group}")
-        if bits is None:
-            from mlx_lm import convert
+    from mlx_lm import convert
 
+    for variant in [None] + variants:
+        target = os.path.join(work, f"{name}-{len(result['mlx'])}")
+        if variant is None:
             convert(source, target)
             _, _, hashes = mo.load_dequantized(target)
             result["mlx"].append({"quantization": None, "tensor_sha256": hashes})
             continue
-        eg.mlx_convert(source, target, bits, group)
+        options = variant if isinstance(variant, dict) else dict(
+            q_bits=variant[0], q_group_size=variant[1])
+        convert(source, target, quantize=True, **options)
         config, w, hashes = mo.load_dequantized(target)
         tokens, steps = mo.greedy(config, w, SHORT_PROMPT, model=forward)
-        result["mlx"].append({"quantization": config["quantization"], "tensor_sha256": hashes,
+        result["mlx"].append({"options": options, "quantization": config["quantization"],
+                              "tensor_sha256": hashes,
                               "prompt": SHORT_PROMPT, "greedy": tokens, "steps": steps})
-        print(name, bits, group, tokens[:12], file=sys.stderr)
+        print(name, options, tokens[:12], file=sys.stderr)
     return result
 
 

@@ -1,4 +1,4 @@
-"""Tiny random-weight Phi-3 models, defined so that Swift can rebuild them bit for bit.
+"""Tiny random-weight Phi-3 and phi models, defined so that Swift can rebuild them bit for bit.
 
 The engine tests (Tests/PhiEngineTests/Model/TinyModels.swift) regenerate the same weights at
 test time from the seed, so no weights are committed. The generator:
@@ -7,11 +7,12 @@ test time from the seed, so no weights are committed. The generator:
     r(k, i) = 2 * (mix(seed * 0x9E3779B97F4A7C15 + (k << 32) + i) >> 40) / 2^24 - 1
               (uint64 arithmetic wraps; r is in [-1, 1) and exact in float32)
     weight  = float32(r) * float32(amplitude)         linear and embedding weights
-    norm    = float32(1) + float32(r) * float32(0.25)  RMSNorm weights
+    norm    = float32(1) + float32(r) * float32(0.25)  RMSNorm/LayerNorm weights
+    bias    = float32(r) * float32(0.1)                Linear and LayerNorm biases (phi)
 
 k is the tensor's index in the Phi-3 tensor order (embed_tokens; per layer input_layernorm,
 qkv_proj, o_proj, post_attention_layernorm, gate_up_proj, down_proj; norm; lm_head unless
-tied), i the element's index in row-major order.
+tied; for phi, phi_tensor_shapes' order), i the element's index in row-major order.
 """
 
 import json
@@ -59,16 +60,80 @@ def tensor_shapes(cfg):
     return out
 
 
+def phi_tensor_shapes(cfg):
+    """(name, shape) of a model_type phi model in mlx's order, each module's weight then its
+    bias: embed_tokens; per layer q/k/v_proj, dense, (q/k_layernorm), input_layernorm, fc1,
+    fc2; final_layernorm; lm_head. The generator numbers every one of them, biases included."""
+    h, i, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
+    hd = h // heads
+    modules = [("model.embed_tokens", [v, h], False)]
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        modules += [(p + "self_attn.q_proj", [heads * hd, h], True),
+                    (p + "self_attn.k_proj", [kv * hd, h], True),
+                    (p + "self_attn.v_proj", [kv * hd, h], True),
+                    (p + "self_attn.dense", [h, heads * hd], True)]
+        if cfg.get("qk_layernorm"):
+            modules += [(p + "self_attn.q_layernorm", [hd], True),
+                        (p + "self_attn.k_layernorm", [hd], True)]
+        modules += [(p + "input_layernorm", [h], True), (p + "mlp.fc1", [i, h], True),
+                    (p + "mlp.fc2", [h, i], True)]
+    modules += [("model.final_layernorm", [h], True), ("lm_head", [v, h], True)]
+    out = []
+    for path, shape, bias in modules:
+        out.append((path + ".weight", shape))
+        if bias:
+            out.append((path + ".bias", shape[:1]))
+    return out
+
+
 def weights(cfg, seed, amplitude):
-    """name -> float32 numpy array."""
+    """name -> float32 numpy array. Biases (phi only) are r * 0.1."""
     out = {}
-    for k, (name, shape) in enumerate(tensor_shapes(cfg)):
+    shapes = phi_tensor_shapes(cfg) if cfg["model_type"] == "phi" else tensor_shapes(cfg)
+    for k, (name, shape) in enumerate(shapes):
         r = uniform(seed, k, int(np.prod(shape))).reshape(shape)
-        if "norm" in name:
+        if name.endswith(".bias"):
+            out[name] = r * np.float32(0.1)
+        elif "norm" in name:
             out[name] = np.float32(1) + r * np.float32(0.25)
         else:
             out[name] = r * np.float32(amplitude)
     return out
+
+
+def phi_config(**sizes):
+    """A model_type phi config.json (transformers' PhiConfig fields), then `sizes`."""
+    return {
+        "architectures": ["PhiForCausalLM"], "model_type": "phi", "max_position_embeddings": 128,
+        "rope_theta": 10000.0, "layer_norm_eps": 1e-05, "bos_token_id": 1, "eos_token_id": 2,
+        "hidden_act": "gelu_new", "attention_dropout": 0.0, "resid_pdrop": 0.0,
+        "embd_pdrop": 0.0, "qk_layernorm": False, "tie_word_embeddings": False,
+        "torch_dtype": "float32", "use_cache": True, **sizes,
+    }
+
+
+def phi2_like():
+    """Phi-2's proportions: MHA, partial rotary 0.4 (head_dim 32 -> 12 rotated dims)."""
+    return phi_config(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=4, vocab_size=384,
+                      partial_rotary_factor=0.4)
+
+
+def phi15_qk_like():
+    """Phi-1.5's rotary 0.5, plus qk_layernorm and grouped keys (6:2), 3 layers, head_dim 16
+    (transformers only: mlx-lm's phi.py has no q/k layernorm)."""
+    return phi_config(hidden_size=96, intermediate_size=160, num_hidden_layers=3,
+                      num_attention_heads=6, num_key_value_heads=2, vocab_size=400,
+                      partial_rotary_factor=0.5, qk_layernorm=True, layer_norm_eps=1e-06)
+
+
+def phi_wide_head():
+    """head_dim 40 with rotary 0.4 (16 dims, as Phi-2's 80 -> 32), GQA 4:2, rotary 0.4."""
+    return phi_config(hidden_size=160, intermediate_size=320, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, vocab_size=384,
+                      partial_rotary_factor=0.4)
 
 
 def longrope_factors(n, short_step, long_step):

@@ -41,6 +41,9 @@ TOKENIZERS = {
     "phi4mini": SHARED / "_derived/microsoft--Phi-4-mini-instruct/tokenizer.json",
     "stories260k": ROOT / "models/stories-260k/tokenizer.json",
     "phi3early": SHARED / "ort-extensions-testdata--phi-3/tokenizer.json",
+    # Phi-1/1.5/2's shape (GPT-2/CodeGen byte-level BPE, whitespace-run added tokens):
+    # made by make_phi2like_tokenizer.py
+    "phi2like": FIXTURES / "phi2like-tokenizer.json",
 }
 FULL_EVERY = 40
 FULL_IF_AT_MOST = 12

@@ -25,6 +25,10 @@ void pk_silu_mul(float *out, const float *gate_up, long n);
 /* x[i] += y[i] */
 void pk_add(float *x, const float *y, long n);
 
+/* x[i] = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) in place: transformers' gelu_new
+   (NewGELUActivation), which mlx's gelu_approx also computes. */
+void pk_gelu_tanh(float *x, long n);
+
 /* Index of the largest element, the first one on ties (as argmax in torch, numpy and mlx);
    NaNs are never chosen unless all are NaN (then 0). */
 long pk_argmax(const float *x, long n);

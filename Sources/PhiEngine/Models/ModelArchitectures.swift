@@ -10,6 +10,7 @@ public enum ModelArchitectures {
 
     static let loaders: [String: Loader] = [
         "phi3": { try Phi3Model.load(directory: $0, threads: $1) },
+        "phi": { try PhiModel.load(directory: $0, threads: $1) },
         "phimoe": { try PhiMoEModel.load(directory: $0, threads: $1) },
     ]
 

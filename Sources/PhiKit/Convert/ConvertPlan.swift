@@ -167,6 +167,16 @@ private struct StepBuilder {
 
     mutating func build() throws {
         if options.quantize { quantization = try options.quantizationScheme() }
+        // mlx-lm places the recipe's layer index by the first down_proj; a model without
+        // one (phi: fc1/fc2) is refused there with "does not have expected keys", so here.
+        if let recipe = options.quantPredicate,
+            !layout.modules.contains(where: { $0.path.contains("down_proj") })
+        {
+            throw ConvertError.badOption(
+                "--quant-predicate \(recipe.rawValue) needs down_proj layers, which a "
+                    + "\(config.modelType) model does not have (mlx_lm refuses it too)",
+                hint: "quantize it uniformly: --bits and --group-size, or --q-mode")
+        }
         for m in layout.modules {
             if let parts = split[m.path] {
                 try addFloatSource(m.path, shape: m.shape, linear: true, parts: parts)

@@ -12,12 +12,23 @@ import Testing
 /// switches LongRoPE factors past 32 positions.
 @Suite("inference session reuse")
 struct SessionReuseTests {
-    static func models() throws -> [(String, TemporaryModel, Phi3Model)] {
-        try ["tiny-phi35.json", "tiny-phi4mini.json"].flatMap { name in
-            let (f, float) = try SessionTests.floatModel(name)
-            let (q, quantized) = try SessionTests.quantizedModel(name)
-            return [(name + " float", f, float), (name + " 4-bit", q, quantized)]
-        }
+    /// Both Phi-3 shapes and the phi (Phi-2) shape with qk_layernorm, float and 4-bit.
+    static func models() throws -> [(String, TemporaryModel, any CausalLanguageModel)] {
+        let phi3: [(String, TemporaryModel, any CausalLanguageModel)] =
+            try ["tiny-phi35.json", "tiny-phi4mini.json"].flatMap { name in
+                let (f, float) = try SessionTests.floatModel(name)
+                let (q, quantized) = try SessionTests.quantizedModel(name)
+                return [(name + " float", f, float), (name + " 4-bit", q, quantized)]
+            }
+        let f = try TinyPhiTests.write("phi15qk")
+        let q = try TinyModels.writeQuantized(
+            from: f.path,
+            quantization: .object([("group_size", .int(32)), ("bits", .int(4)),
+                ("mode", .string("affine"))]))
+        return phi3 + [
+            ("phi15qk float", f, try PhiModel.load(directory: f.path)),
+            ("phi15qk 4-bit", q, try PhiModel.load(directory: q.path)),
+        ]
     }
 
     /// Greedy continuation of what the session holds, by decode steps.
@@ -32,7 +43,7 @@ struct SessionReuseTests {
         return out
     }
 
-    static func fresh(_ model: Phi3Model, _ sequence: [Int]) throws -> [Float] {
+    static func fresh(_ model: any CausalLanguageModel, _ sequence: [Int]) throws -> [Float] {
         let session = try InferenceSession(model: model)
         return try withExtendedLifetime(session) { Array(try session.prefill(sequence)) }
     }

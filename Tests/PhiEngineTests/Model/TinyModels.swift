@@ -21,6 +21,7 @@ enum TinyModels {
         _ config: ModelConfig, seed: UInt64, amplitude: Float
     ) throws -> [(name: String, shape: [Int], values: [Float])] {
         let layout = try ModelLayout(config: config)
+        if config.modelType == "phi" { return phiWeights(layout, seed: seed, amplitude: amplitude) }
         let perLayer = [
             "input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj",
             "post_attention_layernorm", "mlp.gate_up_proj", "mlp.down_proj",
@@ -35,6 +36,23 @@ enum TinyModels {
             let r = uniform(seed: seed, tensor: k, count: module.shape.reduce(1, *))
             let values = module.kind == .norm ? r.map { 1 + $0 * 0.25 } : r.map { $0 * amplitude }
             return (module.weightName, module.shape, values)
+        }
+    }
+
+    /// A phi model's tensors: every one numbered in the schema's (mlx's) order, each module's
+    /// weight then its bias (tiny_models.py's `phi_tensor_shapes`); biases are r × 0.1.
+    static func phiWeights(
+        _ layout: ModelLayout, seed: UInt64, amplitude: Float
+    ) -> [(name: String, shape: [Int], values: [Float])] {
+        let tensors = layout.modules.flatMap { module in
+            [(module.weightName, module.shape, module.kind == .norm)]
+                + (module.biasName.map { [($0, module.biasShape, false)] } ?? [])
+        }
+        return tensors.enumerated().map { k, tensor in
+            let (name, shape, isNormWeight) = tensor
+            let r = uniform(seed: seed, tensor: k, count: shape.reduce(1, *))
+            let scale: Float = name.hasSuffix(".bias") ? 0.1 : amplitude
+            return (name, shape, isNormWeight ? r.map { 1 + $0 * 0.25 } : r.map { $0 * scale })
         }
     }
 

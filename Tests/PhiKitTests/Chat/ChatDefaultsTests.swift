@@ -14,7 +14,9 @@ struct ChatDefaultsTests {
         let registry = try Registry.load(environment: [
             "PHIKIT_REGISTRY": path, "XDG_CONFIG_HOME": "/nonexistent",
         ])
-        for entry in registry.entries where entry.name.hasPrefix("phi-") {
+        // Phi-2 is a base model without a chat template: chat refuses it, so no chat defaults.
+        for entry in registry.entries
+        where entry.name.hasPrefix("phi-") && !entry.name.hasPrefix("phi-2") {
             #expect(entry.defaultTemperature == 0.6, "\(entry.name)")
             #expect(entry.defaultMaxTokens == 1024, "\(entry.name)")
         }

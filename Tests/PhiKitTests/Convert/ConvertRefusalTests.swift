@@ -41,6 +41,22 @@ struct ConvertRefusalTests {
         func remove() { try? FileManager.default.removeItem(at: work) }
     }
 
+    @Test("a mixed recipe on a phi model (no down_proj) is refused, as mlx_lm refuses it")
+    func mixedRecipeNeedsDownProj() throws {
+        let s = try Scratch("phi2-fp16")
+        defer { s.remove() }
+        var options = s.options()
+        options.quantPredicate = .mixed_3_6
+        do {
+            _ = try convert(options)
+            Issue.record("converted a phi model with mixed_3_6")
+        } catch let error as ConvertError {
+            #expect(error.message.contains("needs down_proj layers"), "\(error.message)")
+            #expect(error.exitCode == .usage)
+        }
+        try s.expectNothingWritten()
+    }
+
     @Test func existingOutputNeedsForce() throws {
         let s = try Scratch()
         defer { s.remove() }

@@ -7,8 +7,8 @@ import Testing
 @testable import PhiKit
 
 /// phimoe through convert: the tiny Phi-3.5-MoE-shaped models of tiny_models.py, written in
-/// the Hugging Face layout (one w1/w2/w3 tensor per expert), converted by phikit as float and
-/// at two bit widths each. Every output tensor must be byte-identical to mlx_lm.convert's
+/// the Hugging Face layout (one w1/w2/w3 tensor per expert), converted by phikit as float, at
+/// two bit widths each, and (16 experts) mxfp4 and the mixed_3_6 recipe. Every output tensor must be byte-identical to mlx_lm.convert's
 /// (which stacks the experts, mlx-lm's `sanitize`, and quantizes each expert's rows in its
 /// own groups); then phikit runs the quantized model and its greedy tokens must follow the
 /// float64 oracle of the stored weights (scripts/engine/make_phimoe_goldens.py): each token is
@@ -47,10 +47,14 @@ struct PhiMoEConvertTests {
 
         let output = work.appendingPathComponent("out")
         var options = ConvertOptions(source: source.path, output: output.path, environment: [:])
-        if let q = variant["quantization"], q != .null {
+        if let o = variant["options"] {  // mlx_lm.convert's keyword arguments
             options.quantize = true
-            options.bits = q["bits"]?.intValue
-            options.groupSize = q["group_size"]?.intValue
+            options.bits = o["q_bits"]?.intValue
+            options.groupSize = o["q_group_size"]?.intValue
+            options.mode = o["q_mode"]?.stringValue ?? "affine"
+            options.quantPredicate = o["quant_predicate"]?.stringValue.flatMap {
+                MixedQuantRecipe(rawValue: $0)
+            }
         }
         _ = try convert(options)
         let expected = try #require(variant["tensor_sha256"]?.objectValue)

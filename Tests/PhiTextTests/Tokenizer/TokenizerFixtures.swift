@@ -17,10 +17,15 @@ enum TokenizerFixtures {
             try TestPaths.shared("_derived/microsoft--Phi-4-mini-instruct/tokenizer.json")
         case "stories260k": TestPaths.storiesModel.appendingPathComponent("tokenizer.json").path
         case "phi3early": try TestPaths.shared("ort-extensions-testdata--phi-3/tokenizer.json")
+        case "phi2like":
+            try #require(
+                Bundle.module.url(
+                    forResource: "Fixtures/tokenizer/phi2like-tokenizer.json", withExtension: nil)
+            ).path
         default: throw MissingFixture(path: "tokenizer '\(name)'")
         }
     }
-    static let names = ["phi35", "phi4mini", "stories260k", "phi3early"]
+    static let names = ["phi35", "phi4mini", "stories260k", "phi3early", "phi2like"]
 
     /// Loading the 200k-token tokenizer takes a while in a debug build: load each once.
     private static let tokenizers = OncePerKey<Tokenizer>()
