@@ -24,6 +24,8 @@
 #                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
+#   make bench-serve      phikit serve vs llama-cpp-python's server, 1/2/4/8 streaming clients
+#                         (aggregate tok/s, time to first token; full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
 #                    3600) for safetensors, json, config, http, gguf and the Jinja interpreter,
 #                    the tokenizer's regex engine and tokenizer.json, after replaying the seeds
@@ -54,7 +56,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -114,6 +116,9 @@ bench-verify: build
 
 bench-chat: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
+
+bench-serve: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_serve.sh
 
 SOAK_SECONDS ?= 180
 SOAK_CLIENTS ?= 8

@@ -65,12 +65,53 @@ struct CompletionRequestTests {
             (#"{"messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": 1}}"#, "stream_options.include_usage"),
             (#"{"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "x"}]}"#, "tools[0]"),
             (#"{"messages": [{"role": "user", "content": "x"}], "tool_choice": "required"}"#, "tool_choice"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "tool_choice": "any"}"#, "tool_choice"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "tool_choice": 1}"#, "tool_choice"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "tools": [\#(weather)], "#
+                + #""tool_choice": {"type": "function", "function": {"name": "other"}}}"#, "tool_choice"),
             (#"{"messages": [{"role": "user", "content": "x"}], "presence_penalty": 0.5}"#, "presence_penalty"),
             (#"{"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}"#, "max_tokens"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}}"#, "response_format"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "logit_bias": {"50256": -100}}"#, "logit_bias"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "functions": []}"#, "functions"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "best_of": 2}"#, "best_of"),
         ])
     func badChatField(_ json: String, _ param: String) {
         let error = Self.error(.chat, json)
         #expect(error?.status == 400)
         #expect(error?.param == param, "\(error?.message ?? "accepted")")
+    }
+
+    static let weather = #"{"type": "function", "function": {"name": "get_weather"}}"#
+
+    @Test("tool_choice: auto by default with tools, none drops them, required or a name")
+    func toolChoice() throws {
+        let chat = #"{"messages": [{"role": "user", "content": "x"}], "tools": [\#(Self.weather)]"#
+        #expect(try Self.parse(.chat, chat + "}").toolChoice == .auto)
+        #expect(try Self.parse(.chat, #"{"messages": [{"role": "user", "content": "x"}]}"#)
+            .toolChoice == .none)
+        let none = try Self.parse(.chat, chat + #", "tool_choice": "none"}"#)
+        guard case .chat(_, let tools) = none.input else {
+            Issue.record("not a chat")
+            return
+        }
+        #expect(none.toolChoice == .none && tools.isEmpty)
+        #expect(try Self.parse(.chat, chat + #", "tool_choice": "required"}"#).toolChoice == .required)
+        let named = chat + #", "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}"#
+        #expect(try Self.parse(.chat, named).toolChoice == .function("get_weather"))
+    }
+
+    @Test("completions: echo is taken, echo with logprobs and a suffix are refused by name")
+    func echoAndSuffix() throws {
+        #expect(try Self.parse(.completions, #"{"prompt": "a", "echo": true}"#).echo)
+        #expect(try Self.parse(.completions, #"{"prompt": "a", "suffix": null}"#).echo == false)
+        // Neutral values of the fields this server cannot honour pass.
+        _ = try Self.parse(
+            .completions,
+            #"{"prompt": "a", "best_of": 1, "logit_bias": {}, "response_format": {"type": "text"}}"#)
+        let both = Self.error(.completions, #"{"prompt": "a", "echo": true, "logprobs": 1}"#)
+        #expect(both?.status == 400 && both?.param == "echo")
+        let suffix = Self.error(.completions, #"{"prompt": "a", "suffix": "b"}"#)
+        #expect(suffix?.status == 400 && suffix?.param == "suffix")
     }
 }

@@ -84,4 +84,18 @@ struct StopAndToolTextTests {
         #expect(plain.append("ag|> b") == "<|tag|> b")
         #expect(plain.finish(makeID: Self.ids()).content == nil)
     }
+
+    @Test("a forced call start (tool_choice naming a function) and the model's rest parse")
+    func forcedStartParses() {
+        let start = ToolCallSyntax.start(calling: "get_weather")
+        #expect(start == #"<|tool_call|>[{"name": "get_weather", "arguments":"#)
+        let (content, calls) = ToolCallSyntax.parse(
+            start + #" {"city": "Paris"}}]<|/tool_call|>"#, makeID: Self.ids())
+        #expect(content == nil)
+        #expect(calls == [ToolCall(id: "call_1", name: "get_weather", arguments: #"{"city":"Paris"}"#)])
+        // Cut off inside the arguments: no call, the text (forced start included) is content.
+        let cut = start + #" {"city": "Par"#
+        let (text, none) = ToolCallSyntax.parse(cut, makeID: Self.ids())
+        #expect(none.isEmpty && text == cut)
+    }
 }

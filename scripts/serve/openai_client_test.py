@@ -96,6 +96,14 @@ def stories():
               r.choices[0].text and all(len(t) <= 3 for t in lp.top_logprobs)
               and all(v <= 0 for v in lp.token_logprobs), lp)
 
+        r = client.completions.create(model="stories-260k", prompt="Once upon a time",
+                                      max_tokens=40, temperature=0, echo=True)
+        check("completions: echo", r.choices[0].text == "Once upon a time" + expected,
+              repr(r.choices[0].text[:40]))
+        expect_error("errors: suffix is 400", openai.BadRequestError,
+                     lambda: client.completions.create(model="stories-260k", prompt="x",
+                                                       suffix="y"), 400, "fill-in-the-middle")
+
         expect_error("errors: n=2 is 400", openai.BadRequestError, lambda: client.completions.create(
             model="stories-260k", prompt="x", n=2), 400, "'n' must be 1")
         expect_error("errors: unknown model is 404", openai.NotFoundError,
@@ -165,6 +173,31 @@ def scripted():
               r.choices[0].finish_reason in ("tool_calls", "stop"), r.choices[0])
         check("cache: the next turn reuses the cached prefix",
               r.usage.prompt_tokens_details.cached_tokens > 0, r.usage)
+
+        # tool_choice: "required" skips "Let me check." and starts with the call; a named
+        # function on a model that never writes arguments after it gives the text back.
+        model = client.models.list().data[0].id
+        r = client.chat.completions.create(model=model, messages=messages, tools=[WEATHER_TOOL],
+                                           tool_choice="required", temperature=0)
+        call = (r.choices[0].message.tool_calls or [None])[0]
+        check("tool_choice required: the answer is the call",
+              r.choices[0].finish_reason == "tool_calls" and r.choices[0].message.content is None
+              and call is not None and call.function.name == "get_weather", r.choices[0])
+        r = client.chat.completions.create(model=model, messages=messages, tools=[WEATHER_TOOL],
+                                           tool_choice="none", temperature=0)
+        check("tool_choice none: text, nothing parsed", r.choices[0].finish_reason == "stop"
+              and r.choices[0].message.content == TOOL_SCRIPT, r.choices[0])
+        named = {"type": "function", "function": {"name": "get_weather"}}
+        r = client.chat.completions.create(model=model, messages=messages, tools=[WEATHER_TOOL],
+                                           tool_choice=named, temperature=0, max_tokens=4)
+        check("tool_choice named: no call made, the text is content",
+              not r.choices[0].message.tool_calls and r.choices[0].message.content.startswith(
+                  '<|tool_call|>[{"name": "get_weather", "arguments":'), r.choices[0])
+        expect_error("tool_choice: a function not in tools is 400", openai.BadRequestError,
+                     lambda: client.chat.completions.create(
+                         model=model, messages=messages, tools=[WEATHER_TOOL],
+                         tool_choice={"type": "function", "function": {"name": "x"}}),
+                     400, "'x'")
 
         wrong = openai.OpenAI(base_url=server.url, api_key="wrong", max_retries=0)
         expect_error("auth: a wrong key is 401", openai.AuthenticationError,

@@ -3,13 +3,18 @@ import PhiFormats
 /// Writes one answer as server-sent events while it is generated: `data: {chunk}` blocks,
 /// the finish reason, the usage when asked for, then `data: [DONE]`. With tools, text from
 /// `<|tool_call|>` on is held until the answer is complete, then sent as `tool_calls` (or as
-/// content, when it is not a valid call).
+/// content, when it is not a valid call). While nothing is generated (the request waits for
+/// a slot, or a long prompt is read) a `: keep-alive` comment goes out every `keepAlive`, so
+/// proxies and clients with read timeouts keep waiting; SSE clients ignore comments.
 struct AnswerStream {
     let job: GenerationJob
     let channel: ResponseChannel
     let bodies: ResponseBodies
     let includeUsage: Bool
     let parseTools: Bool
+    /// Text the answer starts with before the generated text (`echo`, a forced call start).
+    var answerStart = ""
+    var keepAlive: Duration = .seconds(10)
 
     func run() {
         var ended = false
@@ -47,8 +52,14 @@ struct AnswerStream {
                     content: "", role: true, logprobs: nil, usageNull: includeUsage))
         }
         var tools = ToolCallStream()
+        var pending: [GenerationEvent] = answerStart.isEmpty ? [] : [.text(answerStart, [])]
         while true {
-            let events = job.take()
+            let events = pending + job.take(waitingAtMost: pending.isEmpty ? keepAlive : .zero)
+            pending = []
+            if events.isEmpty {
+                try channel.write(Array(": keep-alive\n\n".utf8))
+                continue
+            }
             // The job's last event may come with others: once taken, the job is over even if
             // a write fails before it is handled.
             for event in events {

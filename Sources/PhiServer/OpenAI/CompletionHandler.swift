@@ -14,6 +14,9 @@ struct CompletionHandler: Sendable {
     /// or the model's directory.
     let modelID: String
     let modelNames: Set<String>
+    /// How long a streamed answer may stay silent (queued, or a long prompt being read)
+    /// before a `: keep-alive` comment tells proxies and clients it is still coming.
+    var keepAlive: Duration = .seconds(10)
 
     func handle(_ endpoint: CompletionRequest.Endpoint, body: [UInt8], channel: ResponseChannel) {
         do {
@@ -21,7 +24,8 @@ struct CompletionHandler: Sendable {
             if let model = request.model, !modelNames.contains(model) {
                 throw APIError.unknownModel(model, served: modelID)
             }
-            let job = GenerationJob(try generation(request)) { [channel] in channel.isPeerGone }
+            let (generation, answerStart) = try generation(request)
+            let job = GenerationJob(generation) { [channel] in channel.isPeerGone }
             do {
                 try scheduler.submit(job)
             } catch {
@@ -37,10 +41,10 @@ struct CompletionHandler: Sendable {
             if request.stream {
                 AnswerStream(
                     job: job, channel: channel, bodies: bodies, includeUsage: request.includeUsage,
-                    parseTools: tools
+                    parseTools: tools, answerStart: answerStart, keepAlive: keepAlive
                 ).run()
             } else {
-                try answer(job, bodies, channel: channel, parseTools: tools)
+                try answer(job, bodies, channel: channel, parseTools: tools, start: answerStart)
             }
         } catch let error as APIError {
             try? channel.send(error)
@@ -49,10 +53,22 @@ struct CompletionHandler: Sendable {
         }
     }
 
-    /// The scheduler's request: the prompt's tokens, checked against the context, and the
-    /// sampling parameters.
-    private func generation(_ request: CompletionRequest) throws(APIError) -> GenerationRequest {
-        let prompt = try PromptBuilder(container: container).tokens(for: request.input)
+    /// The scheduler's request (the prompt's tokens, checked against the context, and the
+    /// sampling parameters), and the text the answer starts with before what is generated:
+    /// the prompt for `echo`, the call's start forced by `tool_choice`.
+    private func generation(_ request: CompletionRequest) throws(APIError)
+        -> (GenerationRequest, answerStart: String)
+    {
+        let builder = PromptBuilder(container: container)
+        var prompt = try builder.tokens(for: request.input)
+        var answerStart = ""
+        if request.echo {
+            answerStart = builder.text(of: request.input)
+        }
+        if let forced = try builder.forcedStart(request.toolChoice) {
+            prompt += try builder.continuation(forced)
+            answerStart += forced
+        }
         let context = scheduler.configuration.contextSize
         guard !prompt.isEmpty else {
             throw .invalidRequest("The prompt is empty.", param: "prompt")
@@ -76,17 +92,18 @@ struct CompletionHandler: Sendable {
         } catch {
             throw .server("\(error)")
         }
-        return GenerationRequest(
+        let generation = GenerationRequest(
             prompt: prompt, parameters: parameters, stopTokens: stopTokens,
             stopStrings: request.stop, logprobs: request.logprobs)
+        return (generation, answerStart)
     }
 
     /// Waits for the whole answer, then sends it as one JSON object.
     private func answer(
         _ job: GenerationJob, _ bodies: ResponseBodies, channel: ResponseChannel,
-        parseTools: Bool
+        parseTools: Bool, start: String
     ) throws {
-        var text = ""
+        var text = start
         var logprobs: [TokenLogprob] = []
         while true {
             for event in job.take() {

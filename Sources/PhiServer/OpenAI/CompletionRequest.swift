@@ -14,8 +14,23 @@ struct CompletionRequest {
         case tokens([Int])
     }
 
+    /// What `tool_choice` asks of the model (chat with tools only).
+    enum ToolChoice: Equatable {
+        /// The model is not offered the tools: it answers in text.
+        case none
+        /// The model decides (OpenAI's default when tools are given).
+        case auto
+        /// The answer must be a call: it starts with the model's tool-call tag.
+        case required
+        /// The answer must be a call of this function: it starts with the tag and the name.
+        case function(String)
+    }
+
     var endpoint: Endpoint
     var input: Input
+    var toolChoice: ToolChoice = .none
+    /// `/v1/completions` `echo`: the answer starts with the prompt.
+    var echo = false
     var model: String?
     var stream: Bool
     var includeUsage: Bool
@@ -64,13 +79,13 @@ struct CompletionRequest {
                     param: penalty, code: "unsupported_value")
             }
         }
+        try Self.refuseUnsupported(f)
         switch endpoint {
         case .chat:
             let messages = try Self.messages(f)
-            let toolChoice = try Self.toolChoice(f)
             let listed = try Self.tools(f)
-            let tools = toolChoice == "none" ? [] : listed
-            input = .chat(messages: messages, tools: tools)
+            toolChoice = try Self.toolChoice(f, tools: listed)
+            input = .chat(messages: messages, tools: toolChoice == .none ? [] : listed)
             let top = try f.int("top_logprobs", in: 0...10)
             let wanted = try f.bool("logprobs") ?? false
             logprobs = wanted ? top ?? 0 : nil
@@ -82,16 +97,49 @@ struct CompletionRequest {
         case .completions:
             input = try Self.prompt(f)
             logprobs = try f.int("logprobs", in: 0...10)
-            let echo = try f.bool("echo") ?? false
-            if echo {
+            echo = try f.bool("echo") ?? false
+            if echo && logprobs != nil {
+                // OpenAI then scores the prompt's tokens too; the engine keeps only the
+                // logits of a prompt's last position.
                 throw .invalidRequest(
-                    "'echo' is not supported", param: "echo", code: "unsupported_value")
+                    "'echo' with 'logprobs' is not supported: this server does not score the "
+                        + "prompt's tokens", param: "echo", code: "unsupported_value")
             }
-            let suffix = try f.string("suffix")
-            if suffix != nil {
+            // Insertion between a prompt and a suffix needs fill-in-the-middle tokens, which
+            // Phi models do not have (llama-server refuses it too).
+            if let suffix = try f.string("suffix"), !suffix.isEmpty {
                 throw .invalidRequest(
-                    "'suffix' is not supported", param: "suffix", code: "unsupported_value")
+                    "'suffix' is not supported: Phi models have no fill-in-the-middle tokens "
+                        + "to insert text before a suffix", param: "suffix",
+                    code: "unsupported_value")
             }
+        }
+    }
+
+    /// Fields that would change the answer in ways this server cannot: a 400 naming them
+    /// rather than an answer that silently ignores them. Their neutral values pass.
+    private static func refuseUnsupported(_ f: RequestFields) throws(APIError) {
+        if let format = try f.object("response_format"),
+            try format.string("type") != "text"
+        {
+            throw .invalidRequest(
+                "'response_format' can only be {\"type\": \"text\"}: this server has no "
+                    + "JSON or schema-constrained sampling", param: "response_format",
+                code: "unsupported_value")
+        }
+        if let bias = try f.object("logit_bias"), bias.object.objectValue?.isEmpty == false {
+            throw .invalidRequest(
+                "'logit_bias' is not supported", param: "logit_bias", code: "unsupported_value")
+        }
+        if let bestOf = try f.int("best_of"), bestOf != 1 {
+            throw .invalidRequest(
+                "'best_of' must be 1: this server returns one choice per request",
+                param: "best_of", code: "unsupported_value")
+        }
+        for legacy in ["functions", "function_call"] where f.value(legacy) != nil {
+            throw .invalidRequest(
+                "'\(legacy)' is the deprecated form of 'tools' and 'tool_choice': use those",
+                param: legacy, code: "unsupported_value")
         }
     }
 
@@ -160,19 +208,54 @@ struct CompletionRequest {
         return text
     }
 
-    private static func toolChoice(_ f: RequestFields) throws(APIError) -> String? {
-        guard let value = f.value("tool_choice") else { return nil }
-        guard let choice = value.stringValue else {
-            throw .invalidRequest(
-                "'tool_choice' must be \"none\" or \"auto\": this server cannot force a call",
-                param: "tool_choice", code: "unsupported_value")
+    /// `tool_choice`: "none", "auto", "required" or `{"type": "function", "function":
+    /// {"name": …}}` naming one of `tools`; as OpenAI, "none" without tools, "auto" with.
+    private static func toolChoice(_ f: RequestFields, tools: [JSONValue]) throws(APIError)
+        -> ToolChoice
+    {
+        let param = "tool_choice"
+        guard let value = f.value(param) else { return tools.isEmpty ? .none : .auto }
+        let choice: ToolChoice
+        if let word = value.stringValue {
+            switch word {
+            case "none": choice = .none
+            case "auto": choice = .auto
+            case "required": choice = .required
+            default:
+                throw .invalidRequest(
+                    "'tool_choice' must be \"none\", \"auto\", \"required\" or "
+                        + "{\"type\": \"function\", \"function\": {\"name\": …}}, not \"\(word)\"",
+                    param: param, code: "invalid_value")
+            }
+        } else if value["type"]?.stringValue == "function",
+            let name = value["function"]?["name"]?.stringValue
+        {
+            guard tools.contains(where: { $0["function"]?["name"]?.stringValue == name }) else {
+                throw .invalidRequest(
+                    "'tool_choice' names the function '\(name)', which is not in 'tools'",
+                    param: param, code: "invalid_value")
+            }
+            choice = .function(name)
+        } else {
+            throw .invalidType(
+                param,
+                expected: "\"none\", \"auto\", \"required\" or {\"type\": \"function\", "
+                    + "\"function\": {\"name\": …}}")
         }
-        guard choice == "none" || choice == "auto" else {
+        if tools.isEmpty && choice != .none && choice != .auto {
             throw .invalidRequest(
-                "'tool_choice' must be \"none\" or \"auto\", not \"\(choice)\"",
-                param: "tool_choice", code: "unsupported_value")
+                "'tool_choice' \(word(choice)) needs 'tools'", param: param, code: "invalid_value")
         }
         return choice
+    }
+
+    private static func word(_ choice: ToolChoice) -> String {
+        switch choice {
+        case .none: "\"none\""
+        case .auto: "\"auto\""
+        case .required: "\"required\""
+        case .function(let name): "naming '\(name)'"
+        }
     }
 
     /// `tools`: `{"type": "function", "function": {"name": …, …}}` objects.

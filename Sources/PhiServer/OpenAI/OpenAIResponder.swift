@@ -11,12 +11,15 @@ public struct OpenAIResponder: HTTPResponder {
     let created = Int(Date().timeIntervalSince1970)
 
     /// `names`: what requests may call the model besides its id (the alias or path `serve`
-    /// was given).
-    public init(container: ModelContainer, scheduler: Scheduler, names: [String] = []) {
+    /// was given). `keepAlive`: the longest silence in a streamed answer before a comment.
+    public init(
+        container: ModelContainer, scheduler: Scheduler, names: [String] = [],
+        keepAlive: Duration = .seconds(10)
+    ) {
         let id = container.location.name
         completions = CompletionHandler(
             container: container, scheduler: scheduler, modelID: id,
-            modelNames: Set([id, container.location.directory] + names))
+            modelNames: Set([id, container.location.directory] + names), keepAlive: keepAlive)
     }
 
     public func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {

@@ -52,6 +52,45 @@ struct PromptBuilder {
         }
     }
 
+    /// The prompt as text, for `echo`: as sent, or its token ids (checked by `tokens(for:)`)
+    /// decoded.
+    func text(of input: CompletionRequest.Input) -> String {
+        switch input {
+        case .text(let text): text
+        case .tokens(let ids): container.tokenizer.decode(ids)
+        case .chat: ""
+        }
+    }
+
+    /// What the answer is made to start with for `tool_choice` "required" (the model's
+    /// tool-call tag) or a named function (the tag, then the call up to its arguments): fed
+    /// after the prompt, so the model can only go on with a call. Whether it completes one is
+    /// up to the model; a call that does not parse is returned as content.
+    func forcedStart(_ choice: CompletionRequest.ToolChoice) throws(APIError) -> String? {
+        let start: String
+        switch choice {
+        case .none, .auto: return nil
+        case .required: start = ToolCallSyntax.open
+        case .function(let name): start = ToolCallSyntax.start(calling: name)
+        }
+        guard container.tokenizer.tokenID(for: ToolCallSyntax.open) != nil else {
+            throw .invalidRequest(
+                "This model has no \(ToolCallSyntax.open) token to start a tool call with: "
+                    + "'tool_choice' can only be \"none\" or \"auto\"", param: "tool_choice",
+                code: "unsupported_value")
+        }
+        return start
+    }
+
+    /// The ids of text that continues a prompt (no BOS).
+    func continuation(_ text: String) throws(APIError) -> [Int] {
+        do {
+            return try container.tokenizer.encode(text, addSpecialTokens: false)
+        } catch {
+            throw .server("\(error)")
+        }
+    }
+
     /// The messages as the template wants them. Templates that read the tools from the system
     /// message (Phi-4-mini: `message['tools']`, a JSON string) get them there, in a system
     /// message of their own if the conversation has none. An assistant message's

@@ -15,6 +15,14 @@ enum ToolCallSyntax {
     static let open = "<|tool_call|>"
     static let close = "<|/tool_call|>"
 
+    /// A call of `name` up to its arguments, written as `PromptBuilder` writes earlier calls
+    /// back into a conversation. It stops before the space after the colon: the tokenizer
+    /// merges that space with what follows (` {"`), and a lone space token would be one the
+    /// model never saw there.
+    static func start(calling name: String) -> String {
+        open + "[{\"name\": " + JSONValue.string(name).pythonDumps() + ", \"arguments\":"
+    }
+
     /// Splits a whole answer into its content (nil when only whitespace is left) and calls.
     static func parse(_ text: String, makeID: () -> String) -> (content: String?, calls: [ToolCall])
     {

@@ -79,12 +79,29 @@ final class GenerationJob: @unchecked Sendable {
 
     /// Connection side: the next events, waiting for at least one.
     func take() -> [GenerationEvent] {
+        take(waitingAtMost: nil)
+    }
+
+    /// Connection side: the next events, or none once `limit` has passed without any.
+    func take(waitingAtMost limit: Duration?) -> [GenerationEvent] {
+        let deadline = limit.map { Date().addingTimeInterval(Self.seconds($0)) }
         condition.lock()
         defer { condition.unlock() }
-        while events.isEmpty { condition.wait() }
+        while events.isEmpty {
+            if let deadline {
+                if !condition.wait(until: deadline) && events.isEmpty { return [] }
+            } else {
+                condition.wait()
+            }
+        }
         let taken = events
         events.removeAll()
         return taken
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) * 1e-18
     }
 
     /// Connection side: the answer can no longer be delivered (a write failed).

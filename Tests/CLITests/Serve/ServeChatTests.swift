@@ -162,12 +162,7 @@ struct ServeChatTests {
         #expect(function["name"] as? String == "get_weather")
         #expect(function["arguments"] as? String == #"{"city":"Paris"}"#)
 
-        var streamed = request
-        streamed["stream"] = true
-        let reply = try server.request(
-            "POST", "/v1/chat/completions",
-            json: String(decoding: try JSONSerialization.data(withJSONObject: streamed), as: UTF8.self))
-        let choices = try reply.chunks().compactMap { ($0["choices"] as? [[String: Any]])?.first }
+        let choices = try server.streamedChoices("/v1/chat/completions", request)
         let deltas = choices.compactMap { $0["delta"] as? [String: Any] }
         #expect(deltas.compactMap { $0["content"] as? String }.joined() == "Let me check.")
         let streamedCalls = deltas.compactMap { $0["tool_calls"] as? [[String: Any]] }.flatMap { $0 }

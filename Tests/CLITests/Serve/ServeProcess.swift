@@ -6,13 +6,21 @@ import Testing
 #endif
 
 /// A `phikit serve` child on 127.0.0.1 and a free port, with its stderr (the listening line
-/// and the access log) collected as it arrives.
+/// and the access log) collected as it arrives. Killed when the object goes away, so a test
+/// that does not `stop()` it leaves no server behind.
 final class ServeProcess: @unchecked Sendable {
     let process = Process()
     private(set) var port = 0
-    private let lock = NSLock()
-    private var errorText = ""
-    private let stderrDone = DispatchSemaphore(value: 0)
+    private let collected = Collected()
+    private var stderrDone: DispatchSemaphore { collected.done }
+
+    /// The stderr read so far. The reading thread holds this, not the ServeProcess: holding
+    /// that would keep it (and its child) alive until the child exits, which it never would.
+    private final class Collected: @unchecked Sendable {
+        let lock = NSLock()
+        var text = ""
+        let done = DispatchSemaphore(value: 0)
+    }
 
     init(_ model: String, _ options: [String] = []) throws {
         guard let url = Phikit.url else { throw Phikit.MissingBinary() }
@@ -27,13 +35,13 @@ final class ServeProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         try process.run()
         let handle = err.fileHandleForReading
-        Thread.detachNewThread { [self] in
+        Thread.detachNewThread { [collected] in
             while true {
                 let data = handle.availableData
                 if data.isEmpty { break }
-                lock.withLock { errorText += String(decoding: data, as: UTF8.self) }
+                collected.lock.withLock { collected.text += String(decoding: data, as: UTF8.self) }
             }
-            stderrDone.signal()
+            collected.done.signal()
         }
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline && process.isRunning {
@@ -54,7 +62,7 @@ final class ServeProcess: @unchecked Sendable {
         }
     }
 
-    var stderr: String { lock.withLock { errorText } }
+    var stderr: String { collected.lock.withLock { collected.text } }
 
     /// Access log lines so far.
     var accessLog: [String] {
@@ -81,6 +89,16 @@ final class ServeProcess: @unchecked Sendable {
         let body = String(decoding: try JSONSerialization.data(withJSONObject: json), as: UTF8.self)
         let reply = try request("POST", path, json: body)
         return (reply.status, try reply.object())
+    }
+
+    /// POSTs `json` with `"stream": true`; the first choice of every chunk.
+    func streamedChoices(_ path: String, _ json: [String: Any]) throws -> [[String: Any]] {
+        var streamed = json
+        streamed["stream"] = true
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: streamed), as: UTF8.self)
+        return try request("POST", path, json: body).chunks().compactMap {
+            ($0["choices"] as? [[String: Any]])?.first
+        }
     }
 
     /// Waits until the access log has `count` lines.

@@ -1,0 +1,110 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `tool_choice` on scripted Phi-4-mini-shaped models (see `TinyChatModel.scripted`): "none"
+/// offers no tools and parses nothing, "required" and a named function start the answer with
+/// the call, and a model that does not go on with a call gets its text back as content.
+@Suite("phikit serve: tool_choice", .tags(.slow), .skippedWhenFast)
+struct ServeToolChoiceTests {
+    static var tool: [String: Any] {
+        [
+            "type": "function",
+            "function": ["name": "get_weather", "parameters": ["type": "object"]],
+        ]
+    }
+    static let messages = [["role": "user", "content": "Weather in Paris?"]]
+
+    static func choice(_ body: [String: Any]) throws -> [String: Any] {
+        try #require((body["choices"] as? [[String: Any]])?.first)
+    }
+
+    static func calls(_ choice: [String: Any]) -> [[String: Any]] {
+        (choice["message"] as? [String: Any])?["tool_calls"] as? [[String: Any]] ?? []
+    }
+
+    static func content(_ choice: [String: Any]) -> String? {
+        (choice["message"] as? [String: Any])?["content"] as? String
+    }
+
+    @Test("none answers in text; required starts the answer with the call")
+    func noneAndRequired() throws {
+        let model = try TinyChatModel.scripted(TinyChatModel.toolScript)
+        defer { try? FileManager.default.removeItem(at: model) }
+        let server = try ServeProcess(model.path)
+        let (_, plain) = try server.post(
+            "/v1/chat/completions", ["messages": Self.messages, "temperature": 0])
+        let (noneStatus, none) = try server.post(
+            "/v1/chat/completions",
+            ["messages": Self.messages, "tools": [Self.tool], "tool_choice": "none", "temperature": 0])
+        #expect(noneStatus == 200)
+        let noneChoice = try Self.choice(none)
+        // The tools are not offered (the prompt is the plain one) and the text is not parsed.
+        #expect(
+            (none["usage"] as? [String: Any])?["prompt_tokens"] as? Int
+                == (plain["usage"] as? [String: Any])?["prompt_tokens"] as? Int)
+        #expect(Self.content(noneChoice) == TinyChatModel.toolScript)
+        #expect(noneChoice["finish_reason"] as? String == "stop" && Self.calls(noneChoice).isEmpty)
+
+        // Left to itself the model says "Let me check." first; required skips to the call.
+        let (status, required) = try server.post(
+            "/v1/chat/completions",
+            ["messages": Self.messages, "tools": [Self.tool], "tool_choice": "required", "temperature": 0])
+        #expect(status == 200)
+        let choice = try Self.choice(required)
+        #expect(choice["finish_reason"] as? String == "tool_calls")
+        #expect(Self.content(choice) == nil)
+        let function = Self.calls(choice).first?["function"] as? [String: Any]
+        #expect(function?["name"] as? String == "get_weather")
+        #expect(function?["arguments"] as? String == #"{"city":"Paris"}"#)
+
+        let (unknown, error) = try server.post(
+            "/v1/chat/completions",
+            [
+                "messages": Self.messages, "tools": [Self.tool],
+                "tool_choice": ["type": "function", "function": ["name": "get_time"]],
+            ])
+        #expect(unknown == 400)
+        #expect((error["error"] as? [String: Any])?["param"] as? String == "tool_choice")
+    }
+
+    @Test("a named function: the model writes its arguments; one that does not gets its text back")
+    func named() throws {
+        // This model's answer continues a call's `"arguments":` with `{"city":"Paris"}}]`, the
+        // rest of a call: alone it is no call at all.
+        let model = try TinyChatModel.scripted(#"Sure": {"city":"Paris"}}]<|/tool_call|>"#)
+        defer { try? FileManager.default.removeItem(at: model) }
+        let server = try ServeProcess(model.path)
+        let named: [String: Any] = ["type": "function", "function": ["name": "get_weather"]]
+        let request: [String: Any] = [
+            "messages": Self.messages, "tools": [Self.tool], "tool_choice": named, "temperature": 0,
+        ]
+        let (status, body) = try server.post("/v1/chat/completions", request)
+        #expect(status == 200)
+        let choice = try Self.choice(body)
+        #expect(choice["finish_reason"] as? String == "tool_calls")
+        let function = Self.calls(choice).first?["function"] as? [String: Any]
+        #expect(function?["name"] as? String == "get_weather")
+        #expect(function?["arguments"] as? String == #"{"city":"Paris"}"#)
+
+        let choices = try server.streamedChoices("/v1/chat/completions", request)
+        let streamedCalls = choices.compactMap {
+            ($0["delta"] as? [String: Any])?["tool_calls"] as? [[String: Any]]
+        }.flatMap { $0 }
+        #expect(
+            (streamedCalls.first?["function"] as? [String: Any])?["name"] as? String == "get_weather")
+        #expect(choices.compactMap { $0["finish_reason"] as? String } == ["tool_calls"])
+
+        // After the bare tag this model has nothing to say (it repeats one token): no call
+        // comes out, and what was generated, forced tag included, is the content.
+        let (_, cut) = try server.post(
+            "/v1/chat/completions",
+            [
+                "messages": Self.messages, "tools": [Self.tool], "tool_choice": "required",
+                "temperature": 0, "max_tokens": 4,
+            ])
+        let cutChoice = try Self.choice(cut)
+        #expect(cutChoice["finish_reason"] as? String == "length" && Self.calls(cutChoice).isEmpty)
+        #expect(Self.content(cutChoice)?.hasPrefix("<|tool_call|>") == true)
+    }
+}

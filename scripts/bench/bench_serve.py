@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Aggregate decode speed of `phikit serve` against llama-cpp-python's own OpenAI server
+(`python -m llama_cpp.server`) on the same random weights, with 1, 2, 4 and 8 concurrent
+streaming clients, and the time to first token. Run by bench_serve.sh, which finds or builds
+the models; see scripts/bench/README.md.
+
+Both servers are started once and stay loaded (warmed by one request each); rounds alternate
+the engines (phikit first in odd rounds, llama-cpp-python first in even ones) and the table
+shows medians. Every request is a streamed /v1/completions of exactly --tokens tokens
+(greedy) on a prompt of its own (a nonce first, so no server reuses a cached prefix).
+Aggregate tok/s = all clients' generated tokens / wall time from the first request sent to
+the last token received; time to first token = request sent -> first text chunk.
+
+llama-cpp-python's server has one llama.cpp context and answers one request at a time (a
+lock around the model); it runs with --interrupt_requests False, or each new request would
+cut the one streaming (its default), so concurrent clients queue. phikit serve runs with
+--parallel at least the largest client count, so they all decode together."""
+
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "serve"))
+from serve_support import Server  # noqa: E402  (phikit serve on a free port)
+
+TOPICS = ["a lighthouse", "the river", "a small robot", "winter", "the market", "a letter",
+          "the old bridge", "a garden"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LlamaServer:
+    """python -m llama_cpp.server on 127.0.0.1, stopped with SIGTERM."""
+
+    def __init__(self, python, gguf, threads, context, log, flash_attn):
+        self.port = free_port()
+        self.log = open(log, "w")
+        command = [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
+                   "--port", str(self.port), "--n_threads", str(threads),
+                   "--n_threads_batch", str(threads), "--n_ctx", str(context),
+                   "--interrupt_requests", "False", "--verbose", "False"]
+        if flash_attn:
+            command += ["--flash_attn", "True"]
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + 600
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}; "
+                                   f"see {log}")
+            try:
+                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
+                connection.request("GET", "/v1/models")
+                if connection.getresponse().status == 200:
+                    break
+            except OSError:
+                pass
+            if time.time() > deadline:
+                self.stop()
+                raise RuntimeError(f"llama_cpp.server did not answer in 600 s; see {log}")
+            time.sleep(0.5)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            code = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        self.log.close()
+        return code
+
+
+def peak_rss_gib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / (1 << 20)
+    return 0.0
+
+
+def stream(port, prompt, tokens, out, index):
+    """One streamed completion: time to first text, tokens, end time, finish reason."""
+    body = {"prompt": prompt, "max_tokens": tokens, "temperature": 0,
+            "stream": True, "stream_options": {"include_usage": True}}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
+    start = time.time()
+    try:
+        connection.request("POST", "/v1/completions", json.dumps(body),
+                           {"Content-Type": "application/json"})
+        response = connection.getresponse()
+        if response.status != 200:
+            out[index] = {"error": f"HTTP {response.status}: {response.read()[:200]!r}"}
+            return
+        first, chunks, usage, finish = None, 0, None, None
+        for line in response:
+            if not line.startswith(b"data: {"):
+                continue
+            chunk = json.loads(line[6:])
+            for choice in chunk.get("choices") or []:
+                if choice.get("text"):
+                    chunks += 1
+                    if first is None:
+                        first = time.time() - start
+                finish = choice.get("finish_reason") or finish
+            usage = chunk.get("usage") or usage
+        end = time.time()
+    except OSError as error:
+        out[index] = {"error": repr(error)}
+        return
+    # The usage when the server sends it; else a "length" finish means exactly max_tokens.
+    count = usage["completion_tokens"] if usage else tokens if finish == "length" else chunks
+    out[index] = {"ttft": first, "tokens": count, "end": end, "start": start, "finish": finish}
+
+
+def measure(port, clients, tokens, tag):
+    """`clients` concurrent streams; aggregate tok/s, median and worst time to first token."""
+    results = [None] * clients
+    threads = []
+    for i in range(clients):
+        prompt = (f"{random.randrange(10**9)} Story {tag}-{i}: once upon a time, "
+                  f"{TOPICS[i % len(TOPICS)]} was")
+        threads.append(threading.Thread(target=stream,
+                                        args=(port, prompt, tokens, results, i)))
+    start = time.time()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    errors = [r["error"] for r in results if "error" in r]
+    if errors:
+        return {"error": errors[0]}
+    total = sum(r["tokens"] for r in results)
+    ttfts = sorted(r["ttft"] for r in results if r["ttft"] is not None)
+    return {"tok_s": total / (max(r["end"] for r in results) - start), "tokens": total,
+            "ttft_median": statistics.median(ttfts) if ttfts else float("nan"),
+            "ttft_max": ttfts[-1] if ttfts else float("nan"),
+            "short": sum(1 for r in results if r["tokens"] != tokens)}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--phikit", required=True, help="phikit binary")
+    p.add_argument("--phikit-model", required=True, help="phikit's model directory")
+    p.add_argument("--gguf", required=True, help="the same weights as a GGUF (Q4_0)")
+    p.add_argument("--python", default=sys.executable, help="python with llama_cpp.server")
+    p.add_argument("--engines", default="phikit llama-cpp-python")
+    p.add_argument("--clients", default="1 2 4 8")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--tokens", type=int, default=64, help="generated per request")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--context", type=int, default=1024, help="KV positions per sequence")
+    p.add_argument("--flash-attn", action="store_true", help="llama.cpp flash attention")
+    p.add_argument("--logs", required=True, help="directory for the servers' logs")
+    p.add_argument("--results", required=True, help="TSV of every measurement (appended)")
+    p.add_argument("--label", default="", help="a line for the report's header")
+    a = p.parse_args()
+    clients = [int(c) for c in a.clients.split()]
+    engines = a.engines.split()
+    os.makedirs(a.logs, exist_ok=True)
+
+    servers, ports = {}, {}
+    try:
+        if "phikit" in engines:
+            os.environ["PHIKIT_BIN"] = a.phikit
+            servers["phikit"] = Server(a.phikit_model, "--parallel", str(max(clients)),
+                                       "--threads", str(a.threads), "--max-kv-size",
+                                       str(a.context), "--quiet")
+            ports["phikit"] = servers["phikit"].port
+        if "llama-cpp-python" in engines:
+            servers["llama-cpp-python"] = LlamaServer(
+                a.python, a.gguf, a.threads, a.context,
+                os.path.join(a.logs, "llama_cpp_server.log"), a.flash_attn)
+            ports["llama-cpp-python"] = servers["llama-cpp-python"].port
+        for engine in engines:  # page the weights in, compile nothing later
+            warm = measure(ports[engine], 1, 8, "warm")
+            if "error" in warm:
+                raise RuntimeError(f"{engine}: warm-up request failed: {warm['error']}")
+
+        rows = []
+        with open(a.results, "a") as tsv:
+            for r in range(1, a.rounds + 1):
+                order = engines if r % 2 else engines[::-1]
+                for engine in order:
+                    for n in clients:
+                        m = measure(ports[engine], n, a.tokens, f"r{r}n{n}")
+                        m.update(engine=engine, clients=n, round=r)
+                        rows.append(m)
+                        line = (f"round {r} {engine:17s} {n} clients: " + (
+                            f"error {m['error']}" if "error" in m else
+                            f"{m['tok_s']:7.2f} tok/s, first token {m['ttft_median']:.2f} s "
+                            f"(worst {m['ttft_max']:.2f} s)"
+                            + (f", {m['short']} streams ended early" if m["short"] else "")))
+                        print(line, file=sys.stderr, flush=True)
+                        tsv.write("\t".join(str(m.get(k, "")) for k in [
+                            "round", "engine", "clients", "tok_s", "ttft_median", "ttft_max",
+                            "tokens", "short", "error"]) + "\n")
+        rss = {e: peak_rss_gib(s.process.pid) for e, s in servers.items()}
+    finally:
+        exits = {e: s.stop() for e, s in servers.items()}
+
+    report(rows, engines, clients, a, rss, exits)
+    # uvicorn may end by the SIGTERM itself (-15): that is llama-cpp-python's way of stopping.
+    clean = all(code == 0 or (engine != "phikit" and code == -15) for engine, code in exits.items())
+    return 0 if all("error" not in r for r in rows) and clean else 1
+
+
+def report(rows, engines, clients, a, rss, exits):
+    def cell(engine, n, key):
+        values = [r[key] for r in rows if r["engine"] == engine and r["clients"] == n
+                  and "error" not in r]
+        return statistics.median(values) if values else None
+
+    print(f"# phikit serve vs llama-cpp-python server\n\n{a.label}\n"
+          f"{a.rounds} round(s), engines alternated, medians; {a.threads} threads each; "
+          f"{a.tokens} tokens per request (greedy), streamed /v1/completions, a fresh short "
+          f"prompt per request; contexts of {a.context} positions. phikit serve --parallel "
+          f"{max(clients)}; llama_cpp.server serialises requests (one context, "
+          f"--interrupt_requests False).\n")
+    head = "| clients |" + "".join(f" {e} tok/s | {e} first token |" for e in engines)
+    if len(engines) == 2:
+        head += " phikit / llama-cpp-python |"
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for n in clients:
+        line = f"| {n} |"
+        for e in engines:
+            tok, ttft = cell(e, n, "tok_s"), cell(e, n, "ttft_median")
+            line += (f" {tok:.2f} | {ttft:.2f} s |" if tok is not None else " failed | - |")
+        if len(engines) == 2:
+            mine, theirs = cell("phikit", n, "tok_s"), cell("llama-cpp-python", n, "tok_s")
+            line += f" {mine / theirs:.2f}x |" if mine and theirs else " - |"
+        print(line)
+    print()
+    if "phikit" in engines and 1 in clients and 4 in clients:
+        one, four = cell("phikit", 1, "tok_s"), cell("phikit", 4, "tok_s")
+        if one and four:
+            print(f"- goal: phikit with 4 clients >= 2.5x its single stream: "
+                  f"{four / one:.2f}x ({'met' if four / one >= 2.5 else 'NOT met'})")
+    if len(engines) == 2:
+        ahead = [n for n in clients if (cell("phikit", n, "tok_s") or 0)
+                 > (cell("llama-cpp-python", n, "tok_s") or float("inf"))]
+        print(f"- goal: ahead of llama-cpp-python at every concurrency: "
+              f"{'met' if len(ahead) == len(clients) else 'NOT met'} (ahead at {ahead})")
+    print("- peak RSS: " + ", ".join(f"{e} {v:.2f} GiB" for e, v in rss.items())
+          + "; server exits: " + ", ".join(f"{e} {c}" for e, c in exits.items()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench_serve.sh: `phikit serve` against llama-cpp-python's OpenAI server on the full-size
+# random Phi-3.5-mini (issue 16, "Speed"): aggregate decode tok/s and time to first token with
+# 1, 2, 4 and 8 concurrent streaming clients, engines alternated, medians of BENCH_REPEAT
+# rounds (bench_serve.py does the runs). See scripts/bench/README.md.
+#
+# The models are bench_run.sh's, in its cache: $PHIKIT_BENCH_DIR/phi35-mlx4 (phikit) and
+# phi35-Q4_0.gguf (the same weights for llama.cpp). If either is missing, bench_run.sh builds
+# it (one short round of its own runs comes with that).
+#
+# Environment (all optional):
+#   PHIKIT_BIN         phikit binary (default .build/release/phikit in the repo)
+#   PHIKIT_BENCH_DIR   bench_run.sh's cache (default /tmp/phikit-bench)
+#   PHIKIT_REF_VENV    python with llama-cpp-python and its server extras (default /opt/phikit-ref)
+#   BENCH_REPEAT       rounds (default 3)          BENCH_THREADS     threads each (default 2)
+#   BENCH_CLIENTS      "1 2 4 8" (default)         BENCH_GEN_TOKENS  per request (default 64)
+#   BENCH_ENGINES      "phikit llama-cpp-python" (default); one alone to iterate on it
+#   BENCH_FLASH_ATTN   on: llama.cpp with flash attention (default off)
+#   BENCH_SMALL=1      bench_run.sh's 2-layer phi35-small models: checks the harness quickly
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+BENCH_DIR=${PHIKIT_BENCH_DIR:-/tmp/phikit-bench}
+PHIKIT_BIN=${PHIKIT_BIN:-$REPO/.build/release/phikit}
+REF_VENV=${PHIKIT_REF_VENV:-/opt/phikit-ref}
+SMALL=${BENCH_SMALL:-0}
+REPEAT=${BENCH_REPEAT:-3}
+THREADS=${BENCH_THREADS:-2}
+CLIENTS=${BENCH_CLIENTS:-1 2 4 8}
+GEN_TOKENS=${BENCH_GEN_TOKENS:-64}
+ENGINES=${BENCH_ENGINES:-phikit llama-cpp-python}
+FLASH=${BENCH_FLASH_ATTN:-off}
+
+# shellcheck source=lib.sh
+. "$HERE/lib.sh"
+
+PY=$REF_VENV/bin/python
+[ -x "$PY" ] || die "no python at $PY (set PHIKIT_REF_VENV)"
+"$PY" -c 'import llama_cpp.server' 2> /dev/null ||
+  die "$PY cannot import llama_cpp.server; pip install 'llama-cpp-python[server]'"
+[ -x "$PHIKIT_BIN" ] || die "no phikit binary at $PHIKIT_BIN (make build)"
+
+name=$([ "$SMALL" = 1 ] && echo phi35-small || echo phi35)
+MLX=$BENCH_DIR/$name-mlx4
+GGUF=$BENCH_DIR/$name-Q4_0.gguf
+if [ ! -f "$MLX/config.json" ] || [ ! -f "$GGUF" ]; then
+  note "building $MLX and $GGUF with bench_run.sh"
+  mkdir -p "$BENCH_DIR/logs"
+  PHIKIT_BIN=$PHIKIT_BIN PHIKIT_BENCH_DIR=$BENCH_DIR PHIKIT_REF_VENV=$REF_VENV BENCH_SMALL=$SMALL \
+    BENCH_SHAPES=phi35 BENCH_REPEAT=1 BENCH_LLAMA_FORMATS=Q4_0 BENCH_FLASH_ATTN=off \
+    BENCH_PROMPT_TOKENS=16 BENCH_GEN_TOKENS=4 BENCH_THREADS="$THREADS" \
+    "$HERE/bench_run.sh" > "$BENCH_DIR/logs/serve-models.log" 2>&1 ||
+    { tail -n 5 "$BENCH_DIR/logs/serve-models.log" >&2; die "bench_run.sh could not build the models"; }
+  [ -f "$MLX/config.json" ] && [ -f "$GGUF" ] || die "bench_run.sh left no $MLX or $GGUF"
+fi
+
+STAMP=$(date +%Y%m%d-%H%M%S)
+TAG=$([ "$SMALL" = 1 ] && echo small || echo full)
+mkdir -p "$BENCH_DIR/results"
+RESULTS=$BENCH_DIR/results/serve-$TAG-$STAMP
+for f in "$MLX"/*.safetensors "$GGUF"; do cat "$f" > /dev/null; done  # warm page cache
+flash=(); [ "$FLASH" = on ] && flash=(--flash-attn)
+rev=$(git -C "$REPO" describe --always --dirty 2> /dev/null || echo unknown)
+llv=$("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')
+cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+note "phikit serve vs llama_cpp.server on $name ($REPEAT rounds, load $(loadavg))"
+"$PY" "$HERE/bench_serve.py" --phikit "$PHIKIT_BIN" --phikit-model "$MLX" --gguf "$GGUF" \
+  --python "$PY" --engines "$ENGINES" --clients "$CLIENTS" --rounds "$REPEAT" \
+  --tokens "$GEN_TOKENS" --threads "$THREADS" "${flash[@]}" --logs "$RESULTS-logs" \
+  --results "$RESULTS.tsv" \
+  --label "$(date '+%Y-%m-%d %H:%M'), $name ($MLX vs $GGUF), $(nproc) CPUs ($cpu), load before \
+$(loadavg); phikit $rev, llama-cpp-python $llv." | tee "$RESULTS.md"
+status=${PIPESTATUS[0]}
+note "report: $RESULTS.md; per-measurement numbers: $RESULTS.tsv; load after $(loadavg)"
+exit "$status"
