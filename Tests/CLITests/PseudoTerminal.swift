@@ -109,11 +109,25 @@ import Testing
                 if done == pid {
                     let signal = raw & 0x7F
                     status = signal == 0 ? (raw >> 8) & 0xFF : 128 + signal
+                    drain()
                     break
                 }
                 _ = readMore(until: Date().addingTimeInterval(0.05))
             }
             return status
+        }
+
+        /// Reads what the exited child left in the pty: its last line may still be buffered
+        /// when waitpid reaps it (seen in CI: "nothing removed" missing after exit 0).
+        private func drain() {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                var descriptor = pollfd(fd: master, events: Int16(POLLIN), revents: 0)
+                guard poll(&descriptor, 1, 100) > 0 else { return }
+                let count = read(master, &buffer, buffer.count)
+                guard count > 0 else { return }  // EIO: nothing left
+                output.append(contentsOf: buffer[..<count])
+            }
         }
 
         /// The pty's settings as the child left them (master and slave share them).
