@@ -13,25 +13,38 @@
 
 int pk_kv_q8_group(int head_dim) { return head_dim % 32 == 0 ? 32 : head_dim; }
 
-long pk_kv_row_bytes(int kind, int head_dim) {
+static int q8_keys(int kind, int key) { return kind == PK_KV_Q8 && key; }
+
+long pk_kv_row_bytes(int kind, int key, int head_dim) {
+    long groups = head_dim / pk_kv_q8_group(head_dim);
     switch (kind) {
         case PK_KV_F32: return 4L * head_dim;
         case PK_KV_F16: return 2L * head_dim;
-        default: return head_dim + 4L * (head_dim / pk_kv_q8_group(head_dim));
+        default: return head_dim + (key ? 5 : 4) * groups;
     }
 }
 
-void pk_kv_store(int kind, void *row, const float *x, int head_dim) {
-    if (kind == PK_KV_F32) {
-        memcpy(row, x, 4 * (size_t)head_dim);
-        return;
-    }
-    if (kind == PK_KV_F16) {
-        pk_f32_to_f16(row, x, (size_t)head_dim);
-        return;
-    }
-    int8_t *q = row;
-    unsigned char *scales = (unsigned char *)row + head_dim;
+/* The header of 8-bit keys: calibration rows, centre, spread (pk_attention.h). */
+static long header_floats(int kind, int key, int head_dim) {
+    return q8_keys(kind, key) ? (PK_KV_CALIBRATION + 2L) * head_dim : 0;
+}
+
+/* Positions with a row in the rows area: 8-bit keys keep the first ones in the header. */
+static long first_row(int kind, int key) { return q8_keys(kind, key) ? PK_KV_CALIBRATION : 0; }
+
+long pk_kv_head_bytes(int kind, int key, int head_dim, long positions) {
+    long rows = positions - first_row(kind, key);
+    return 4 * header_floats(kind, key, head_dim) +
+           (rows > 0 ? rows : 0) * pk_kv_row_bytes(kind, key, head_dim);
+}
+
+static unsigned char *row_at(int kind, int key, void *head, long position, int head_dim) {
+    return (unsigned char *)head + 4 * header_floats(kind, key, head_dim) +
+           (position - first_row(kind, key)) * pk_kv_row_bytes(kind, key, head_dim);
+}
+
+static void store_q8_value(int8_t *q, const float *x, int head_dim) {
+    unsigned char *scales = (unsigned char *)q + head_dim;
     int group = pk_kv_q8_group(head_dim);
     for (int g = 0; g * group < head_dim; g++) {
         const float *xg = x + g * group;
@@ -47,20 +60,94 @@ void pk_kv_store(int kind, void *row, const float *x, int head_dim) {
     }
 }
 
-/* Row j of a cache widened to float32: a pointer into the cache for float32 rows, else `tmp`
-   filled. The one place the formats differ; exactly pk_kv_load. */
+/* Centre and spread of each channel from the calibration rows (pk_attention.h). A channel
+   that never moves keeps spread 1; a non-finite one gets centre 0, spread 1, so later keys
+   still land on codes in range. */
+static void calibrate_keys(float *header, int head_dim) {
+    const float *rows = header;
+    float *centre = header + PK_KV_CALIBRATION * head_dim, *spread = centre + head_dim;
+    for (int d = 0; d < head_dim; d++) {
+        double sum = 0;
+        for (int j = 0; j < PK_KV_CALIBRATION; j++) sum += rows[j * head_dim + d];
+        float c = (float)(sum / PK_KV_CALIBRATION), far = 0;
+        for (int j = 0; j < PK_KV_CALIBRATION; j++)
+            far = fmaxf(far, fabsf(rows[j * head_dim + d] - c));
+        int exponent;
+        frexpf(far, &exponent); /* far < 2^exponent */
+        int ok = isfinite(c) && isfinite(far) && far > 0;
+        centre[d] = isfinite(c) ? c : 0;
+        spread[d] = ok ? ldexpf(1, exponent) : 1;
+    }
+}
+
+static void store_q8_key(unsigned char *row, const float *header, const float *x, int head_dim) {
+    const float *centre = header + PK_KV_CALIBRATION * head_dim, *spread = centre + head_dim;
+    int group = pk_kv_q8_group(head_dim), groups = head_dim / group;
+    unsigned char *scales = row + head_dim, *zeros = scales + 4 * groups;
+    float n[PK_ATTENTION_MAX_HEAD_DIM];
+    for (int d = 0; d < head_dim; d++) n[d] = (x[d] - centre[d]) / spread[d];
+    for (int g = 0; g < groups; g++) {
+        const float *ng = n + g * group;
+        float lo = 0, hi = 0;
+        for (int d = 0; d < group; d++) {
+            lo = fminf(lo, ng[d]);
+            hi = fmaxf(hi, ng[d]);
+        }
+        float scale = (hi - lo) / 255.0f;
+        if (!(scale > 0 && isfinite(scale))) scale = 0;
+        float zero = scale > 0 ? nearbyintf(-lo / scale) : 0; /* 0..255: lo <= 0 <= hi */
+        for (int d = 0; d < group; d++) {
+            float r = scale > 0 ? nearbyintf(ng[d] / scale) + zero : zero;
+            row[g * group + d] = (unsigned char)(r >= 255 ? 255 : r >= 0 ? r : 0);
+        }
+        memcpy(scales + 4 * g, &scale, 4);
+        zeros[g] = (unsigned char)zero;
+    }
+}
+
+void pk_kv_store(int kind, int key, void *head, long position, const float *x, int head_dim) {
+    if (q8_keys(kind, key) && position < PK_KV_CALIBRATION) {
+        float *header = head;
+        memcpy(header + position * head_dim, x, 4 * (size_t)head_dim);
+        if (position == PK_KV_CALIBRATION - 1) calibrate_keys(header, head_dim);
+        return;
+    }
+    unsigned char *row = row_at(kind, key, head, position, head_dim);
+    if (kind == PK_KV_F32) memcpy(row, x, 4 * (size_t)head_dim);
+    else if (kind == PK_KV_F16) pk_f32_to_f16((uint16_t *)row, x, (size_t)head_dim);
+    else if (key) store_q8_key(row, head, x, head_dim);
+    else store_q8_value((int8_t *)row, x, head_dim);
+}
+
+/* Position j of a kv head widened to float32: a pointer into the cache for float32 rows (and
+   8-bit keys' calibration rows), else `tmp` filled. The one place the formats differ;
+   exactly pk_kv_load. */
 static inline __attribute__((always_inline)) const float *kv_row(
-    int kind, const void *base, long j, int head_dim, float *tmp) {
-    const unsigned char *row = (const unsigned char *)base + j * pk_kv_row_bytes(kind, head_dim);
+    int kind, int key, const void *head, long j, int head_dim, float *tmp) {
+    if (q8_keys(kind, key) && j < PK_KV_CALIBRATION) return (const float *)head + j * head_dim;
+    const unsigned char *row = row_at(kind, key, (void *)head, j, head_dim);
     if (kind == PK_KV_F32) return (const float *)row;
     if (kind == PK_KV_F16) {
         const _Float16 *h = (const _Float16 *)row;
         for (int d = 0; d < head_dim; d++) tmp[d] = (float)h[d];
         return tmp;
     }
+    int group = pk_kv_q8_group(head_dim), groups = head_dim / group;
+    if (key) {
+        const float *centre = (const float *)head + PK_KV_CALIBRATION * head_dim;
+        const float *spread = centre + head_dim;
+        const unsigned char *zeros = row + head_dim + 4 * groups;
+        for (int g = 0; g < groups; g++) {
+            float scale;
+            memcpy(&scale, row + head_dim + 4 * g, 4);
+            const int zero = zeros[g];
+            for (int d = g * group; d < (g + 1) * group; d++)
+                tmp[d] = centre[d] + spread[d] * (scale * (float)(row[d] - zero));
+        }
+        return tmp;
+    }
     const int8_t *q = (const int8_t *)row;
-    int group = pk_kv_q8_group(head_dim);
-    for (int g = 0; g * group < head_dim; g++) {
+    for (int g = 0; g < groups; g++) {
         float scale;
         memcpy(&scale, row + head_dim + 4 * g, 4);
         for (int d = 0; d < group; d++) tmp[g * group + d] = scale * (float)q[g * group + d];
@@ -68,8 +155,8 @@ static inline __attribute__((always_inline)) const float *kv_row(
     return tmp;
 }
 
-void pk_kv_load(int kind, float *out, const void *row, int head_dim) {
-    const float *r = kv_row(kind, row, 0, head_dim, out);
+void pk_kv_load(int kind, int key, float *out, const void *head, long position, int head_dim) {
+    const float *r = kv_row(kind, key, head, position, head_dim, out);
     if (r != out) memcpy(out, r, 4 * (size_t)head_dim);
 }
 
@@ -114,7 +201,7 @@ static inline __attribute__((always_inline)) void tile_core(
         const float *kj = 0;
         for (int i = 0; i < n; i++) {
             if (j < qs[i].lo || j > qs[i].hi) continue;
-            if (!kj) kj = kv_row(kind, k, j, head_dim, tmp);
+            if (!kj) kj = kv_row(kind, 1, k, j, head_dim, tmp);
             float s = pk_dot_lanes(qs[i].q, kj, head_dim) * scale;
             qs[i].scores[j] = s;
             top[i] = s > top[i] ? s : top[i];
@@ -132,7 +219,7 @@ static inline __attribute__((always_inline)) void tile_core(
         const float *vj = 0;
         for (int i = 0; i < n; i++) {
             if (j < qs[i].lo || j > qs[i].hi) continue;
-            if (!vj) vj = kv_row(kind, v, j, head_dim, tmp);
+            if (!vj) vj = kv_row(kind, 0, v, j, head_dim, tmp);
             const float p = qs[i].scores[j];
             float *out = qs[i].out;
             for (int d = 0; d < head_dim; d++) out[d] += p * vj[d];
@@ -238,7 +325,8 @@ void pk_attention_task(void *raw, long item, int thread) {
                 scores + (long)n * job->max_ctx, lo, pos};
         }
     }
-    long offset = (long)kvh * job->max_ctx * pk_kv_row_bytes(job->kv_kind, hd);
-    pk_attention_tile_isa(job->isa, job->kv_kind, qs, n, (const char *)job->k + offset,
-                          (const char *)job->v + offset, hd, job->scale);
+    long k_head = pk_kv_head_bytes(job->kv_kind, 1, hd, job->max_ctx);
+    long v_head = pk_kv_head_bytes(job->kv_kind, 0, hd, job->max_ctx);
+    pk_attention_tile_isa(job->isa, job->kv_kind, qs, n, (const char *)job->k + kvh * k_head,
+                          (const char *)job->v + kvh * v_head, hd, job->scale);
 }

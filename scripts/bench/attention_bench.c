@@ -32,14 +32,15 @@ static float frand(unsigned long long *s) {
 /* One query head at a time: the per-(token, head) chunks attention used before. */
 static void by_heads(const pk_attention_job *job) {
     int group = job->heads / job->kv_heads, hd = job->head_dim;
-    long row = pk_kv_row_bytes(job->kv_kind, hd);
+    long k_head = pk_kv_head_bytes(job->kv_kind, 1, hd, job->max_ctx);
+    long v_head = pk_kv_head_bytes(job->kv_kind, 0, hd, job->max_ctx);
     for (long t = 0; t < job->tokens; t++)
         for (int h = 0; h < job->heads; h++) {
-            long kv = (long)(h / group) * job->max_ctx * row;
             pk_attention_isa(job->isa, job->kv_kind, job->out + (t * job->heads + h) * hd,
                              job->q + t * job->q_stride + (long)h * hd,
-                             (const char *)job->k + kv, (const char *)job->v + kv, job->scores,
-                             0, job->pos0 + t, hd, job->scale);
+                             (const char *)job->k + h / group * k_head,
+                             (const char *)job->v + h / group * v_head, job->scores, 0,
+                             job->pos0 + t, hd, job->scale);
         }
 }
 
@@ -65,14 +66,15 @@ int main(int argc, char **argv) {
     for (long i = 0; i < tokens * heads * hd; i++) q[i] = frand(&seed);
     const char *names[] = {"f32", "f16", "q8"};
     for (int kind = PK_KV_F32; kind <= PK_KV_Q8; kind++) {
-        long row = pk_kv_row_bytes(kind, hd);
-        char *k = malloc(row * ctx * kvh), *v = malloc(row * ctx * kvh);
-        for (long r = 0; r < ctx * kvh; r++) {
-            for (int d = 0; d < hd; d++) x[d] = 2 * frand(&seed);
-            pk_kv_store(kind, k + r * row, x, hd);
-            for (int d = 0; d < hd; d++) x[d] = frand(&seed);
-            pk_kv_store(kind, v + r * row, x, hd);
-        }
+        long k_head = pk_kv_head_bytes(kind, 1, hd, ctx), v_head = pk_kv_head_bytes(kind, 0, hd, ctx);
+        char *k = malloc(k_head * kvh), *v = malloc(v_head * kvh);
+        for (int h = 0; h < kvh; h++)
+            for (long r = 0; r < ctx; r++) {
+                for (int d = 0; d < hd; d++) x[d] = 2 * frand(&seed);
+                pk_kv_store(kind, 1, k + h * k_head, r, x, hd);
+                for (int d = 0; d < hd; d++) x[d] = frand(&seed);
+                pk_kv_store(kind, 0, v + h * v_head, r, x, hd);
+            }
         pk_attention_job job = {q, k, v, out, scores, heads * hd, tokens, ctx - tokens, ctx, 0,
                                 heads, kvh, hd, 1 / sqrtf((float)hd), pk_matvec_best_isa(), kind};
         if (mode) {
@@ -89,7 +91,7 @@ int main(int argc, char **argv) {
                 a = t1 - t0 < a ? t1 - t0 : a;
                 b = t2 - t1 < b ? t2 - t1 : b;
             }
-            double gb = 2.0 * row * ctx * kvh / 1e9;
+            double gb = (double)(k_head + v_head) * kvh / 1e9;
             printf("%s: one head at a time %.3f ms, tiles %.3f ms: %.2fx (cache %.1f MB)\n",
                    names[kind], a * 1e3, b * 1e3, a / b, gb * 1e3);
         }

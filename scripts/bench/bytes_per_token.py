@@ -55,10 +55,11 @@ def _gguf_weights(path):
 
 
 def kv_row_bytes(head_dim, bits):
-    """Bytes of one position of one kv head (pk_kv_row_bytes)."""
+    """Bytes of one position of one kv head, key and value rows averaged (pk_kv_row_bytes:
+    8-bit keys carry a scale and a zero per group, values a scale)."""
     if bits == 8:
         group = 32 if head_dim % 32 == 0 else head_dim
-        return head_dim + 4 * (head_dim // group)
+        return head_dim + 4.5 * (head_dim // group)
     return head_dim * bits // 8
 
 
@@ -67,7 +68,7 @@ def kv_bytes(cfg, ctx, bits=16):
     heads = cfg["num_attention_heads"]
     head_dim = cfg.get("head_dim") or cfg["hidden_size"] // heads
     kv_heads = cfg.get("num_key_value_heads") or heads
-    return 2 * cfg["num_hidden_layers"] * kv_heads * kv_row_bytes(head_dim, bits) * ctx
+    return int(2 * cfg["num_hidden_layers"] * kv_heads * kv_row_bytes(head_dim, bits) * ctx)
 
 
 def bytes_per_token(model, config, ctx, bits=16):

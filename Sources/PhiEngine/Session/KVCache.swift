@@ -1,9 +1,10 @@
 import CKernels
 
 /// How wide each cached key and value is (`--kv-bits`). Half precision halves the cache's
-/// memory and the bytes attention reads per token at long contexts; 8 bits (int8 with a
-/// float32 scale per 32 values, pk_attention.h) nearly halves it again, for long contexts;
-/// float32 keeps what transformers' fp32 reference keeps.
+/// memory and the bytes attention reads per token at long contexts; 8 bits (values int8 with a
+/// float32 scale per 32; keys centred and spread per channel on their first 32 positions,
+/// then 8-bit codes with a scale and zero per 32: pk_attention.h) nearly halves it again, for
+/// long contexts; float32 keeps what transformers' fp32 reference keeps.
 public enum KVCacheWidth: Int, Sendable, CaseIterable {
     case float32 = 32
     case float16 = 16
@@ -21,37 +22,42 @@ public enum KVCacheWidth: Int, Sendable, CaseIterable {
         }
     }
 
-    /// Bytes one position of one kv head takes (scales included).
-    public func bytesPerRow(headDim: Int) -> Int { pk_kv_row_bytes(kind, Int32(headDim)) }
+    /// Bytes one position of one kv head takes (scales included), its key and value rows
+    /// averaged (8-bit keys carry a zero per group more than values).
+    public func bytesPerRow(headDim: Int) -> Int {
+        (pk_kv_row_bytes(kind, 1, Int32(headDim)) + pk_kv_row_bytes(kind, 0, Int32(headDim)) + 1)
+            / 2
+    }
 }
 
 /// Keys and values of every layer for up to `capacity` positions.
 ///
-/// Layout: [layer][kvHead][position] rows of `width` (pk_attention.h) — one kv head's
-/// positions are contiguous, so attention streams through them. The buffers are anonymous
+/// Layout: [layer][kvHead] regions of `width` (pk_attention.h: a header for 8-bit keys, then
+/// one row per position) — one kv head's positions are contiguous, so attention streams
+/// through them. The buffers are anonymous
 /// mappings: a long context costs address space up front but resident memory only as
 /// positions fill. A position is rounded (float16) or quantized (int8) once, when it is
 /// stored; whatever block it came in, its row is the same bytes.
 final class KVCache {
     let capacity: Int
     let width: KVCacheWidth
-    private let keys: FloatBuffer  // (layers, kvHeads, capacity) rows of rowBytes
-    private let values: FloatBuffer
-    private let rowBytes: Int
-    private let layerStride: Int  // bytes
-    private let headStride: Int
+    private let keys: FloatBuffer  // (layers, kvHeads) regions of keyHead bytes
+    private let values: FloatBuffer  // (layers, kvHeads) regions of valueHead bytes
+    private let keyHead: Int  // bytes of one kv head's region (pk_kv_head_bytes)
+    private let valueHead: Int
+    private let kvHeads: Int
 
     init(
         layers: Int, kvHeads: Int, headDim: Int, capacity: Int, width: KVCacheWidth = .float32
     ) throws(SessionError) {
         self.capacity = capacity
         self.width = width
-        rowBytes = width.bytesPerRow(headDim: headDim)
-        headStride = capacity * rowBytes
-        layerStride = kvHeads * headStride
-        let slots = (layers * layerStride + 3) / 4  // FloatBuffer counts 4-byte slots
-        keys = try FloatBuffer(count: slots)
-        values = try FloatBuffer(count: slots)
+        self.kvHeads = kvHeads
+        keyHead = pk_kv_head_bytes(width.kind, 1, Int32(headDim), capacity)
+        valueHead = pk_kv_head_bytes(width.kind, 0, Int32(headDim), capacity)
+        // FloatBuffer counts 4-byte slots
+        keys = try FloatBuffer(count: (layers * kvHeads * keyHead + 3) / 4)
+        values = try FloatBuffer(count: (layers * kvHeads * valueHead + 3) / 4)
     }
 
     /// Floats of attention-score scratch a sequence needs (pk_attention_job.scores): a tile
@@ -64,22 +70,28 @@ final class KVCache {
     var kind: Int32 { width.kind }
 
     /// This layer's keys, [kvHeads][capacity] rows.
-    func keys(layer: Int) -> UnsafeMutableRawPointer { bytes(keys, layer * layerStride) }
-    func values(layer: Int) -> UnsafeMutableRawPointer { bytes(values, layer * layerStride) }
+    func keys(layer: Int) -> UnsafeMutableRawPointer { bytes(keys, layer * kvHeads * keyHead) }
+    func values(layer: Int) -> UnsafeMutableRawPointer {
+        bytes(values, layer * kvHeads * valueHead)
+    }
 
     private func bytes(_ buffer: FloatBuffer, _ offset: Int) -> UnsafeMutableRawPointer {
         UnsafeMutableRawPointer(buffer.pointer) + offset
     }
 
-    /// Stores one position: k and v are [kvHeads][headDim] (a token's slice of qkv).
+    /// Stores one position: k and v are [kvHeads][headDim] (a token's slice of qkv). Positions
+    /// come in order (8-bit keys calibrate on the first ones, pk_attention.h).
     func store(
         layer: Int, position: Int, keys k: UnsafePointer<Float>, values v: UnsafePointer<Float>,
         kvHeads: Int, headDim: Int
     ) {
+        let (keyBase, valueBase) = (keys(layer: layer), values(layer: layer))
         for head in 0..<kvHeads {
-            let at = layer * layerStride + head * headStride + position * rowBytes
-            pk_kv_store(kind, bytes(keys, at), k + head * headDim, Int32(headDim))
-            pk_kv_store(kind, bytes(values, at), v + head * headDim, Int32(headDim))
+            pk_kv_store(
+                kind, 1, keyBase + head * keyHead, position, k + head * headDim, Int32(headDim))
+            pk_kv_store(
+                kind, 0, valueBase + head * valueHead, position, v + head * headDim,
+                Int32(headDim))
         }
     }
 }
