@@ -41,7 +41,8 @@ public struct GGUFConvertSummary: Sendable, Encodable {
     }
 }
 
-/// `phikit convert FILE.gguf`: a llama.cpp model file → an MLX model directory (phi3 layout)
+/// `phikit convert FILE.gguf`: a llama.cpp model file → an MLX model directory (phi3 layout;
+/// phi for a phi2 file)
 /// without a second rounding where MLX has the GGUF block's exact form (see `GGUFBlocks`),
 /// re-quantized to 8 bits (or float with `--dtype`) where it has none, with every such tensor
 /// and its error in the summary. Everything is checked and planned before the output exists;
@@ -127,6 +128,11 @@ public func convertGGUF(
                 }
                 for spec in plan.outputs[begun...] { try begin(spec) }  // empty tensors
                 for t in plan.inexact {
+                    // A fused tensor split into several outputs (phi2's attn_qkv) is one entry.
+                    if let i = inexact.firstIndex(where: { $0.tensor == t.name }) {
+                        inexact[i].maxAbsError = max(inexact[i].maxAbsError, errors[t.name] ?? 0)
+                        continue
+                    }
                     inexact.append(
                         GGUFInexactTensor(
                             tensor: t.name, type: t.type.name, became: describe(plan.form),

@@ -62,19 +62,11 @@ struct GGUFModelLayout {
     let ropeFactorsShort: GGUFTensorInfo?
 
     static func make(_ file: GGUFFile, _ h: GGUFShape) throws -> GGUFModelLayout {
-        let path = file.path
+        if h.architecture == "phi2" { return try phi2(file, h) }
         let llama = h.architecture == "llama"
-        var used: Set<String> = []
+        let picker = GGUFTensorPicker(file)
         func tensor(_ name: String, _ shape: [Int]) throws -> GGUFTensorInfo {
-            guard let t = file.tensor(name) else {
-                throw GGUFConvertError.missingTensor(path: path, tensor: name)
-            }
-            guard t.shape == shape else {
-                throw GGUFConvertError.wrongShape(
-                    path: path, tensor: name, expected: shape, actual: t.shape)
-            }
-            used.insert(name)
-            return t
+            try picker.take(name, shape)
         }
         func part(_ name: String, _ shape: [Int], heads: Int? = nil) throws -> Part {
             Part(tensor: try tensor(name, shape), unpermuteHeads: llama ? heads : nil)
@@ -133,7 +125,7 @@ struct GGUFModelLayout {
             file.release(output)  // compared above: no reason to keep either resident
             file.release(embed)
         }
-        if tied, output != nil { used.insert("output.weight") }
+        if tied, output != nil { picker.used.insert("output.weight") }
         if !tied { add("lm_head.weight", [try part("output.weight", [h.vocab, hidden])]) }
 
         let factors = h.ropeDim / 2
@@ -143,13 +135,37 @@ struct GGUFModelLayout {
         let short = try file.tensor("rope_factors_short.weight").map { _ in
             try tensor("rope_factors_short.weight", [factors])
         }
-        // llama.cpp's rope frequency table is a cache some old converters stored; not a weight.
-        for t in file.tensors where !used.contains(t.name) && !t.name.hasSuffix("rope_freqs.weight")
-        {
-            throw GGUFConvertError.unexpectedTensor(path: path, tensor: t.name)
-        }
+        try picker.checkNothingLeft()
         return GGUFModelLayout(
             modules: modules, tied: tied, ropeFactorsLong: long, ropeFactorsShort: short)
+    }
+}
+
+/// Takes tensors out of a GGUF file by name, checking each shape, and at the end refuses a
+/// file with tensors nobody took (a weight phikit would silently drop).
+final class GGUFTensorPicker {
+    let file: GGUFFile
+    var used: Set<String> = []
+
+    init(_ file: GGUFFile) { self.file = file }
+
+    func take(_ name: String, _ shape: [Int]) throws -> GGUFTensorInfo {
+        guard let t = file.tensor(name) else {
+            throw GGUFConvertError.missingTensor(path: file.path, tensor: name)
+        }
+        guard t.shape == shape else {
+            throw GGUFConvertError.wrongShape(
+                path: file.path, tensor: name, expected: shape, actual: t.shape)
+        }
+        used.insert(name)
+        return t
+    }
+
+    func checkNothingLeft() throws {
+        // llama.cpp's rope frequency table is a cache some old converters stored; not a weight.
+        for t in file.tensors where !used.contains(t.name) && !t.name.hasSuffix("rope_freqs.weight") {
+            throw GGUFConvertError.unexpectedTensor(path: file.path, tensor: t.name)
+        }
     }
 }
 
@@ -171,7 +187,7 @@ struct GGUFShape {
         guard let arch = h.architecture else {
             throw GGUFConvertError.missingMetadata(path: path, key: "general.architecture")
         }
-        guard arch == "phi3" || arch == "llama" else {
+        guard ["phi3", "llama", "phi2"].contains(arch) else {
             throw GGUFConvertError.unsupportedArchitecture(path: path, architecture: arch)
         }
         func need(_ v: Int?, _ key: String, max: Int = 1 << 24) throws -> Int {

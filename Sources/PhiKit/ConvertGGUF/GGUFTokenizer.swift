@@ -294,7 +294,8 @@ struct GGUFTokenizer {
     /// `tokenizer.ggml.pre` → the split regex (nil: ByteLevel's own GPT-2 regex), from
     /// llama.cpp's llama-vocab.cpp.
     static let preTokenizerRegex: [String: String?] = [
-        "default": nil, "gpt2": nil, "gpt-2": nil,
+        // phi-2 (Phi-2's CodeGen vocabulary) uses GPT-2's split, as llama.cpp maps it.
+        "default": nil, "gpt2": nil, "gpt-2": nil, "phi-2": nil,
         "gpt-4o":
             "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
         "llama-bpe":
