@@ -167,12 +167,19 @@ def check_file(a, name, work, f32, cfg_src, qt):
     gen = js["tokens"]
     follows, tie_at, wrong = walk(W, cfg_src, ids, gen)
     (work / "ids.json").write_text(json.dumps(ids))
-    llama = json.loads(run([sys.executable, REPO / "scripts/bench/run_llamacpp.py", path,
-                            "--prompt-ids", work / "ids.json", "-m", str(a.tokens),
-                            "--threads", "2"]))["tokens"]
-    llama_follows = walk(W, cfg_src, ids, llama)[0]
-    same = min(follows, llama_follows)
-    llama_bad = gen[:same] != llama[:same]
+    try:
+        llama = json.loads(run([sys.executable, REPO / "scripts/bench/run_llamacpp.py", path,
+                                "--prompt-ids", work / "ids.json", "-m", str(a.tokens),
+                                "--threads", "2"]))["tokens"]
+        llama_error = None
+    except StepFailed as e:
+        # llama.cpp itself failing (llama-cpp-python 0.3.36 segfaults in its first decode of
+        # the Phi-4-mini-shaped files) says nothing about phikit's output: reported, and
+        # the file's other checks stand.
+        llama, llama_error = None, str(e)
+    llama_follows = None if llama is None else walk(W, cfg_src, ids, llama)[0]
+    same = min(follows, llama_follows or 0)
+    llama_bad = llama is not None and gen[:same] != llama[:same]
     mlx = mlx_greedy(out, ids, a.tokens)
     row = dict(shape=name, type=qt, ggml_types=types, exact=not summary["inexact"],
                inexact_tensors=len(summary["inexact"]), max_abs_error_by_type=errors,
@@ -180,7 +187,7 @@ def check_file(a, name, work, f32, cfg_src, qt):
                measured_max_abs_error=max(errors.values(), default=0.0),
                exact_mismatches=len(exact_bad),
                phikit_follows=follows, near_tie_at=tie_at, wrong=wrong,
-               llama_follows=llama_follows, llama_mismatch=llama_bad,
+               llama_follows=llama_follows, llama_mismatch=llama_bad, llama_error=llama_error,
                mlx_lm_loads=mlx is not None,
                mlx_lm_same_tokens=None if mlx is None else next(
                    (i for i, (x, y) in enumerate(zip(mlx, gen)) if x != y), len(gen)))
