@@ -194,7 +194,9 @@ AVX512_INLINE void affine_row(const pk_matrix *m, long r, const int T, const xvi
 AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep) {
     if (m->kind != PK_W_AFFINE) return;
     pk_mv_prepare_x16(m, x, prep);
-    if (pk_mv_q4_tiled(m)) pk_mv_prepare_q4(m, prep);
+    /* Tiled rows are never read by affine_row at this level: their x16 stays natural. The
+       prepare runs on one thread while the others wait (decode), so skipping matters. */
+    if (pk_mv_q4_tiled(m)) { pk_mv_prepare_q4(m, prep); return; }
     if (m->bits != 4) return;
     int16_t *x16 = pk_mv_x16(prep), tmp[64];
     long c = 0;

@@ -1,5 +1,5 @@
-/* AVX-512 kernel for the common case of 4-bit rows with groups of 64 or 128 (every MLX Phi
-   checkpoint): several rows times several tokens per pass, so one load of x serves every row
+/* AVX-512 kernel for the common case of 4-bit rows with groups of 32, 64 or 128 (every MLX
+   Phi checkpoint, and every GGUF Q4_0 brought over exactly): several rows times several tokens per pass, so one load of x serves every row
    of the tile and one unpacked weight vector serves every token, and the integer dot sums of
    four 64-value segments share one conversion to float and one multiply-add.
 
@@ -14,7 +14,12 @@
    products the int32 lanes are converted once and scaled by scale*xscale of their segment's
    group (one vector per quad and token: `xexp`, the token's xscale spread over lanes, times
    the row's scales spread the same way). Bias and rounding terms are as in the general
-   kernel (pk_matvec.h, matvec_internal.h). */
+   kernel (pk_matvec.h, matvec_internal.h).
+
+   Groups of 32: chunk s.h is then a whole group, (s, h), so the products of each half h are
+   converted and scaled on their own, right after its four words: lane l's group is
+   2*(l/4) + h within the quad, and its factor scale*xscale is spread from the 16-group chunk
+   by a permutation (the same two floats multiplied as for the larger groups). */
 #include "matvec_internal.h"
 
 #if defined(__x86_64__)
@@ -71,10 +76,10 @@ Q4_INLINE __m512i q4_words(__m512i y, const int k) {
 
 typedef struct {
     const int16_t *x16;
-    const float *xsum, *xres, *xexp;
+    const float *xsum, *xres, *xexp, *xscale;
 } q4_view;
 
-/* Rows r .. r+R-1 against tokens xv[0..T-1], G the group size (64 or 128): the row sums go
+/* Rows r .. r+R-1 against tokens xv[0..T-1], G the group size (32, 64 or 128): the row sums go
    to y[t*ldy + (row - r)]. R and T are constants at every call, so loops unroll. */
 Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
                        const q4_view *xv, float *y, long ldy) {
@@ -132,7 +137,22 @@ Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, con
                             DPWSSD(dot[i][t], wv[i], xk);
                     }
                 }
+                if (G == 32) {  /* half h holds whole groups: scale them now */
+                    const __m512i gh = _mm512_add_epi32(
+                        _mm512_set1_epi32((int)(c - g0 * G) / 32 + h), _mm512_slli_epi32(lane_seg, 1));
+                    for (int i = 0; i < R; i++) {
+                        const __m512 sexp = _mm512_permutexvar_ps(gh, sv[i]);
+                        for (int t = 0; t < T; t++) {
+                            const __m512 xexp = _mm512_permutexvar_ps(
+                                gh, _mm512_maskz_loadu_ps(kn, xv[t].xscale + g0));
+                            acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[i][t]),
+                                                        _mm512_mul_ps(sexp, xexp), acc[i][t]);
+                            dot[i][t] = _mm512_setzero_si512();
+                        }
+                    }
+                }
             }
+            if (G == 32) continue;
             for (int i = 0; i < R; i++) {
                 const __m512 sexp = _mm512_permutexvar_ps(gidx, sv[i]);
                 for (int t = 0; t < T; t++) {
@@ -175,9 +195,10 @@ Q4_FN void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *p
     for (int t = 0; t < tokens; t++) {
         const float *p = prep + t * prep_stride;
         xv[t] = (q4_view){pk_mv_x16q(p, m->cols), pk_mv_xsum(p, m->cols), pk_mv_xres(p, m->cols),
-                          pk_mv_xexp(p, m->cols)};
+                          pk_mv_xexp(p, m->cols), pk_mv_xscale(p, m->cols)};
     }
-    if (m->group == 64) Q4_ROW_TILES(64);
+    if (m->group == 32) Q4_ROW_TILES(32);
+    else if (m->group == 64) Q4_ROW_TILES(64);
     else Q4_ROW_TILES(128);
 }
 

@@ -77,8 +77,8 @@ PK_MV_INLINE float *pk_mv_xsum(const float *prep, long cols) {
 PK_MV_INLINE float *pk_mv_xres(const float *prep, long cols) {
     return (float *)(uintptr_t)(prep + cols / 2 + 2 * (cols / 32) + 48);
 }
-/* For the AVX-512 4-bit tile kernel (matvec_avx512_q4.c), which multiplies prompt tokens
-   while decoding keeps the general kernel, so a prepared input holds both layouts:
+/* For the AVX-512 4-bit tile kernel (matvec_avx512_q4.c); the scratch holds both layouts
+   (x16 for the other kernels and levels, these for the tile):
      xexp [cols/16]  xscale spread over the tile kernel's lanes
      x16q [cols]     int16 x in the tile kernel's order
    pk_matvec_prep_floats counts them for every matrix. */
@@ -89,10 +89,9 @@ PK_MV_INLINE int16_t *pk_mv_x16q(const float *prep, long cols) {
     return (int16_t *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + cols / 16 + 80);
 }
 
-/* Rows the AVX-512 tile kernel takes: 4-bit, groups of 64 or 128, whole 256-value quads. */
+/* Rows the AVX-512 tile kernel takes: 4-bit, whole 256-value quads (any group size). */
 PK_MV_INLINE int pk_mv_q4_tiled(const pk_matrix *m) {
-    return m->kind == PK_W_AFFINE && m->bits == 4 && (m->group == 64 || m->group == 128)
-           && m->cols % 256 == 0;
+    return m->kind == PK_W_AFFINE && m->bits == 4 && m->cols % 256 == 0;
 }
 
 /* xsum: the sum of x over each group, in 8 interleaved partial sums (value i into sum i % 8;

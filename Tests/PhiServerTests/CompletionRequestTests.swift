@@ -75,6 +75,7 @@ struct CompletionRequestTests {
             (#"{"messages": [{"role": "user", "content": "x"}], "logit_bias": {"50256": -100}}"#, "logit_bias"),
             (#"{"messages": [{"role": "user", "content": "x"}], "functions": []}"#, "functions"),
             (#"{"messages": [{"role": "user", "content": "x"}], "best_of": 2}"#, "best_of"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "parallel_tool_calls": "no"}"#, "parallel_tool_calls"),
         ])
     func badChatField(_ json: String, _ param: String) {
         let error = Self.error(.chat, json)
@@ -99,6 +100,8 @@ struct CompletionRequestTests {
         #expect(try Self.parse(.chat, chat + #", "tool_choice": "required"}"#).toolChoice == .required)
         let named = chat + #", "tool_choice": {"type": "function", "function": {"name": "get_weather"}}}"#
         #expect(try Self.parse(.chat, named).toolChoice == .function("get_weather"))
+        #expect(try Self.parse(.chat, chat + "}").parallelToolCalls)
+        #expect(try !Self.parse(.chat, chat + #", "parallel_tool_calls": false}"#).parallelToolCalls)
     }
 
     @Test("completions: echo is taken, echo with logprobs and a suffix are refused by name")

@@ -55,6 +55,13 @@ struct StopAndToolTextTests {
         #expect(text2 == "Sure.")
         #expect(calls2.map(\.name) == ["a", "b"])
         #expect(calls2.map(\.arguments) == ["{}", #"{"x": 1}"#])
+
+        // parallel_tool_calls false: the first call only, from the answer and from a stream.
+        let (_, first) = ToolCallSyntax.parse(two, parallel: false, makeID: Self.ids())
+        #expect(first.map(\.name) == ["a"])
+        var stream = ToolCallStream()
+        #expect(stream.append(two) == "Sure. ")
+        #expect(stream.finish(parallel: false, makeID: Self.ids()).calls.map(\.name) == ["a"])
     }
 
     @Test func invalidToolCallTextStaysContent() {

@@ -83,3 +83,37 @@ def converted(directory, cfg):
         out[name] = (np.repeat(scales, g, axis=1) * codes.astype(np.float32)
                      + np.repeat(biases, g, axis=1)).astype(np.float32)
     return out
+
+
+# phi2 GGUF names → Hugging Face model_type phi (each with .weight and .bias).
+PHI2 = {"token_embd": "model.embed_tokens", "output_norm": "model.final_layernorm",
+        "output": "lm_head", "attn_norm": "input_layernorm", "attn_q": "self_attn.q_proj",
+        "attn_k": "self_attn.k_proj", "attn_v": "self_attn.v_proj",
+        "attn_output": "self_attn.dense", "ffn_up": "mlp.fc1", "ffn_down": "mlp.fc2"}
+
+
+def stored_phi2(path):
+    """{HF phi name: (float32 values as gguf.quants.dequantize gives them, GGML type name,
+    GGUF tensor name)} of a phi2 GGUF; a fused attn_qkv (weight and bias) split by rows into
+    q_proj, k_proj, v_proj as llama.cpp's build_phi2 reads it."""
+    r = gguf.GGUFReader(str(path))
+    heads = int(r.fields["phi2.attention.head_count"].contents())
+    kv = int(r.fields["phi2.attention.head_count_kv"].contents())
+    out = {}
+    for t in r.tensors:
+        parts = t.name.split(".")
+        shape = tuple(int(x) for x in reversed(t.shape))
+        v = dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
+        kind = parts[-1]
+        if parts[0] != "blk":
+            out[f"{PHI2[parts[0]]}.{kind}"] = (v, t.tensor_type.name, t.name)
+            continue
+        p = f"model.layers.{parts[1]}."
+        if parts[2] == "attn_qkv":
+            q = v.shape[0] * heads // (heads + 2 * kv)
+            k = v.shape[0] * kv // (heads + 2 * kv)
+            for name, share in (("q_proj", v[:q]), ("k_proj", v[q:q + k]), ("v_proj", v[q + k:])):
+                out[f"{p}self_attn.{name}.{kind}"] = (share, t.tensor_type.name, t.name)
+            continue
+        out[f"{p}{PHI2[parts[2]]}.{kind}"] = (v, t.tensor_type.name, t.name)
+    return out

@@ -16,6 +16,8 @@ public struct GGUFHyperparameters: Sendable, Equatable, Encodable {
     public var ropeOriginalContextLength: Int?
     public var ropeAttentionFactor: Double?
     public var rmsEpsilon: Double?
+    /// LayerNorm epsilon (phi2's `attention.layer_norm_epsilon`).
+    public var layerNormEpsilon: Double?
     public var slidingWindow: Int?
     public var tokenizerModel: String?
     public var tokenizerPre: String?
@@ -41,6 +43,7 @@ public struct GGUFHyperparameters: Sendable, Equatable, Encodable {
         ropeOriginalContextLength = a("rope.scaling.original_context_length")?.intValue
         ropeAttentionFactor = a("rope.scaling.attn_factor")?.doubleValue
         rmsEpsilon = a("attention.layer_norm_rms_epsilon")?.doubleValue
+        layerNormEpsilon = a("attention.layer_norm_epsilon")?.doubleValue
         slidingWindow = a("attention.sliding_window")?.intValue
         tokenizerModel = file.value("tokenizer.ggml.model")?.stringValue
         tokenizerPre = file.value("tokenizer.ggml.pre")?.stringValue
@@ -64,6 +67,7 @@ public struct GGUFHyperparameters: Sendable, Equatable, Encodable {
         case ropeOriginalContextLength = "rope_original_context_length"
         case ropeAttentionFactor = "rope_attention_factor"
         case rmsEpsilon = "rms_epsilon"
+        case layerNormEpsilon = "layer_norm_epsilon"
         case slidingWindow = "sliding_window"
         case tokenizerModel = "tokenizer_model"
         case tokenizerPre = "tokenizer_pre"

@@ -41,7 +41,8 @@ public struct GGUFConvertSummary: Sendable, Encodable {
     }
 }
 
-/// `phikit convert FILE.gguf`: a llama.cpp model file → an MLX model directory (phi3 layout)
+/// `phikit convert FILE.gguf`: a llama.cpp model file → an MLX model directory (phi3 layout;
+/// phi for a phi2 file)
 /// without a second rounding where MLX has the GGUF block's exact form (see `GGUFBlocks`),
 /// re-quantized to 8 bits (or float with `--dtype`) where it has none, with every such tensor
 /// and its error in the summary. Everything is checked and planned before the output exists;
@@ -92,7 +93,7 @@ public func convertGGUF(
             let dir = try makeTemporaryDirectory(beside: output)
             temp = dir
             let total = specs.count
-            let toRead = layout.modules.reduce(0) { $0 + $1.parts.reduce(0) { $0 + $1.tensor.byteCount } }
+            let toRead = layout.modules.reduce(0) { $0 + $1.parts.reduce(0) { $0 + $1.byteCount } }
             var read = 0
             var written = 0
             var done = 0
@@ -101,30 +102,44 @@ public func convertGGUF(
             var remaining = shards[...]
             var writer: SafeTensorsWriter?
             var pending: ArraySlice<TensorSpec> = []
+            /// Makes output `spec` the one the writer takes next.
+            func begin(_ spec: TensorSpec) throws {
+                while pending.isEmpty, let shard = remaining.popFirst() {
+                    try writer?.finish()
+                    writer = try SafeTensorsWriter(
+                        path: dir + "/" + shard.file, tensors: shard.tensors,
+                        metadata: ["format": "mlx"])
+                    pending = shard.tensors[...]
+                }
+                precondition(pending.first == spec, "GGUF convert: shard order")
+                pending.removeFirst()
+            }
+            let transcoder = GGUFTranscoder(file: file)
             for plan in plans {
                 try Cancellation.check()
-                let result = try GGUFTranscoder(file: file).run(plan)
-                for (spec, bytes) in zip(plan.outputs, result.tensors) {
-                    while pending.isEmpty, let shard = remaining.popFirst() {
-                        try writer?.finish()
-                        writer = try SafeTensorsWriter(
-                            path: dir + "/" + shard.file, tensors: shard.tensors,
-                            metadata: ["format": "mlx"])
-                        pending = shard.tensors[...]
+                var begun = 0  // outputs of this plan handed to the writer so far
+                let errors = try transcoder.stream(plan) { index, bytes in
+                    while begun <= index {
+                        try begin(plan.outputs[begun])
+                        begun += 1
                     }
-                    precondition(pending.first == spec, "GGUF convert: shard order")
-                    pending.removeFirst()
-                    try bytes.withUnsafeBytes { try writer?.write($0) }
+                    try writer?.write(bytes)
                     written += bytes.count
                 }
+                for spec in plan.outputs[begun...] { try begin(spec) }  // empty tensors
                 for t in plan.inexact {
+                    // A fused tensor split into several outputs (phi2's attn_qkv) is one entry.
+                    if let i = inexact.firstIndex(where: { $0.tensor == t.name }) {
+                        inexact[i].maxAbsError = max(inexact[i].maxAbsError, errors[t.name] ?? 0)
+                        continue
+                    }
                     inexact.append(
                         GGUFInexactTensor(
                             tensor: t.name, type: t.type.name, became: describe(plan.form),
-                            maxAbsError: result.errors[t.name] ?? 0))
+                            maxAbsError: errors[t.name] ?? 0))
                 }
                 for part in plan.module.parts {
-                    read += part.tensor.byteCount
+                    read += part.byteCount
                     file.release(part.tensor)
                 }
                 done += plan.outputs.count

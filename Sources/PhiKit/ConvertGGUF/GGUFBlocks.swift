@@ -44,30 +44,38 @@ enum GGUFBlocks {
     /// The exact affine form of `count` values of an exact type (`exactBits` not nil).
     static func affine(_ type: GGMLType, _ data: UnsafeRawBufferPointer, count: Int) -> AffineGroups
     {
-        let groups = count / 32
         var out = AffineGroups(
             bits: exactBits(type)!, q: [UInt8](repeating: 0, count: count),
-            scales: [Float](repeating: 0, count: groups),
-            biases: [Float](repeating: 0, count: groups))
+            scales: [Float](repeating: 0, count: count / 32),
+            biases: [Float](repeating: 0, count: count / 32))
         out.q.withUnsafeMutableBufferPointer { q in
             out.scales.withUnsafeMutableBufferPointer { s in
                 out.biases.withUnsafeMutableBufferPointer { b in
-                    let blocks = count / type.blockSize
-                    for i in 0..<blocks {
-                        let block = data.baseAddress! + i * type.blockBytes
-                        let g = i * type.blockSize / 32
-                        switch type {
-                        case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0:
-                            small(type, block, q.baseAddress! + g * 32, &s[g], &b[g])
-                        default:
-                            kQuant(type, block, q.baseAddress! + g * 32, s.baseAddress! + g,
-                                b.baseAddress! + g)
-                        }
-                    }
+                    affine(type, data, count: count, q: q.baseAddress!, scales: s.baseAddress!,
+                        biases: b.baseAddress!)
                 }
             }
         }
         return out
+    }
+
+    /// The same into caller-owned memory: `count` codes, `count / 32` scales and biases (the
+    /// streaming convert reuses one chunk buffer instead of allocating per tensor).
+    static func affine(
+        _ type: GGMLType, _ data: UnsafeRawBufferPointer, count: Int,
+        q: UnsafeMutablePointer<UInt8>, scales: UnsafeMutablePointer<Float>,
+        biases: UnsafeMutablePointer<Float>
+    ) {
+        for i in 0..<(count / type.blockSize) {
+            let block = data.baseAddress! + i * type.blockBytes
+            let g = i * type.blockSize / 32
+            switch type {
+            case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0:
+                small(type, block, q + g * 32, &scales[g], &biases[g])
+            default:
+                kQuant(type, block, q + g * 32, scales + g, biases + g)
+            }
+        }
     }
 
     /// One 32-value block of Q4_0/Q4_1/Q5_0/Q5_1/Q8_0. Nibbles: value j in the low nibble of

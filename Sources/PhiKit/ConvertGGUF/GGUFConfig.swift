@@ -1,12 +1,15 @@
 import PhiFormats
 
-/// config.json of the converted model (Hugging Face phi3 keys, sorted, as mlx_lm's
-/// `save_config` writes them) from the GGUF metadata.
+/// config.json of the converted model (Hugging Face phi3 keys, or phi for a phi2 GGUF;
+/// sorted, as mlx_lm's `save_config` writes them) from the GGUF metadata.
 enum GGUFConfig {
     static func json(
         _ file: GGUFFile, _ shape: GGUFShape, _ h: GGUFHyperparameters, _ layout: GGUFModelLayout,
         tokenizer: GGUFTokenizer?, quantization: JSONValue?, floatType: DType
     ) throws -> JSONValue {
+        if shape.architecture == "phi2" {
+            return phiJSON(shape, h, tokenizer: tokenizer, quantization: quantization, floatType: floatType)
+        }
         var c: [(key: String, value: JSONValue)] = [
             ("architectures", .array([.string("Phi3ForCausalLM")])),
             ("attention_bias", .bool(false)), ("attention_dropout", .double(0)),
@@ -32,6 +35,42 @@ enum GGUFConfig {
             ("rope_theta", .double(h.ropeFreqBase ?? 10000)),
             ("sliding_window", h.slidingWindow.flatMap { $0 > 0 ? .int($0) : nil } ?? .null),  // 0: none
             ("tie_word_embeddings", .bool(layout.tied)),
+            ("torch_dtype", .string(floatType.pythonName)),
+            ("use_cache", .bool(true)),
+            ("vocab_size", .int(shape.vocab)),
+        ]
+        if let quantization {
+            c.append(("quantization", quantization))
+            c.append(("quantization_config", quantization))
+        }
+        return JSONValue.object(c).sortedKeys()
+    }
+
+    /// `model_type: phi` (transformers' PhiConfig keys) for a phi2 GGUF: LayerNorm epsilon,
+    /// rotary share as rope dims / head dim (Phi-2: 32 / 80 = 0.4), plain RoPE.
+    private static func phiJSON(
+        _ shape: GGUFShape, _ h: GGUFHyperparameters, tokenizer: GGUFTokenizer?,
+        quantization: JSONValue?, floatType: DType
+    ) -> JSONValue {
+        var c: [(key: String, value: JSONValue)] = [
+            ("architectures", .array([.string("PhiForCausalLM")])),
+            ("attention_dropout", .double(0)),
+            ("bos_token_id", tokenizer?.bosID.map { .int($0) } ?? .null),
+            ("embd_pdrop", .double(0)),
+            ("eos_token_id", eosValue(tokenizer?.eosIDs ?? [])),
+            ("hidden_act", .string("gelu_new")), ("hidden_size", .int(shape.hidden)),
+            ("initializer_range", .double(0.02)),
+            ("intermediate_size", .int(shape.intermediate)),
+            ("layer_norm_eps", .double(shortestDecimal(h.layerNormEpsilon ?? 1e-5))),
+            ("max_position_embeddings", .int(shape.contextLength)),
+            ("model_type", .string("phi")),
+            ("num_attention_heads", .int(shape.heads)),
+            ("num_hidden_layers", .int(shape.layers)),
+            ("num_key_value_heads", .int(shape.kvHeads)),
+            ("partial_rotary_factor", .double(Double(shape.ropeDim) / Double(shape.headDim))),
+            ("qk_layernorm", .bool(false)), ("resid_pdrop", .double(0)),
+            ("rope_scaling", .null), ("rope_theta", .double(h.ropeFreqBase ?? 10000)),
+            ("tie_word_embeddings", .bool(false)),
             ("torch_dtype", .string(floatType.pythonName)),
             ("use_cache", .bool(true)),
             ("vocab_size", .int(shape.vocab)),

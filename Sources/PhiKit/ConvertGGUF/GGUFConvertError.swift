@@ -23,7 +23,7 @@ public enum GGUFConvertError: UserFacingError, Equatable {
         case .ggufGiven(let path):
             "\(path) is a GGUF file (llama.cpp's format), not an MLX model directory"
         case .unsupportedArchitecture(let path, let arch):
-            "\(path): architecture '\(arch)' is not supported (phikit converts phi3 and llama)"
+            "\(path): architecture '\(arch)' is not supported (phikit converts phi3, llama and phi2)"
         case .missingMetadata(let path, let key):
             "\(path): metadata '\(key)' is missing or not a usable value"
         case .missingTensor(let path, let tensor): "\(path): tensor '\(tensor)' is missing"

@@ -15,15 +15,44 @@ struct GGUFModelLayout {
         let tensor: GGUFTensorInfo
         /// Heads whose rows to put back from GGML's interleaved-pair order (llama q/k).
         let unpermuteHeads: Int?
+        /// The tensor's rows (see `rowCount`) this part takes: all of them, or the q, k or v
+        /// share of a fused tensor that the output keeps separate (phi2's attn_qkv).
+        let rows: Range<Int>
+
+        init(tensor: GGUFTensorInfo, unpermuteHeads: Int? = nil, rows: Range<Int>? = nil) {
+            self.tensor = tensor
+            self.unpermuteHeads = unpermuteHeads
+            self.rows = rows ?? 0..<Self.rowCount(tensor)
+        }
+
+        /// Rows as the transcoder walks a tensor: a matrix's rows; a float vector's elements
+        /// (so a fused bias splits like its matrix); a block-quantized vector is one row.
+        static func rowCount(_ t: GGUFTensorInfo) -> Int {
+            t.shape.count >= 2 ? t.shape[0] : t.type.blockSize == 1 ? t.elementCount : 1
+        }
+        var rowElements: Int { tensor.elementCount / max(1, Self.rowCount(tensor)) }
+        var rowBytes: Int { tensor.byteCount / max(1, Self.rowCount(tensor)) }
+        var elementCount: Int { rows.count * rowElements }
+        var byteCount: Int { rows.count * rowBytes }
     }
 
     struct Module {
         /// Hugging Face tensor name, `.weight` included.
         let name: String
         let parts: [Part]
-        /// Row-major output shape.
+        /// Row-major output shape: the parts' rows stacked.
         let shape: [Int]
         var isMatrix: Bool { shape.count == 2 }
+
+        init(name: String, parts: [Part]) {
+            self.name = name
+            self.parts = parts
+            let first = parts[0].tensor.shape
+            shape =
+                first.count == 2
+                ? [parts.reduce(0) { $0 + $1.rows.count }, first[1]]
+                : [parts.reduce(0) { $0 + $1.elementCount }]
+        }
     }
 
     let modules: [Module]
@@ -33,19 +62,11 @@ struct GGUFModelLayout {
     let ropeFactorsShort: GGUFTensorInfo?
 
     static func make(_ file: GGUFFile, _ h: GGUFShape) throws -> GGUFModelLayout {
-        let path = file.path
+        if h.architecture == "phi2" { return try phi2(file, h) }
         let llama = h.architecture == "llama"
-        var used: Set<String> = []
+        let picker = GGUFTensorPicker(file)
         func tensor(_ name: String, _ shape: [Int]) throws -> GGUFTensorInfo {
-            guard let t = file.tensor(name) else {
-                throw GGUFConvertError.missingTensor(path: path, tensor: name)
-            }
-            guard t.shape == shape else {
-                throw GGUFConvertError.wrongShape(
-                    path: path, tensor: name, expected: shape, actual: t.shape)
-            }
-            used.insert(name)
-            return t
+            try picker.take(name, shape)
         }
         func part(_ name: String, _ shape: [Int], heads: Int? = nil) throws -> Part {
             Part(tensor: try tensor(name, shape), unpermuteHeads: llama ? heads : nil)
@@ -55,9 +76,7 @@ struct GGUFModelLayout {
         let kvRows = h.kvHeads * h.headDim
         var modules: [Module] = []
         func add(_ name: String, _ parts: [Part]) {
-            let rows = parts.reduce(0) { $0 + ($1.tensor.shape.count == 2 ? $1.tensor.shape[0] : 0) }
-            let shape = parts[0].tensor.shape.count == 2 ? [rows, parts[0].tensor.shape[1]] : parts[0].tensor.shape
-            modules.append(Module(name: name, parts: parts, shape: shape))
+            modules.append(Module(name: name, parts: parts))
         }
         add("model.embed_tokens.weight", [try part("token_embd.weight", [h.vocab, hidden])])
         for l in 0..<h.layers {
@@ -102,7 +121,11 @@ struct GGUFModelLayout {
             output == nil
             || (output!.type == embed.type && output!.shape == embed.shape
                 && file.data(output!).elementsEqual(file.data(embed)))
-        if tied, output != nil { used.insert("output.weight") }
+        if let output, output.type == embed.type, output.shape == embed.shape {
+            file.release(output)  // compared above: no reason to keep either resident
+            file.release(embed)
+        }
+        if tied, output != nil { picker.used.insert("output.weight") }
         if !tied { add("lm_head.weight", [try part("output.weight", [h.vocab, hidden])]) }
 
         let factors = h.ropeDim / 2
@@ -112,13 +135,37 @@ struct GGUFModelLayout {
         let short = try file.tensor("rope_factors_short.weight").map { _ in
             try tensor("rope_factors_short.weight", [factors])
         }
-        // llama.cpp's rope frequency table is a cache some old converters stored; not a weight.
-        for t in file.tensors where !used.contains(t.name) && !t.name.hasSuffix("rope_freqs.weight")
-        {
-            throw GGUFConvertError.unexpectedTensor(path: path, tensor: t.name)
-        }
+        try picker.checkNothingLeft()
         return GGUFModelLayout(
             modules: modules, tied: tied, ropeFactorsLong: long, ropeFactorsShort: short)
+    }
+}
+
+/// Takes tensors out of a GGUF file by name, checking each shape, and at the end refuses a
+/// file with tensors nobody took (a weight phikit would silently drop).
+final class GGUFTensorPicker {
+    let file: GGUFFile
+    var used: Set<String> = []
+
+    init(_ file: GGUFFile) { self.file = file }
+
+    func take(_ name: String, _ shape: [Int]) throws -> GGUFTensorInfo {
+        guard let t = file.tensor(name) else {
+            throw GGUFConvertError.missingTensor(path: file.path, tensor: name)
+        }
+        guard t.shape == shape else {
+            throw GGUFConvertError.wrongShape(
+                path: file.path, tensor: name, expected: shape, actual: t.shape)
+        }
+        used.insert(name)
+        return t
+    }
+
+    func checkNothingLeft() throws {
+        // llama.cpp's rope frequency table is a cache some old converters stored; not a weight.
+        for t in file.tensors where !used.contains(t.name) && !t.name.hasSuffix("rope_freqs.weight") {
+            throw GGUFConvertError.unexpectedTensor(path: file.path, tensor: t.name)
+        }
     }
 }
 
@@ -140,7 +187,7 @@ struct GGUFShape {
         guard let arch = h.architecture else {
             throw GGUFConvertError.missingMetadata(path: path, key: "general.architecture")
         }
-        guard arch == "phi3" || arch == "llama" else {
+        guard ["phi3", "llama", "phi2"].contains(arch) else {
             throw GGUFConvertError.unsupportedArchitecture(path: path, architecture: arch)
         }
         func need(_ v: Int?, _ key: String, max: Int = 1 << 24) throws -> Int {

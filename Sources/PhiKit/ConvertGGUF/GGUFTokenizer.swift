@@ -32,9 +32,10 @@ struct GGUFTokenizer {
         guard let model = file.value("tokenizer.ggml.model")?.stringValue else {
             throw fail("'tokenizer.ggml.model' is missing")
         }
-        guard let tokens = file.value("tokenizer.ggml.tokens")?.arrayValue?.strings,
-            !tokens.isEmpty
+        guard let written = file.value("tokenizer.ggml.tokens")?.arrayValue?.strings,
+            !written.isEmpty
         else { throw fail("'tokenizer.ggml.tokens' is missing or not strings") }
+        let tokens = GGUFVocabulary.spellings(written)
         let n = tokens.count
         let types: [TokenType] =
             try (file.value("tokenizer.ggml.token_type")?.arrayValue?.ints).map { raw in
@@ -57,13 +58,8 @@ struct GGUFTokenizer {
         let addBOS = flag("add_bos_token", model == "llama")
         let addEOS = flag("add_eos_token", false)
 
-        var vocab: [(key: String, value: JSONValue)] = []
-        var seen: Set<String> = []
-        for (i, t) in tokens.enumerated() {
-            // A duplicate piece would make the vocabulary ambiguous; llama.cpp keeps the first.
-            guard seen.insert(t).inserted else { continue }
-            vocab.append((t, .int(i)))
-        }
+        // Every id, in id order; `tokens` has no two equal byte strings (GGUFVocabulary).
+        let vocab = tokens.enumerated().map { (key: $1, value: JSONValue.int($0)) }
         let merges: [JSONValue]
         var modelJSON: [(key: String, value: JSONValue)] = [("type", .string("BPE")), ("dropout", .null)]
         let normalizer: JSONValue
@@ -251,9 +247,10 @@ struct GGUFTokenizer {
     static func sentencePieceMerges(
         _ tokens: [String], _ scores: [Double], _ types: [TokenType]
     ) -> [(String, String)] {
-        var index: [String: Int] = [:]
-        for (i, t) in tokens.enumerated() where types[i] == .normal && index[t] == nil {
-            index[t] = i
+        // Keyed by bytes: String keys would fold canonically equivalent pieces (GGUFVocabulary).
+        var index: [[UInt8]: Int] = [:]
+        for (i, t) in tokens.enumerated() where types[i] == .normal && index[Array(t.utf8)] == nil {
+            index[Array(t.utf8)] = i
         }
         var merges: [(String, String)] = []
         let ranked = index.values.sorted { (-scores[$0], $0) < (-scores[$1], $1) }
@@ -266,7 +263,9 @@ struct GGUFTokenizer {
                 left.unicodeScalars.append(contentsOf: piece[..<cut])
                 var right = ""
                 right.unicodeScalars.append(contentsOf: piece[cut...])
-                if index[left] != nil && index[right] != nil { merges.append((left, right)) }
+                if index[Array(left.utf8)] != nil && index[Array(right.utf8)] != nil {
+                    merges.append((left, right))
+                }
             }
         }
         return merges
@@ -295,7 +294,8 @@ struct GGUFTokenizer {
     /// `tokenizer.ggml.pre` → the split regex (nil: ByteLevel's own GPT-2 regex), from
     /// llama.cpp's llama-vocab.cpp.
     static let preTokenizerRegex: [String: String?] = [
-        "default": nil, "gpt2": nil, "gpt-2": nil,
+        // phi-2 (Phi-2's CodeGen vocabulary) uses GPT-2's split, as llama.cpp maps it.
+        "default": nil, "gpt2": nil, "gpt-2": nil, "phi-2": nil,
         "gpt-4o":
             "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
         "llama-bpe":

@@ -134,6 +134,9 @@ struct GGUFModulePlan {
         for b in 0..<blocks {
             largest = max(largest, abs(GGUFBlocks.f16(data.baseAddress!, b * t.type.blockBytes)))
         }
+        // Planning reads every block before anything is written: without this the whole
+        // file stays resident (peak RSS = file size) until the transcoder releases it.
+        file.release(t)
         return largest <= limit
     }
 }

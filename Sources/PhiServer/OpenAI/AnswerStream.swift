@@ -12,6 +12,8 @@ struct AnswerStream {
     let bodies: ResponseBodies
     let includeUsage: Bool
     let parseTools: Bool
+    /// `parallel_tool_calls`: false sends only the first call.
+    var parallelToolCalls = true
     /// Text the answer starts with before the generated text (`echo`, a forced call start).
     var answerStart = ""
     var keepAlive: Duration = .seconds(10)
@@ -93,7 +95,9 @@ struct AnswerStream {
                     }
                     var calls: [ToolCall] = []
                     if parseTools {
-                        let (content, parsed) = tools.finish { CompletionHandler.newID("call_") }
+                        let (content, parsed) = tools.finish(parallel: parallelToolCalls) {
+                            CompletionHandler.newID("call_")
+                        }
                         calls = parsed
                         if let content, !content.isEmpty {
                             try send(bodies.chunk(content: content, logprobs: nil, usageNull: includeUsage))

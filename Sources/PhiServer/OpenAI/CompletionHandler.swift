@@ -41,10 +41,13 @@ struct CompletionHandler: Sendable {
             if request.stream {
                 AnswerStream(
                     job: job, channel: channel, bodies: bodies, includeUsage: request.includeUsage,
-                    parseTools: tools, answerStart: answerStart, keepAlive: keepAlive
+                    parseTools: tools, parallelToolCalls: request.parallelToolCalls,
+                    answerStart: answerStart, keepAlive: keepAlive
                 ).run()
             } else {
-                try answer(job, bodies, channel: channel, parseTools: tools, start: answerStart)
+                try answer(
+                    job, bodies, channel: channel, parseTools: tools,
+                    parallelToolCalls: request.parallelToolCalls, start: answerStart)
             }
         } catch let error as APIError {
             try? channel.send(error)
@@ -101,7 +104,7 @@ struct CompletionHandler: Sendable {
     /// Waits for the whole answer, then sends it as one JSON object.
     private func answer(
         _ job: GenerationJob, _ bodies: ResponseBodies, channel: ResponseChannel,
-        parseTools: Bool, start: String
+        parseTools: Bool, parallelToolCalls: Bool, start: String
     ) throws {
         var text = start
         var logprobs: [TokenLogprob] = []
@@ -118,7 +121,8 @@ struct CompletionHandler: Sendable {
                     var content: String? = text
                     var calls: [ToolCall] = []
                     if parseTools {
-                        (content, calls) = ToolCallSyntax.parse(text, makeID: { Self.newID("call_") })
+                        (content, calls) = ToolCallSyntax.parse(
+                            text, parallel: parallelToolCalls, makeID: { Self.newID("call_") })
                     }
                     let body = bodies.answer(
                         content: content, calls: calls,

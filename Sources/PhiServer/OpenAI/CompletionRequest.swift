@@ -29,6 +29,8 @@ struct CompletionRequest {
     var endpoint: Endpoint
     var input: Input
     var toolChoice: ToolChoice = .none
+    /// `parallel_tool_calls` (OpenAI's default true): false keeps only the answer's first call.
+    var parallelToolCalls = true
     /// `/v1/completions` `echo`: the answer starts with the prompt.
     var echo = false
     var model: String?
@@ -85,6 +87,7 @@ struct CompletionRequest {
             let messages = try Self.messages(f)
             let listed = try Self.tools(f)
             toolChoice = try Self.toolChoice(f, tools: listed)
+            parallelToolCalls = try f.bool("parallel_tool_calls") ?? true
             input = .chat(messages: messages, tools: toolChoice == .none ? [] : listed)
             let top = try f.int("top_logprobs", in: 0...10)
             let wanted = try f.bool("logprobs") ?? false

@@ -23,8 +23,11 @@ enum ToolCallSyntax {
         open + "[{\"name\": " + JSONValue.string(name).pythonDumps() + ", \"arguments\":"
     }
 
-    /// Splits a whole answer into its content (nil when only whitespace is left) and calls.
-    static func parse(_ text: String, makeID: () -> String) -> (content: String?, calls: [ToolCall])
+    /// Splits a whole answer into its content (nil when only whitespace is left) and calls;
+    /// with `parallel` false only the first call is kept (OpenAI's `parallel_tool_calls`: the
+    /// model cannot be kept from writing more, so the client is not shown them).
+    static func parse(_ text: String, parallel: Bool = true, makeID: () -> String)
+        -> (content: String?, calls: [ToolCall])
     {
         var content = ""
         var calls: [ToolCall] = []
@@ -42,6 +45,7 @@ enum ToolCallSyntax {
             rest = end.map { body[$0.upperBound...] } ?? body[body.endIndex...]
         }
         content += rest
+        if !parallel { calls = Array(calls.prefix(1)) }
         let trimmed = content.trimmingWhitespace()
         if calls.isEmpty { return (content, []) }
         return (trimmed.isEmpty ? nil : trimmed, calls)
@@ -88,10 +92,12 @@ struct ToolCallStream {
     }
 
     /// The held text, split into content and calls.
-    mutating func finish(makeID: () -> String) -> (content: String?, calls: [ToolCall]) {
+    mutating func finish(parallel: Bool = true, makeID: () -> String)
+        -> (content: String?, calls: [ToolCall])
+    {
         defer { held = "" }
         if !inCall { return (held.isEmpty ? nil : held, []) }
-        let (content, calls) = ToolCallSyntax.parse(held, makeID: makeID)
+        let (content, calls) = ToolCallSyntax.parse(held, parallel: parallel, makeID: makeID)
         return (calls.isEmpty ? held : content, calls)
     }
 

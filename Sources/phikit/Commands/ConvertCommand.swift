@@ -28,7 +28,7 @@ struct ConvertCommand: Command {
                                    first when it is not in the Hugging Face cache, as
                                    `mlx_lm.convert --hf-path` does; not with
                                    HF_HUB_OFFLINE), or a GGUF file (llama.cpp / ollama;
-                                   architectures phi3, llama)
+                                   architectures phi3, llama, phi2)
 
         options:
           -o, --output <dir>       output directory (default: the phikit model store,
@@ -56,7 +56,8 @@ struct ConvertCommand: Command {
         tokenizer_config.json (chat template included), generation_config.json and a
         config.json made from the metadata (LongRoPE factors from rope_factors_long/short).
         llama files get their q/k rows put back in Hugging Face order and q/k/v, gate/up
-        fused. Block types with an exact MLX form come over without rounding, as MLX affine
+        fused. phi2 files (Phi-1, 1.5, 2) become model_type phi, biases kept, a fused
+        attn_qkv split into q/k/v. Block types with an exact MLX form come over without rounding, as MLX affine
         group-32 weights: Q4_0, Q4_1 (4-bit), Q5_0, Q5_1 (5-bit), Q8_0 (8-bit) with fp16
         scales, Q4_K (4-bit) and Q5_K (5-bit) with float32 scales; MXFP4 as mlx mxfp4;
         F32/F16/BF16 stay float. Q6_K, Q2_K and IQ4_NL have none: they are re-quantized to affine 8-bit g32

@@ -38,10 +38,10 @@ struct MatvecKernelTests {
         }
     }
 
-    /// 4-bit rows of whole 256-value quads with groups of 64 or 128 take the AVX-512 tile
+    /// 4-bit rows of whole 256-value quads with groups of 32, 64 or 128 take the AVX-512 tile
     /// kernel for several tokens (3 rows × 4 tokens at a time): row counts that leave 1 or 2
     /// rows over, a 16-group chunk with a partial one after it, all scale dtypes.
-    @Test("4-bit rows in 256-value quads (the tile kernel)", arguments: [64, 128])
+    @Test("4-bit rows in 256-value quads (the tile kernel)", arguments: [32, 64, 128])
     func quadRows(group: Int) {
         var random = KernelRandom(seed: UInt64(group) + 4)
         for (scaleDType, rows, cols) in [

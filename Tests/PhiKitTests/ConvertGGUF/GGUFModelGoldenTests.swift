@@ -7,7 +7,8 @@ import Testing
 
 /// Tiny Phi-3.5- and Phi-4-mini-shaped models that llama.cpp itself quantized (Q8_0, Q4_0,
 /// Q4_1, Q5_0, Q5_1, Q4_K_M; Fixtures/gguf/models, made by scripts/gguf/make_model_goldens.py),
-/// converted by phikit:
+/// and Phi-2-shaped phi2 files, q/k/v separate and fused (make_phi2_goldens.py), converted by
+/// phikit:
 /// - every exactly transcoded tensor, read back as scale*q + bias in float32, hashes the same
 ///   as gguf.quants.dequantize's values; the re-quantized ones (Q6_K) are no worse than mlx's
 ///   own 8-bit g32 quantization of those values;
@@ -16,9 +17,13 @@ import Testing
 ///   and equals llama.cpp's greedy tokens as far as llama.cpp agrees with that reference.
 @Suite struct GGUFModelGoldenTests {
     static let directory = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/gguf/models")
-    static let goldens: JSONValue = try! JSONValue(
-        parsing: [UInt8](Data(contentsOf: directory.appendingPathComponent("goldens.json"))))
-    static let files: [String] = (goldens["files"]?.arrayValue ?? []).compactMap { $0["file"]?.stringValue }
+    /// goldens.json (phi3 and llama files) and phi2-goldens.json (scripts/gguf/
+    /// make_phi2_goldens.py), in the same form.
+    static let goldenSets: [JSONValue] = ["goldens.json", "phi2-goldens.json"].map {
+        try! JSONValue(parsing: [UInt8](Data(contentsOf: directory.appendingPathComponent($0))))
+    }
+    static let files: [String] = goldenSets.flatMap { $0["files"]?.arrayValue ?? [] }
+        .compactMap { $0["file"]?.stringValue }
     /// As in the engine's float64 oracle tests: a fraction of the step's logit spread. A file
     /// with re-quantized tensors (Q6_K → 8-bit) is not the stored weights to the bit, so its
     /// logits may move more: phi4minik-Q4_K_M's 8-bit tied embedding turns a gap of 2.6e-3 of
@@ -26,8 +31,14 @@ import Testing
     static let nearTie = 1e-3
     static let nearTieRequantized = 1e-2
 
-    static func entry(_ file: String) throws -> JSONValue {
-        try #require(Self.goldens["files"]?.arrayValue?.first { $0["file"]?.stringValue == file })
+    /// The file's golden entry and the set it belongs to (for its prompt).
+    static func entry(_ file: String) throws -> (JSONValue, set: JSONValue) {
+        for set in goldenSets {
+            if let e = set["files"]?.arrayValue?.first(where: { $0["file"]?.stringValue == file }) {
+                return (e, set)
+            }
+        }
+        throw GGUFConvertError.missingTensor(path: file, tensor: "(no golden entry)")
     }
 
     static func convert(_ file: String, maxShardSize: Int? = nil) throws -> (URL, GGUFConvertSummary) {
@@ -68,7 +79,9 @@ import Testing
         let name = st.info(name) == nil && name == "lm_head.weight" ? "model.embed_tokens.weight" : name
         let t = try #require(st.info(name))
         let base = String(name.dropLast(".weight".count))
-        guard let s = st.info(base + ".scales"), let b = st.info(base + ".biases") else {
+        guard name.hasSuffix(".weight"), let s = st.info(base + ".scales"),
+            let b = st.info(base + ".biases")
+        else {
             var out = [Float](repeating: 0, count: t.shape.reduce(1, *))
             out.withUnsafeMutableBufferPointer { widen(st.data(t), t.dtype, into: $0) }
             return out
@@ -101,7 +114,7 @@ import Testing
 
     @Test(arguments: files)
     func convertsExactlyAndDecodesLikeTheReference(_ file: String) throws {
-        let golden = try Self.entry(file)
+        let (golden, set) = try Self.entry(file)
         let (dir, summary) = try Self.convert(file)
         defer { try? FileManager.default.removeItem(at: dir) }
         let config = try JSONValue(
@@ -124,10 +137,11 @@ import Testing
             #expect(hash == want["sha256"]?.stringValue, "\(name) (\(want["type"]?.stringValue ?? "")) differs from gguf.quants.dequantize")
         }
 
-        let prompt = try #require(Self.goldens["prompt"]?.arrayValue).compactMap(\.intValue)
+        let prompt = try #require(set["prompt"]?.arrayValue).compactMap(\.intValue)
         let reference = try #require(golden["reference"]?.arrayValue).compactMap(\.intValue)
         let steps = try #require(golden["steps"]?.arrayValue)
-        let session = try InferenceSession(model: try Phi3Model.load(directory: dir.path))
+        // By config.json's model_type: phi3 for phi3/llama files, phi for phi2 ones.
+        let session = try InferenceSession(model: try ModelArchitectures.load(directory: dir.path))
         var logits = try session.prefill(prompt)
         var tokens: [Int] = []
         for i in 0..<reference.count {
