@@ -4,6 +4,9 @@
     swift build --product engine-bench            # or -c release
     python3 scripts/engine/kv_fidelity.py [--engine-bench PATH] [--models 6] [--json OUT]
 
+Prints the two tables of scripts/bench/README.md ("KV cache fidelity"); ~10 minutes on the
+2-core machine, most of it sampling the stories texts from the float64 model.
+
 Needs numpy, mlx, mlx-lm and safetensors (as make_mx_oracle.py, whose float64 oracle this
 reuses: the stored weights dequantized exactly, a float64 Phi-3 forward pass).
 
@@ -191,7 +194,8 @@ def main():
           "worst gap | text tokens | mean KL |")
     print("|---|---|---|---|---|---|")
     for width, r in result["stories_260k"].items():
-        print(f"| {width} | {r['story_leaves_32bit_at']} | {r['story_argmax']:.4f} / "
+        leaves = r["story_leaves_32bit_at"]
+        print(f"| {width} | {'never' if leaves is None else leaves} | {r['story_argmax']:.4f} / "
               f"{r['story_argmax_or_near_tie']:.4f} | {r['story_worst_gap']:.2e} | "
               f"{r['text_tokens']} | {r['text_mean_kl']:.2e} |")
     if args.json:
