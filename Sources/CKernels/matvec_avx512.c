@@ -131,7 +131,7 @@ AVX512_INLINE void affine_row(const pk_matrix *m, long r, const int T, const xvi
         long c = g0 * group, end = (g0 + n) * group;
         for (; c + 64 <= end; c += 64) {
             __m512i lo, hi;
-            _mm_prefetch((const char *)row + c * bits / 8 + PK_MV_PREFETCH_BYTES, _MM_HINT_T0);
+            _mm_prefetch((const char *)row + c * bits / 8 + PK_MV_PREFETCH_L2_BYTES, _MM_HINT_T1);
             if (bits == 4) nibble_words(row + c / 2, &lo, &hi);
             else unpack_words(u, row + c * bits / 8, u->load, &lo, &hi);
             const long g = c / group - g0;  /* chunk-relative group of this block */

@@ -97,6 +97,11 @@ def write_f32_gguf(path, name, cfg):
     w.add_tensor("rope_factors_long.weight", np.array(long_f, dtype=np.float32))
     w.add_tensor("rope_factors_short.weight", np.array(short_f, dtype=np.float32))
     make_gguf.add_hparams(w, cfg, gguf.LlamaFileType.ALL_F32)
+    finish_with_stories_vocabulary(w)
+
+
+def finish_with_stories_vocabulary(w):
+    """Adds stories260K's 512-token SentencePiece vocabulary and writes the file out."""
     stories = gguf.GGUFReader(str(STORIES))
     w.add_tokenizer_model("llama")
     w.add_token_list(stories.fields["tokenizer.ggml.tokens"].contents())
@@ -121,11 +126,13 @@ def mlx_error(values):
     return float(np.abs(back.astype(np.float64) - values).max())
 
 
-def reference(cfg, weights):
-    w = {k: v.astype(np.float64) for k, (v, _) in weights.items()}
+def reference(cfg, weights, forward=make_mx_oracle.forward):
+    """Greedy tokens of a float64 `forward` over the stored values ({name: (values, …)}),
+    with the top logits and the spread at each step."""
+    w = {k: v[0].astype(np.float64) for k, v in weights.items()}
     seq, steps = list(PROMPT), []
     for _ in range(NEW_TOKENS):
-        logits = make_mx_oracle.forward(cfg, w, seq)
+        logits = forward(cfg, w, seq)
         top = np.argsort(-logits, kind="stable")[:TOP]
         steps.append({"top": [[int(i), float(logits[i])] for i in top],
                       "spread": float(logits.max() - logits.min())})

@@ -73,30 +73,7 @@ def write_f32_gguf(path, cfg, fused):
             v = np.concatenate([weights[p + m + "." + kind] for m in ("q_proj", "k_proj", "v_proj")])
             name = f"blk.{parts[2]}.attn_qkv.{kind}"
         w.add_tensor(name, np.ascontiguousarray(v, dtype=np.float32))
-    stories = gguf.GGUFReader(str(mmg.STORIES))
-    w.add_tokenizer_model("llama")
-    w.add_token_list(stories.fields["tokenizer.ggml.tokens"].contents())
-    w.add_token_scores(stories.fields["tokenizer.ggml.scores"].contents())
-    w.add_token_types(stories.fields["tokenizer.ggml.token_type"].contents())
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    w.add_unk_token_id(0)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-
-
-def reference(cfg, weights):
-    w = {k: v.astype(np.float64) for k, (v, _, _) in weights.items()}
-    seq, steps = list(mmg.PROMPT), []
-    for _ in range(mmg.NEW_TOKENS):
-        logits = make_phi_goldens.forward(cfg, w, seq)
-        top = np.argsort(-logits, kind="stable")[:mmg.TOP]
-        steps.append({"top": [[int(i), float(logits[i])] for i in top],
-                      "spread": float(logits.max() - logits.min())})
-        seq.append(int(top[0]))
-    return seq[len(mmg.PROMPT):], steps
+    mmg.finish_with_stories_vocabulary(w)
 
 
 def main():
@@ -119,7 +96,7 @@ def main():
                     assert t in mmg.EXACT, f"{path.name}: {hf_name} is {t}"
                     tensors[hf_name] = {"type": t, "gguf": gguf_name,
                                         "sha256": hashlib.sha256(plain.tobytes()).hexdigest()}
-                tokens, steps = reference(CONFIG, weights)
+                tokens, steps = mmg.reference(CONFIG, weights, make_phi_goldens.forward)
                 llama = mmg.llama_greedy(path, work)
                 agree = next((i for i, (a, b) in enumerate(zip(llama, tokens)) if a != b),
                              len(tokens))

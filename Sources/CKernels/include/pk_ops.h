@@ -12,7 +12,7 @@
 void pk_rmsnorm(float *out, const float *x, const float *w, long n, float eps);
 
 /* out[i] = w[i] * (x[i] - mean) / sqrt(var + eps) + b[i], mean and (biased) variance over the
-   n values, as torch's LayerNorm in float32 (phimoe). out may equal x. */
+   n values, as torch's LayerNorm in float32 (phi, phimoe). out may equal x. */
 void pk_layernorm(float *out, const float *x, const float *w, const float *b, long n, float eps);
 
 /* out[i] = up[i] * silu(gate[i]) with separate gate and up vectors (mlx's swiglu(gate, up)). */

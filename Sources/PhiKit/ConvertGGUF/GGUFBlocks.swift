@@ -145,7 +145,7 @@ enum GGUFBlocks {
     }
 
     /// ggml's `get_scale_min_k4`.
-    private static func scaleMin(_ j: Int, _ q: UnsafeRawPointer) -> (UInt8, UInt8) {
+    static func scaleMin(_ j: Int, _ q: UnsafeRawPointer) -> (UInt8, UInt8) {
         func b(_ i: Int) -> UInt8 { q.load(fromByteOffset: i, as: UInt8.self) }
         if j < 4 { return (b(j) & 63, b(j + 4) & 63) }
         return ((b(j + 4) & 0xF) | ((b(j - 4) >> 6) << 4), (b(j + 4) >> 4) | ((b(j) >> 6) << 4))

@@ -10,7 +10,7 @@ enum GGUFConfig {
         if shape.architecture == "phi2" {
             return phiJSON(shape, h, tokenizer: tokenizer, quantization: quantization, floatType: floatType)
         }
-        var c: [(key: String, value: JSONValue)] = [
+        let c: [(key: String, value: JSONValue)] = [
             ("architectures", .array([.string("Phi3ForCausalLM")])),
             ("attention_bias", .bool(false)), ("attention_dropout", .double(0)),
             ("bos_token_id", tokenizer?.bosID.map { .int($0) } ?? .null),
@@ -39,11 +39,7 @@ enum GGUFConfig {
             ("use_cache", .bool(true)),
             ("vocab_size", .int(shape.vocab)),
         ]
-        if let quantization {
-            c.append(("quantization", quantization))
-            c.append(("quantization_config", quantization))
-        }
-        return JSONValue.object(c).sortedKeys()
+        return finished(c, quantization: quantization)
     }
 
     /// `model_type: phi` (transformers' PhiConfig keys) for a phi2 GGUF: LayerNorm epsilon,
@@ -52,7 +48,7 @@ enum GGUFConfig {
         _ shape: GGUFShape, _ h: GGUFHyperparameters, tokenizer: GGUFTokenizer?,
         quantization: JSONValue?, floatType: DType
     ) -> JSONValue {
-        var c: [(key: String, value: JSONValue)] = [
+        let c: [(key: String, value: JSONValue)] = [
             ("architectures", .array([.string("PhiForCausalLM")])),
             ("attention_dropout", .double(0)),
             ("bos_token_id", tokenizer?.bosID.map { .int($0) } ?? .null),
@@ -75,6 +71,14 @@ enum GGUFConfig {
             ("use_cache", .bool(true)),
             ("vocab_size", .int(shape.vocab)),
         ]
+        return finished(c, quantization: quantization)
+    }
+
+    /// The keys plus `quantization` and its identical `quantization_config`, sorted.
+    private static func finished(
+        _ keys: [(key: String, value: JSONValue)], quantization: JSONValue?
+    ) -> JSONValue {
+        var c = keys
         if let quantization {
             c.append(("quantization", quantization))
             c.append(("quantization_config", quantization))

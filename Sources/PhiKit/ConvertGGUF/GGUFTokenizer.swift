@@ -152,7 +152,11 @@ struct GGUFTokenizer {
         let strip = GGUFTokenStrip(file, tokens: tokens, isAdded: isAdded)
         for (i, t) in types.enumerated() where isAdded(i) {
             let special = t != .userDefined
-            let normalized = JSONValue.bool(!special && model == "llama")
+            // llama.cpp matches every control and user-defined token in the raw text, before
+            // SentencePiece's space escaping: `normalized: false` (as Phi-3.5's own file has
+            // `</s>`). `true` made tokenizers match `</s>` after the escaping ("a</s>b",
+            // " </s>" split differently from llama.cpp) and show id 2 as "▁</s>".
+            let normalized = JSONValue.bool(false)
             let lstrip = JSONValue.bool(strip.left.contains(i))
             let rstrip = JSONValue.bool(strip.right.contains(i))
             // Key order as the tokenizers library writes each object.

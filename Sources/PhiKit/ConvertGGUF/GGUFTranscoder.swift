@@ -73,7 +73,25 @@ struct GGUFTranscoder {
                 var worst = 0.0
                 var q = [UInt8](repeating: 0, count: chunkCapacity(part))
                 var packed = [UInt8](repeating: 0, count: chunkCapacity(part) * bits / 8)
+                // Codes already at the output's width are shuffled, not unpacked and packed.
+                let direct = exact && GGUFBlocks.exactBits(part.tensor.type) == bits
                 try chunks(part) { raw, count, values in
+                    if direct {
+                        let done = packed.withUnsafeMutableBufferPointer { out in
+                            scales.withUnsafeMutableBufferPointer { s in
+                                biases.withUnsafeMutableBufferPointer { b in
+                                    GGUFBlocks.packedAffine(
+                                        part.tensor.type, raw, count: count, packed: out.baseAddress!,
+                                        scales: s.baseAddress! + group, biases: b.baseAddress! + group)
+                                }
+                            }
+                        }
+                        if done {
+                            group += count / 32
+                            try packed.withUnsafeBytes { try sink(0, UnsafeRawBufferPointer(rebasing: $0[..<(count * bits / 8)])) }
+                            return
+                        }
+                    }
                     q.withUnsafeMutableBufferPointer { q in
                         scales.withUnsafeMutableBufferPointer { s in
                             biases.withUnsafeMutableBufferPointer { b in

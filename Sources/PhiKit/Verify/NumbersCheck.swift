@@ -37,7 +37,7 @@ enum NumbersCheck {
         outcome.summary =
             "\(scanned) tensors scanned"
             + (unscanned > 0 ? " (\(unscanned) of other dtypes not)" : "")
-            + (outcome.hasErrors ? "" : ": all finite, none all-zero or constant")
+            + (outcome.findings.isEmpty ? ": all finite, none all-zero or constant" : "")
         if scanned == 0 {
             outcome.skipped = true
             outcome.summary = "no readable safetensors to scan"
@@ -75,6 +75,14 @@ enum NumbersCheck {
                 packed ? "non_finite_scale" : "non_finite", file: file, tensor: info.name,
                 "has \(what) \(role) (first at element \(s.firstNonFinite ?? 0) of \(s.count))",
                 hint: "the file is corrupt, or the model was saved from a diverged run")
+            return
+        }
+        if s.zeros == s.count && info.shape.count == 1 && info.name.hasSuffix(".bias") {
+            // transformers initialises a Linear's or LayerNorm's bias to zeros: an untrained
+            // (random) phi model has them, a trained one does not.
+            outcome.warning(
+                "all_zero", file: file, tensor: info.name,
+                "is all zeros (\(s.count) values): an untrained model?")
             return
         }
         if s.zeros == s.count {

@@ -78,6 +78,12 @@ struct ConvertCommand: Command {
 
     init(_ args: inout ArgumentReader) throws {
         let output = try args.option("-o", "--output", "--mlx-path")
+        // An unset shell variable (`-o "$OUT"`) would otherwise name the current directory.
+        if output?.isEmpty == true {
+            throw UsageError(
+                "-o/--output is empty", hint: "name the output directory, or leave -o out to "
+                    + "write into the model store")
+        }
         let quantize = args.flag("-q", "--quantize")
         let bits = try args.option("--bits", "--q-bits", as: Int.self)
         let groupSize = try args.option("--group-size", "--q-group-size", as: Int.self)

@@ -72,6 +72,18 @@ import Testing
         #expect(try Self.tensorBytes(sharded) == Self.tensorBytes(whole))
     }
 
+    /// The same Phi-2 weights stored with q/k/v fused (attn_qkv) and separate convert to the
+    /// same bytes: llama.cpp quantizes row by row, and the split takes whole rows.
+    @Test func fusedPhi2QKVSplitsIntoTheSeparateTensors() throws {
+        let (separate, _) = try Self.convert("phi2-Q4_0.gguf")
+        defer { try? FileManager.default.removeItem(at: separate) }
+        let (fused, _) = try Self.convert("phi2fused-Q4_0.gguf")
+        defer { try? FileManager.default.removeItem(at: fused) }
+        let a = try Self.tensorBytes(separate)
+        #expect(a["model.layers.1.self_attn.k_proj.bias"] != nil && a["model.layers.1.self_attn.v_proj.scales"] != nil)
+        #expect(try Self.tensorBytes(fused) == a)
+    }
+
     /// A converted tensor's values as float32: affine ones as scale*q + bias in float32 (what
     /// gguf.quants.dequantize computes for the exact block types), float ones widened.
     static func values(_ st: SafeTensorsFile, _ name: String, bits: Int) throws -> [Float] {

@@ -49,6 +49,18 @@ import Testing
         #expect(Array(tokenizer.decode([5, 6]).utf8) == Array((Self.iotaOxia + Self.iotaTonos).utf8))
     }
 
+    /// A user-defined token (Phi-3.5's `</s>`) is matched in the raw text, as llama.cpp
+    /// does, and spelled as the GGUF spells it.
+    @Test func userDefinedTokensAreNotNormalized() throws {
+        let json = try GGUFTokenStripTests.tokenizer(
+            name: "t", tokens: ["<unk>", "<s>", "</s>", "\u{2581}a"], types: [2, 3, 4, 1])
+        let added = try #require(json["added_tokens"]?.arrayValue)
+        #expect(added.map { $0["normalized"]?.boolValue } == [false, false, false])
+        let tokenizer = try Tokenizer(
+            tokenizerJSON: Array(json.pythonJSONDump(indent: 2).utf8), source: "t.json")
+        #expect(tokenizer.token(for: 2) == "</s>")
+    }
+
     @Test func mergesUsePiecesByBytes() {
         // Only the U+1F77 'ί' is a piece: "b" + U+03AF must not count as two known halves.
         let pieces = ["b", Self.iotaOxia, "b" + Self.iotaTonos, "b" + Self.iotaOxia]
