@@ -149,6 +149,19 @@ def llama_greedy(path, work):
     return json.loads(r.stdout)["tokens"]
 
 
+def golden_entry(path, shape, qt, tensors, cfg, weights, work, forward=make_mx_oracle.forward):
+    """One file's goldens: its tensors' entries, the float64 reference walk with `forward`
+    and llama.cpp's greedy tokens (and how far they agree)."""
+    tokens, steps = reference(cfg, weights, forward)
+    llama = llama_greedy(path, work)
+    agree = next((i for i, (a, b) in enumerate(zip(llama, tokens)) if a != b), len(tokens))
+    print(f"{path.name}: {os.path.getsize(path)} bytes, types "
+          f"{sorted({t['type'] for t in tensors.values()})}, llama.cpp agrees with "
+          f"the reference for {agree} of {len(tokens)} tokens", file=sys.stderr)
+    return {"file": path.name, "shape": shape, "type": qt, "tensors": tensors,
+            "reference": tokens, "steps": steps, "llama": llama, "llama_agrees": agree}
+
+
 def stories_config():
     """stories260K's phi3 config, in the form make_mx_oracle.forward reads (plain rope)."""
     cfg = json.loads((STORIES.parents[1] / "karpathy--stories260K-phi3/config.json").read_text())
@@ -187,15 +200,7 @@ def main():
                     if not set(parts) <= EXACT:
                         entry["mlx_error"] = mlx_error(v)
                     tensors[hf_name] = entry
-                tokens, steps = reference(cfg, weights)
-                llama = llama_greedy(path, work)
-                agree = next((i for i, (a, b) in enumerate(zip(llama, tokens)) if a != b), len(tokens))
-                files.append({"file": path.name, "shape": name, "type": qt, "tensors": tensors,
-                              "reference": tokens, "steps": steps, "llama": llama,
-                              "llama_agrees": agree})
-                print(f"{path.name}: {os.path.getsize(path)} bytes, types "
-                      f"{sorted({t['type'] for t in tensors.values()})}, llama.cpp agrees with "
-                      f"the reference for {agree} of {len(tokens)} tokens", file=sys.stderr)
+                files.append(golden_entry(path, name, qt, tensors, cfg, weights, work))
     import mlx.core as mx
 
     golden = {"prompt": PROMPT, "seed": SEED, "amplitude": AMPLITUDE, "files": files,

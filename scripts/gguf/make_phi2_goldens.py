@@ -96,16 +96,8 @@ def main():
                     assert t in mmg.EXACT, f"{path.name}: {hf_name} is {t}"
                     tensors[hf_name] = {"type": t, "gguf": gguf_name,
                                         "sha256": hashlib.sha256(plain.tobytes()).hexdigest()}
-                tokens, steps = mmg.reference(CONFIG, weights, make_phi_goldens.forward)
-                llama = mmg.llama_greedy(path, work)
-                agree = next((i for i, (a, b) in enumerate(zip(llama, tokens)) if a != b),
-                             len(tokens))
-                files.append({"file": path.name, "shape": name, "type": qt, "tensors": tensors,
-                              "reference": tokens, "steps": steps, "llama": llama,
-                              "llama_agrees": agree})
-                print(f"{path.name}: {path.stat().st_size} bytes, types "
-                      f"{sorted({t['type'] for t in tensors.values()})}, llama.cpp agrees with "
-                      f"the reference for {agree} of {len(tokens)} tokens", file=sys.stderr)
+                files.append(mmg.golden_entry(path, name, qt, tensors, CONFIG, weights, work,
+                                              make_phi_goldens.forward))
     golden = {"prompt": mmg.PROMPT, "seed": SEED, "amplitude": mmg.AMPLITUDE, "files": files,
               "configs": {"phi2": CONFIG, "phi2fused": CONFIG},
               "versions": {"llama_cpp_python": llama_cpp.__version__, "numpy": np.__version__}}
