@@ -1,164 +1,14 @@
-/* Attention over the KV cache and the cache's row formats. See include/pk_attention.h. */
+/* Attention over the KV cache (include/pk_attention.h); the row formats are kv_rows.c. */
 #include "pk_attention.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "dot_lanes.h"
+#include "kv_rows.h"
 #include "pk_half.h"
 #include "pk_jobs.h"
 #include "pk_matvec.h"
-
-/* ---- row formats ---------------------------------------------------------------------- */
-
-int pk_kv_q8_group(int head_dim) { return head_dim % 32 == 0 ? 32 : head_dim; }
-
-static int q8_keys(int kind, int key) { return kind == PK_KV_Q8 && key; }
-
-long pk_kv_row_bytes(int kind, int key, int head_dim) {
-    long groups = head_dim / pk_kv_q8_group(head_dim);
-    switch (kind) {
-        case PK_KV_F32: return 4L * head_dim;
-        case PK_KV_F16: return 2L * head_dim;
-        default: return head_dim + (key ? 5 : 4) * groups;
-    }
-}
-
-/* The header of 8-bit keys: calibration rows, centre, spread (pk_attention.h). */
-static long header_floats(int kind, int key, int head_dim) {
-    return q8_keys(kind, key) ? (PK_KV_CALIBRATION + 2L) * head_dim : 0;
-}
-
-/* Positions with a row in the rows area: 8-bit keys keep the first ones in the header. */
-static long first_row(int kind, int key) { return q8_keys(kind, key) ? PK_KV_CALIBRATION : 0; }
-
-long pk_kv_head_bytes(int kind, int key, int head_dim, long positions) {
-    long rows = positions - first_row(kind, key);
-    return 4 * header_floats(kind, key, head_dim) +
-           (rows > 0 ? rows : 0) * pk_kv_row_bytes(kind, key, head_dim);
-}
-
-static unsigned char *row_at(int kind, int key, void *head, long position, int head_dim) {
-    return (unsigned char *)head + 4 * header_floats(kind, key, head_dim) +
-           (position - first_row(kind, key)) * pk_kv_row_bytes(kind, key, head_dim);
-}
-
-static void store_q8_value(int8_t *q, const float *x, int head_dim) {
-    unsigned char *scales = (unsigned char *)q + head_dim;
-    int group = pk_kv_q8_group(head_dim);
-    for (int g = 0; g * group < head_dim; g++) {
-        const float *xg = x + g * group;
-        float top = 0;
-        for (int d = 0; d < group; d++) top = fmaxf(top, fabsf(xg[d]));
-        float scale = top / 127.0f;
-        for (int d = 0; d < group; d++) {
-            /* NaN and (with top infinite) every value land on a code in range */
-            float r = scale > 0 ? nearbyintf(xg[d] / scale) : 0;
-            q[g * group + d] = (int8_t)(r >= 127 ? 127 : r >= -127 ? r : -127);
-        }
-        memcpy(scales + 4 * g, &scale, 4);
-    }
-}
-
-/* Centre and spread of each channel from the calibration rows (pk_attention.h). A channel
-   that never moves keeps spread 1; a non-finite one gets centre 0, spread 1, so later keys
-   still land on codes in range. */
-static void calibrate_keys(float *header, int head_dim) {
-    const float *rows = header;
-    float *centre = header + PK_KV_CALIBRATION * head_dim, *spread = centre + head_dim;
-    for (int d = 0; d < head_dim; d++) {
-        double sum = 0;
-        for (int j = 0; j < PK_KV_CALIBRATION; j++) sum += rows[j * head_dim + d];
-        float c = (float)(sum / PK_KV_CALIBRATION), far = 0;
-        for (int j = 0; j < PK_KV_CALIBRATION; j++)
-            far = fmaxf(far, fabsf(rows[j * head_dim + d] - c));
-        int exponent;
-        frexpf(far, &exponent); /* far < 2^exponent */
-        int ok = isfinite(c) && isfinite(far) && far > 0;
-        centre[d] = isfinite(c) ? c : 0;
-        spread[d] = ok ? ldexpf(1, exponent) : 1;
-    }
-}
-
-static void store_q8_key(unsigned char *row, const float *header, const float *x, int head_dim) {
-    const float *centre = header + PK_KV_CALIBRATION * head_dim, *spread = centre + head_dim;
-    int group = pk_kv_q8_group(head_dim), groups = head_dim / group;
-    unsigned char *scales = row + head_dim, *zeros = scales + 4 * groups;
-    float n[PK_ATTENTION_MAX_HEAD_DIM];
-    for (int d = 0; d < head_dim; d++) n[d] = (x[d] - centre[d]) / spread[d];
-    for (int g = 0; g < groups; g++) {
-        const float *ng = n + g * group;
-        float lo = 0, hi = 0;
-        for (int d = 0; d < group; d++) {
-            lo = fminf(lo, ng[d]);
-            hi = fmaxf(hi, ng[d]);
-        }
-        float scale = (hi - lo) / 255.0f;
-        if (!(scale > 0 && isfinite(scale))) scale = 0;
-        float zero = scale > 0 ? nearbyintf(-lo / scale) : 0; /* 0..255: lo <= 0 <= hi */
-        for (int d = 0; d < group; d++) {
-            float r = scale > 0 ? nearbyintf(ng[d] / scale) + zero : zero;
-            row[g * group + d] = (unsigned char)(r >= 255 ? 255 : r >= 0 ? r : 0);
-        }
-        memcpy(scales + 4 * g, &scale, 4);
-        zeros[g] = (unsigned char)zero;
-    }
-}
-
-void pk_kv_store(int kind, int key, void *head, long position, const float *x, int head_dim) {
-    if (q8_keys(kind, key) && position < PK_KV_CALIBRATION) {
-        float *header = head;
-        memcpy(header + position * head_dim, x, 4 * (size_t)head_dim);
-        if (position == PK_KV_CALIBRATION - 1) calibrate_keys(header, head_dim);
-        return;
-    }
-    unsigned char *row = row_at(kind, key, head, position, head_dim);
-    if (kind == PK_KV_F32) memcpy(row, x, 4 * (size_t)head_dim);
-    else if (kind == PK_KV_F16) pk_f32_to_f16((uint16_t *)row, x, (size_t)head_dim);
-    else if (key) store_q8_key(row, head, x, head_dim);
-    else store_q8_value((int8_t *)row, x, head_dim);
-}
-
-/* Position j of a kv head widened to float32: a pointer into the cache for float32 rows (and
-   8-bit keys' calibration rows), else `tmp` filled. The one place the formats differ;
-   exactly pk_kv_load. */
-static inline __attribute__((always_inline)) const float *kv_row(
-    int kind, int key, const void *head, long j, int head_dim, float *tmp) {
-    if (q8_keys(kind, key) && j < PK_KV_CALIBRATION) return (const float *)head + j * head_dim;
-    const unsigned char *row = row_at(kind, key, (void *)head, j, head_dim);
-    if (kind == PK_KV_F32) return (const float *)row;
-    if (kind == PK_KV_F16) {
-        const _Float16 *h = (const _Float16 *)row;
-        for (int d = 0; d < head_dim; d++) tmp[d] = (float)h[d];
-        return tmp;
-    }
-    int group = pk_kv_q8_group(head_dim), groups = head_dim / group;
-    if (key) {
-        const float *centre = (const float *)head + PK_KV_CALIBRATION * head_dim;
-        const float *spread = centre + head_dim;
-        const unsigned char *zeros = row + head_dim + 4 * groups;
-        for (int g = 0; g < groups; g++) {
-            float scale;
-            memcpy(&scale, row + head_dim + 4 * g, 4);
-            const int zero = zeros[g];
-            for (int d = g * group; d < (g + 1) * group; d++)
-                tmp[d] = centre[d] + spread[d] * (scale * (float)(row[d] - zero));
-        }
-        return tmp;
-    }
-    const int8_t *q = (const int8_t *)row;
-    for (int g = 0; g < groups; g++) {
-        float scale;
-        memcpy(&scale, row + head_dim + 4 * g, 4);
-        for (int d = 0; d < group; d++) tmp[g * group + d] = scale * (float)q[g * group + d];
-    }
-    return tmp;
-}
-
-void pk_kv_load(int kind, int key, float *out, const void *head, long position, int head_dim) {
-    const float *r = kv_row(kind, key, head, position, head_dim, out);
-    if (r != out) memcpy(out, r, 4 * (size_t)head_dim);
-}
 
 /* ---- attention ------------------------------------------------------------------------ */
 
@@ -180,15 +30,84 @@ void pk_attention_ref(float *out, const float *q, const float *k, const float *v
     }
 }
 
+/* Positions go by blocks of BLOCK rows: each row is widened once (or pointed to in the
+   cache) for every query of the tile, and the work on a block is small matrix work (queries
+   x rows) that keeps a query, or a slice of its output, in registers across rows. */
+#define BLOCK 16
+
+/* e^x for a score minus its maximum (x <= 0), in a form the compiler vectorises (expf is a
+   scalar call, and was a third of prefill attention): Cephes' expf, a degree-6 polynomial
+   on x - n ln2 and 2^n from the exponent bits, about 1 ulp; 0 below -87.3 (and for -inf),
+   NaN stays NaN. */
+static inline __attribute__((always_inline)) float exp_nonpositive(float x) {
+    const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float n = (x * 1.44269504088896341f + magic) - magic;
+    float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+    float y = 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * (r * r) + r + 1.0f;
+    int e = (int)(x < -87.0f ? 0 : n) + 127; /* n >= -126 above -87 */
+    uint32_t bits = (uint32_t)e << 23;
+    float two_n;
+    memcpy(&two_n, &bits, 4);
+    return x < -87.0f ? 0.0f : y * two_n;
+}
+
+/* out[d..d+width) += p_j * row_j[d..d+width) for rows j in [a, b] of a block, in order,
+   the slice held in registers across the rows (width is a constant once inlined). */
+static inline __attribute__((always_inline)) void accumulate_slice(
+    float *out, const float *p, const float *const *rows, int a, int b, int d, int width) {
+    float acc[64];
+    for (int k = 0; k < width; k++) acc[k] = out[d + k];
+    for (int j = a; j <= b; j++) {
+        const float pj = p[j], *r = rows[j] + d;
+        for (int k = 0; k < width; k++) acc[k] += pj * r[k];
+    }
+    for (int k = 0; k < width; k++) out[d + k] = acc[k];
+}
+
+/* out += sum_j p_j row_j over rows [a, b] of a block, by slices of 64, 32, 8 and 1 floats.
+   Each out[d] sees the same operations, in the same order, as one row at a time would give
+   it, whatever slice it falls in. */
+static inline __attribute__((always_inline)) void accumulate_rows(
+    float *out, const float *p, const float *const *rows, int a, int b, int head_dim) {
+    int d = 0;
+    for (; d + 64 <= head_dim; d += 64) accumulate_slice(out, p, rows, a, b, d, 64);
+    for (; d + 32 <= head_dim; d += 32) accumulate_slice(out, p, rows, a, b, d, 32);
+    for (; d + 8 <= head_dim; d += 8) accumulate_slice(out, p, rows, a, b, d, 8);
+    for (; d < head_dim; d++) accumulate_slice(out, p, rows, a, b, d, 1);
+}
+
+/* Rows [j0, j0 + count) of a kv head widened into `wide`, packed: float32 rows are copied
+   too, because the output pass reads each row a slice at a time and strided slices of the
+   cache stream worse than one copy (MHA decode at 4,096 positions was 1.6x slower without). */
+static inline __attribute__((always_inline)) void block_rows(
+    int kind, int key, const void *head, long j0, int count, int head_dim,
+    float *wide, const float **rows) {
+    for (int j = 0; j < count; j++) {
+        rows[j] = kv_row(kind, key, head, j0 + j, head_dim, wide + j * head_dim);
+        if (kind == PK_KV_F32) {
+            memcpy(wide + j * head_dim, rows[j], 4 * (size_t)head_dim);
+            rows[j] = wide + j * head_dim;
+        }
+    }
+}
+
 /* Written once in plain C; the wrappers below compile it for each instruction set and cache
    format (inlined, so each copy is vectorised for its target; F16C widens half rows in a few
-   instructions). Each query goes through the positions in order with its own score, running
-   maximum, softmax total and output: which other queries share the tile never changes one
-   operation of its arithmetic. */
+   instructions). Each query goes through the positions in order with its own scores,
+   maximum, softmax total and output, and every score and output element is computed by the
+   same operations whichever block or tile it falls in: which other queries share the tile
+   never changes one operation of its arithmetic (decode is the tile of one GQA group). */
 static inline __attribute__((always_inline)) void tile_core(
     int kind, const pk_attention_query *qs, int n, const void *k, const void *v, int head_dim,
     float scale) {
-    float tmp[PK_ATTENTION_MAX_HEAD_DIM];
+    float wide[BLOCK * PK_ATTENTION_MAX_HEAD_DIM]; /* [BLOCK][head_dim], rows packed */
+    const float *rows[BLOCK];
     float top[PK_ATTENTION_TILE], total[PK_ATTENTION_TILE];
     long first = qs[0].lo, last = qs[0].hi;
     for (int i = 0; i < n; i++) {
@@ -197,32 +116,49 @@ static inline __attribute__((always_inline)) void tile_core(
         first = qs[i].lo < first ? qs[i].lo : first;
         last = qs[i].hi > last ? qs[i].hi : last;
     }
-    for (long j = first; j <= last; j++) {
-        const float *kj = 0;
+    /* scores: q·k_j * scale */
+    for (long j0 = first; j0 <= last; j0 += BLOCK) {
+        int count = last - j0 + 1 < BLOCK ? (int)(last - j0 + 1) : BLOCK;
+        block_rows(kind, 1, k, j0, count, head_dim, wide, rows);
         for (int i = 0; i < n; i++) {
-            if (j < qs[i].lo || j > qs[i].hi) continue;
-            if (!kj) kj = kv_row(kind, 1, k, j, head_dim, tmp);
-            float s = pk_dot_lanes(qs[i].q, kj, head_dim) * scale;
-            qs[i].scores[j] = s;
-            top[i] = s > top[i] ? s : top[i];
+            long a = qs[i].lo > j0 ? qs[i].lo : j0;
+            long b = qs[i].hi < j0 + count - 1 ? qs[i].hi : j0 + count - 1;
+            float *sc = qs[i].scores, t = top[i];
+            for (long j = a; j <= b; j++) {
+                sc[j] = pk_dot_lanes(qs[i].q, rows[j - j0], head_dim) * scale;
+                t = sc[j] > t ? sc[j] : t;
+            }
+            top[i] = t;
         }
     }
+    /* softmax numerators and their total (in PK_LANES lanes, a fixed order) */
     for (int i = 0; i < n; i++) {
-        float *sc = qs[i].scores;
-        for (long j = qs[i].lo; j <= qs[i].hi; j++) {
-            sc[j] = expf(sc[j] - top[i]);
-            total[i] += sc[j];
+        float *sc = qs[i].scores, lanes[PK_LANES] = {0}, sum = 0;
+        const float t = top[i];
+        long j = qs[i].lo;
+        for (; j + PK_LANES - 1 <= qs[i].hi; j += PK_LANES)
+            for (int l = 0; l < PK_LANES; l++) {
+                sc[j + l] = exp_nonpositive(sc[j + l] - t);
+                lanes[l] += sc[j + l];
+            }
+        for (; j <= qs[i].hi; j++) {
+            sc[j] = exp_nonpositive(sc[j] - t);
+            sum += sc[j];
         }
+        for (int l = 0; l < PK_LANES; l++) sum += lanes[l];
+        total[i] = sum;
         for (int d = 0; d < head_dim; d++) qs[i].out[d] = 0;
     }
-    for (long j = first; j <= last; j++) {
-        const float *vj = 0;
+    /* out = sum_j p_j v_j, a block of rows at a time */
+    for (long j0 = first; j0 <= last; j0 += BLOCK) {
+        int count = last - j0 + 1 < BLOCK ? (int)(last - j0 + 1) : BLOCK;
+        block_rows(kind, 0, v, j0, count, head_dim, wide, rows);
         for (int i = 0; i < n; i++) {
-            if (j < qs[i].lo || j > qs[i].hi) continue;
-            if (!vj) vj = kv_row(kind, 0, v, j, head_dim, tmp);
-            const float p = qs[i].scores[j];
-            float *out = qs[i].out;
-            for (int d = 0; d < head_dim; d++) out[d] += p * vj[d];
+            long a = qs[i].lo > j0 ? qs[i].lo : j0;
+            long b = qs[i].hi < j0 + count - 1 ? qs[i].hi : j0 + count - 1;
+            if (a <= b)
+                accumulate_rows(qs[i].out, qs[i].scores + j0, rows, (int)(a - j0),
+                                (int)(b - j0), head_dim);
         }
     }
     for (int i = 0; i < n; i++) {

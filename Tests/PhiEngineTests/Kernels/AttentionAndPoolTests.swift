@@ -22,7 +22,8 @@ struct AttentionAndPoolTests {
             pk_attention_ref(&reference, q, k, v, &scores, lo, hi, Int32(headDim), scale)
             for isa in KernelLevels.all {
                 var out = [Float](repeating: .nan, count: headDim)
-                pk_attention_isa(isa, Self.f32, &out, q, k, v, &scores, lo, hi, Int32(headDim), scale)
+                pk_attention_isa(
+                    isa, Self.f32, &out, q, k, v, &scores, lo, hi, Int32(headDim), scale)
                 let worst = zip(out, reference).map { abs($0 - $1) }.max()!
                 #expect(worst < 1e-5, "isa \(isa) head_dim \(headDim) positions \(lo)...\(hi)")
             }
@@ -32,44 +33,47 @@ struct AttentionAndPoolTests {
     @Test("a tile of queries (a GQA group, several tokens) gives each what it gets alone")
     func tileEqualsAlone() {
         var random = KernelRandom(seed: 11)
-        let headDim = 96
         let positions = 90
-        for kind in Self.kinds {
-            let (k, _) = KVCacheFormatTests.region(
-                random.floats(positions * headDim, -2, 2), kind: kind, key: true, headDim: headDim)
-            let (v, _) = KVCacheFormatTests.region(
-                random.floats(positions * headDim), kind: kind, key: false, headDim: headDim)
-            let count = Int(PK_ATTENTION_TILE)
-            let q = random.floats(count * headDim, -2, 2)
-            // causal ranges of 5 tokens, some windowed, as a prefill tile would have
-            let ranges = (0..<count).map { i in (i % 3 == 0 ? 10 + i : 0, 70 + i / 3) }
-            var scores = [Float](repeating: 0, count: count * positions)
-            for isa in KernelLevels.all {
-                var tiled = [Float](repeating: .nan, count: count * headDim)
-                q.withUnsafeBufferPointer { qp in
-                    tiled.withUnsafeMutableBufferPointer { out in
-                        scores.withUnsafeMutableBufferPointer { sc in
-                            let queries = (0..<count).map { i in
-                                pk_attention_query(
-                                    q: qp.baseAddress! + i * headDim,
-                                    out: out.baseAddress! + i * headDim,
-                                    scores: sc.baseAddress! + i * positions, lo: ranges[i].0,
-                                    hi: ranges[i].1)
+        // positions go by blocks of 16 and output slices of 64, 32, 8 and single values
+        for headDim in [12, 96, 128] {
+            for kind in Self.kinds {
+                let (k, _) = KVCacheFormatTests.region(
+                    random.floats(positions * headDim, -2, 2), kind: kind, key: true,
+                    headDim: headDim)
+                let (v, _) = KVCacheFormatTests.region(
+                    random.floats(positions * headDim), kind: kind, key: false, headDim: headDim)
+                let count = Int(PK_ATTENTION_TILE)
+                let q = random.floats(count * headDim, -2, 2)
+                // causal ranges of 5 tokens, some windowed, as a prefill tile would have
+                let ranges = (0..<count).map { i in (i % 3 == 0 ? 10 + i : 0, 70 + i / 3) }
+                var scores = [Float](repeating: 0, count: count * positions)
+                for isa in KernelLevels.all {
+                    var tiled = [Float](repeating: .nan, count: count * headDim)
+                    q.withUnsafeBufferPointer { qp in
+                        tiled.withUnsafeMutableBufferPointer { out in
+                            scores.withUnsafeMutableBufferPointer { sc in
+                                let queries = (0..<count).map { i in
+                                    pk_attention_query(
+                                        q: qp.baseAddress! + i * headDim,
+                                        out: out.baseAddress! + i * headDim,
+                                        scores: sc.baseAddress! + i * positions, lo: ranges[i].0,
+                                        hi: ranges[i].1)
+                                }
+                                pk_attention_tile_isa(
+                                    isa, kind, queries, Int32(count), k, v, Int32(headDim), 0.1)
                             }
-                            pk_attention_tile_isa(
-                                isa, kind, queries, Int32(count), k, v, Int32(headDim), 0.1)
                         }
                     }
-                }
-                for i in 0..<count {
-                    var alone = [Float](repeating: .nan, count: headDim)
-                    let qi = Array(q[i * headDim..<(i + 1) * headDim])
-                    pk_attention_isa(
-                        isa, kind, &alone, qi, k, v, &scores, ranges[i].0, ranges[i].1,
-                        Int32(headDim), 0.1)
-                    #expect(
-                        Array(tiled[i * headDim..<(i + 1) * headDim]) == alone,
-                        "kind \(kind) isa \(isa) query \(i)")
+                    for i in 0..<count {
+                        var alone = [Float](repeating: .nan, count: headDim)
+                        let qi = Array(q[i * headDim..<(i + 1) * headDim])
+                        pk_attention_isa(
+                            isa, kind, &alone, qi, k, v, &scores, ranges[i].0, ranges[i].1,
+                            Int32(headDim), 0.1)
+                        #expect(
+                            Array(tiled[i * headDim..<(i + 1) * headDim]) == alone,
+                            "kind \(kind) isa \(isa) head_dim \(headDim) query \(i)")
+                    }
                 }
             }
         }
