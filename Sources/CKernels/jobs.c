@@ -17,10 +17,23 @@ long pk_matvec_chunks(pk_matvec_job *job) {
     return (m->rows + job->chunk_rows - 1) / job->chunk_rows;
 }
 
+/* Which rows chunk `chunk` covers. Decode (one token) is bound by memory: chunk k goes to
+   region k % 2 of the matrix, so two threads taking chunks in turn each stream one half in
+   order, and each one's prefetch runs on into its own next chunk instead of the other's
+   (the kernels prefetch two tiles ahead). Quiet machine, 2 threads, 6 layers of 4-bit
+   Phi-3.5 matrices: 29.2 -> 31.1 GB/s (medians of 6, alternated; memory streams 32.0).
+   Prompt blocks are bound by compute: in order. */
+static long chunk_index(const pk_matvec_job *job, long chunk) {
+    if (job->tokens != 1) return chunk;
+    long chunks = (job->m->rows + job->chunk_rows - 1) / job->chunk_rows;
+    long half = (chunks + 1) / 2;
+    return (chunk % 2) * half + chunk / 2;
+}
+
 void pk_matvec_task(void *raw, long chunk, int thread) {
     (void)thread;
     const pk_matvec_job *job = raw;
-    long r0 = chunk * job->chunk_rows, r1 = r0 + job->chunk_rows;
+    long r0 = chunk_index(job, chunk) * job->chunk_rows, r1 = r0 + job->chunk_rows;
     if (r1 > job->m->rows) r1 = job->m->rows;
     pk_matvec_tokens_isa(job->isa, job->m, job->tokens, job->x, job->ldx, job->prep,
                          job->prep_stride, job->y + r0, job->ldy, r0, r1);
