@@ -82,15 +82,16 @@ static inline __attribute__((always_inline)) void accumulate_rows(
     for (; d < head_dim; d++) accumulate_slice(out, p, rows, a, b, d, 1);
 }
 
-/* Rows [j0, j0 + count) of a kv head widened into `wide`, packed: float32 rows are copied
-   too, because the output pass reads each row a slice at a time and strided slices of the
-   cache stream worse than one copy (MHA decode at 4,096 positions was 1.6x slower without). */
+/* Rows [j0, j0 + count) of a kv head widened into `wide`, packed. Float32 keys are read in
+   place (each dot reads a whole row); float32 values are copied too, because the output pass
+   reads each row a slice at a time and strided slices of the cache stream worse than one copy
+   (MHA decode at 4,096 positions was 1.6x slower without). */
 static inline __attribute__((always_inline)) void block_rows(
     int kind, int key, const void *head, long j0, int count, int head_dim,
     float *wide, const float **rows) {
     for (int j = 0; j < count; j++) {
         rows[j] = kv_row(kind, key, head, j0 + j, head_dim, wide + j * head_dim);
-        if (kind == PK_KV_F32) {
+        if (kind == PK_KV_F32 && !key) {
             memcpy(wide + j * head_dim, rows[j], 4 * (size_t)head_dim);
             rows[j] = wide + j * head_dim;
         }

@@ -136,4 +136,22 @@ struct RmCLITests {
         let records = hub.root.appendingPathComponent("store/partials").path
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: records)) ?? []) == [])
     }
+
+    /// A SIGKILL during the atomic write of a record leaves its temporary file in
+    /// `partials/`, holding the path of a folder named otherwise: rm --partials drops that
+    /// file and never touches the folder it names.
+    @Test("a stray file among the convert records is dropped, its folder left alone")
+    func strayRecord() throws {
+        let hub = try HubServerProcess()
+        let work = try TinyModel.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let records = hub.root.appendingPathComponent("store/partials")
+        try FileManager.default.createDirectory(at: records, withIntermediateDirectories: true)
+        let stray = records.appendingPathComponent(".out.incomplete-ab12cd.tmp-x9")
+        try Data(work.path.utf8).write(to: stray)
+        let r = try Phikit.run(["rm", "--partials", "-y"], environment: hub.environment)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: stray.path))
+        #expect(FileManager.default.fileExists(atPath: work.path))
+    }
 }

@@ -27,8 +27,10 @@ enum ConvertPartialRecords {
     }
 
     /// The temporary folders noted by converts that are gone, and the records that note
-    /// them. A record whose folder no longer exists is dropped here; a record is believed only
-    /// for a directory named `*.incomplete-*` (a hostile record cannot aim `rm` elsewhere).
+    /// them. A record is believed only for a directory named `*.incomplete-*` and named as
+    /// it is (a hostile record cannot aim `rm` elsewhere); any other file here is dropped: a
+    /// record whose folder is gone, or the temporary file of a record's atomic write that a
+    /// SIGKILL interrupted (it holds the path of a folder named otherwise).
     static func folders(environment: [String: String]) -> [(folder: String, record: String)] {
         let dir = directory(environment: environment)
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
@@ -47,7 +49,10 @@ enum ConvertPartialRecords {
             let base = (folder as NSString).lastPathComponent
             guard isDirectory.boolValue, base.contains(".incomplete-"), base == name,
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: folder)) == nil
-            else { continue }
+            else {
+                try? FileManager.default.removeItem(atPath: record)
+                continue
+            }
             found.append((folder, record))
         }
         return found

@@ -1,7 +1,7 @@
 // Decode/prefill timing of the inference core on a model directory, without tokenizer or
 // CLI: `swift build -c release --product engine-bench`, then
 //   .build/release/engine-bench <model-dir> [--prompt 128] [--generate 64] [--threads N]
-//                               [--runs 3] [--bandwidth-gbs 31.4]
+//                               [--runs 3] [--bandwidth-gbs 31.4] [--kv-bits 32]
 //   .build/release/engine-bench <model-dir> --load-only     (load time, three times)
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
 //   .build/release/engine-bench <model-dir> --batch N       (aggregate decode tok/s of N
@@ -135,7 +135,12 @@ do {
         String(
             format: "load %.3f s; %.3f GB of weights per token; ceiling %.1f tok/s at %.1f GB/s",
             loadSeconds, gb, bandwidth / gb, bandwidth))
-    let session = try InferenceSession(model: model, maxContext: promptLength + generateCount + 1)
+    // --kv-bits 8|16|32 (default 32, as before: run and serve default to 16)
+    guard let width = KVCacheWidth(rawValue: Int(option("--kv-bits", 32))) else {
+        throw TraceError("--kv-bits must be 8, 16 or 32")
+    }
+    let session = try InferenceSession(
+        model: model, maxContext: promptLength + generateCount + 1, cacheWidth: width)
     var random = RandomSource(seed: 1)
     let prompt = (0..<promptLength).map { _ in
         3 + Int(random.next() % UInt64(model.vocabularySize - 3))
