@@ -35,8 +35,7 @@ final class PhiWeights: @unchecked Sendable {  // immutable after init
     let finalNorm: Norm  // (hidden)
     let lmHead: Linear  // (vocab, hidden)
     /// Keeps the mappings alive; the matrices point into them.
-    private let files: ModelWeights
-    private let copies: [UnsafeMutableRawPointer]
+    private let storage: WeightStorage
 
     init(_ files: ModelWeights, config: ModelConfig) throws {
         // The schema decides what the checkpoint must hold and which leftovers to drop, the
@@ -65,21 +64,11 @@ final class PhiWeights: @unchecked Sendable {  // immutable after init
         }
         finalNorm = try norm("model.final_layernorm")
         lmHead = try linear(layout.schema.outputHead)
-        self.files = files
-        copies = reader.takeCopies()
+        storage = WeightStorage(files, taking: reader)
     }
 
-    deinit {
-        for copy in copies { copy.deallocate() }
-    }
-
-    /// Asks the kernel to start reading every tensor now, in the background, so the first
-    /// token does not wait for page faults one page at a time.
-    func prefetch() {
-        for file in files.files {
-            for tensor in file.tensors { file.willNeed(tensor) }
-        }
-    }
+    /// Starts reading every tensor in the background (WeightStorage.prefetch).
+    func prefetch() { storage.prefetch() }
 
     /// Bytes one decode step reads from the weights (every matrix once; the embedding row,
     /// norms and biases are negligible).

@@ -20,8 +20,7 @@ final class Phi3Weights: @unchecked Sendable {  // immutable after init
     /// lm_head (vocab, hidden), or the embedding itself when tied.
     let lmHead: WeightMatrix
     /// Keeps the mappings alive; the matrices point into them.
-    private let files: ModelWeights
-    private let copies: [UnsafeMutableRawPointer]
+    private let storage: WeightStorage
 
     init(_ files: ModelWeights, config: ModelConfig) throws {
         // The schema decides what the checkpoint must hold and which leftovers to drop, the
@@ -46,21 +45,11 @@ final class Phi3Weights: @unchecked Sendable {  // immutable after init
         }
         finalNorm = try vector("model.norm")
         lmHead = config.tieWordEmbeddings ? embedding : try matrix(layout.schema.outputHead)
-        self.files = files
-        copies = reader.takeCopies()
+        storage = WeightStorage(files, taking: reader)
     }
 
-    deinit {
-        for copy in copies { copy.deallocate() }
-    }
-
-    /// Asks the kernel to start reading every tensor now, in the background, so the first
-    /// token does not wait for page faults one page at a time.
-    func prefetch() {
-        for file in files.files {
-            for tensor in file.tensors { file.willNeed(tensor) }
-        }
-    }
+    /// Starts reading every tensor in the background (WeightStorage.prefetch).
+    func prefetch() { storage.prefetch() }
 
     /// Bytes one decode step reads from the weights (every matrix once; the embedding row
     /// and norms are negligible).

@@ -38,8 +38,7 @@ final class PhiMoEWeights: @unchecked Sendable {  // immutable after init
     /// lm_head (vocab, hidden) and its bias, or the embedding itself when tied.
     let lmHead: Linear
     /// Keeps the mappings alive; the matrices point into them.
-    private let files: ModelWeights
-    private let copies: [UnsafeMutableRawPointer]
+    private let storage: WeightStorage
 
     init(_ files: ModelWeights, config: ModelConfig) throws {
         // The schema decides what the checkpoint holds (stacked or per-expert experts); each
@@ -80,12 +79,7 @@ final class PhiMoEWeights: @unchecked Sendable {  // immutable after init
         lmHead =
             config.tieWordEmbeddings
             ? Linear(weight: embedding, bias: nil) : try linear(layout.schema.outputHead)
-        self.files = files
-        copies = reader.takeCopies()
-    }
-
-    deinit {
-        for copy in copies { copy.deallocate() }
+        storage = WeightStorage(files, taking: reader)
     }
 
     /// Whether `name` holds expert weights (read on demand, never prefetched).
@@ -96,13 +90,7 @@ final class PhiMoEWeights: @unchecked Sendable {  // immutable after init
     /// Asks the kernel to start reading every tensor but the experts' now, in the background:
     /// the experts are most of a MoE model (40 of Phi-3.5-MoE's 42B parameters) and only the
     /// routed ones are needed.
-    func prefetch() {
-        for file in files.files {
-            for tensor in file.tensors where !Self.isExpertTensor(tensor.name) {
-                file.willNeed(tensor)
-            }
-        }
-    }
+    func prefetch() { storage.prefetch(skipping: Self.isExpertTensor) }
 
     /// Bytes one decode step reads from the weights: every dense matrix once and
     /// `expertsPerToken` experts' three matrices per layer.
