@@ -114,9 +114,11 @@ def attention(q, k, v):
     return (s @ v).transpose(1, 0, 2).reshape(n, heads * hd)
 
 
-def forward(cfg, w, tokens, every_position=False):
+def forward(cfg, w, tokens, every_position=False, matmul_input=None):
     """Logits of the last position (or of every position), float64, the whole sequence
-    recomputed."""
+    recomputed. matmul_input, if given, is applied to the input of every matrix product
+    (act8_fidelity.py rounds activations there to model an engine that quantizes them)."""
+    mi = matmul_input or (lambda a: a)
     h, heads = cfg["hidden_size"], cfg["num_attention_heads"]
     kv = cfg.get("num_key_value_heads") or heads
     hd = h // heads
@@ -140,18 +142,18 @@ def forward(cfg, w, tokens, every_position=False):
     for layer in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{layer}."
         a = norm(x, w[p + "input_layernorm.weight"])
-        qkv = a @ w[p + "self_attn.qkv_proj.weight"].T
+        qkv = mi(a) @ w[p + "self_attn.qkv_proj.weight"].T
         q = qkv[:, : heads * hd].reshape(n, heads, hd).transpose(1, 0, 2)
         k = qkv[:, heads * hd: (heads + kv) * hd].reshape(n, kv, hd).transpose(1, 0, 2)
         v = qkv[:, (heads + kv) * hd:].reshape(n, kv, hd).transpose(1, 0, 2)
         q, k = rope(q, cos, sin, rd), rope(k, cos, sin, rd)
-        x = x + attention(q, k, v) @ w[p + "self_attn.o_proj.weight"].T
+        x = x + mi(attention(q, k, v)) @ w[p + "self_attn.o_proj.weight"].T
         a = norm(x, w[p + "post_attention_layernorm.weight"])
-        gu = a @ w[p + "mlp.gate_up_proj.weight"].T
+        gu = mi(a) @ w[p + "mlp.gate_up_proj.weight"].T
         inter = gu.shape[-1] // 2
         g, u = gu[:, :inter], gu[:, inter:]
-        x = x + (g / (1 + np.exp(-g)) * u) @ w[p + "mlp.down_proj.weight"].T
-    x = norm(x if every_position else x[-1], w["model.norm.weight"])
+        x = x + mi(g / (1 + np.exp(-g)) * u) @ w[p + "mlp.down_proj.weight"].T
+    x = mi(norm(x if every_position else x[-1], w["model.norm.weight"]))
     head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
     return x @ head.T if every_position else head @ x
 

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Would 8-bit activations keep phikit's greedy tokens on the float64 path? (issue 22)
+
+    python3 scripts/engine/act8_fidelity.py [--models 6] [--json OUT]
+
+llama.cpp multiplies quantized weights by activations rounded to 8 bits (Q8_0: one scale per
+32 values, |q| <= 127) and so runs vpdpbusd, 64 products per instruction; phikit rounds them
+to 16 bits (one scale per weight group, |q| <= 32767) and runs vpdpwssd, 32. Prefill and
+batched decode are bound by that instruction, so 8 bits would double their ceiling; the
+issue allows it only if the fidelity report stays clean. This measures it before any kernel
+is written: the float64 oracle of make_mx_oracle.py, with the input of every matrix product
+rounded as such an engine would round it, generates greedily; the exact float64 oracle is
+teacher-forced on those tokens, and each token must be its argmax or within a near-tie (gap
+<= 1e-3 of the logit spread), the rule kv_fidelity.py applies to phikit itself.
+
+Rounding only (no other error): a lower bound on what a real kernel would lose. Modes:
+  16-bit g64  phikit's activations today (calibration: should agree everywhere)
+  8-bit g64   8 bits, one scale per weight group of 64
+  8-bit g32   llama.cpp's Q8_0
+
+Needs numpy, mlx, mlx-lm and safetensors, as kv_fidelity.py (whose models and rule it reuses).
+"""
+import argparse
+import contextlib
+import json
+import os
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kv_fidelity as kv  # noqa: E402
+import make_mx_oracle as oracle  # noqa: E402
+import tiny_models as tm  # noqa: E402
+
+MODES = {"16-bit g64": (16, 64), "8-bit g64": (8, 64), "8-bit g32": (8, 32)}
+
+
+def rounder(bits, group):
+    """x rounded to `bits` signed integers times one float scale per `group` values (the last
+    axis), the scale max|x| / (2^(bits-1) - 1): what the engine's prepare step computes."""
+    top = 2 ** (bits - 1) - 1
+
+    def matmul_input(x):
+        n = x.shape[-1]
+        pad = -n % group  # a last, shorter group (stories-260k's 172-wide MLP)
+        g = np.concatenate([x, np.zeros(x.shape[:-1] + (pad,))], -1)
+        g = g.reshape(x.shape[:-1] + (-1, group))
+        scale = np.abs(g).max(-1, keepdims=True) / top
+        safe = np.where(scale > 0, scale, 1)
+        return (np.rint(g / safe) * scale).reshape(x.shape[:-1] + (-1,))[..., :n]
+    return matmul_input
+
+
+def greedy(config, w, prompt, count, matmul_input):
+    seq = list(prompt)
+    for _ in range(count):
+        seq.append(int(np.argmax(oracle.forward(config, w, seq, matmul_input=matmul_input))))
+    return seq
+
+
+def tally(tallies, key, config, w, tokens, first, matmul_input):
+    reference = oracle.forward(config, w, tokens, every_position=True)
+    rows = oracle.forward(config, w, tokens, every_position=True, matmul_input=matmul_input)
+    exact, tie, worst = kv.agreement(reference, tokens, first)
+    tallies.setdefault(key, kv.Tally()).add(exact, tie, worst, len(tokens) - first,
+                                            kv.mean_kl(reference[:-1], rows[:-1]))
+
+
+def random_models(count, prompts, prompt_len, generate, work):
+    from mlx_lm import convert
+
+    tallies = {}
+    for shape, make in [("phi35", tm.phi35_like), ("phi4mini", tm.phi4mini_like)]:
+        for seed in range(1, count + 1):
+            cfg = tm.for_mlx(make())
+            source = os.path.join(work, f"{shape}-{seed}")
+            target = source + "-q4"
+            oracle.write_float_model(source, cfg, tm.weights(cfg, seed, oracle.AMPLITUDE))
+            with contextlib.redirect_stdout(sys.stderr):  # mlx_lm's log lines
+                convert(source, target, quantize=True, q_bits=4, q_group_size=64)
+            config, w, _ = oracle.load_dequantized(target)
+            rng = np.random.default_rng(seed)
+            for _ in range(prompts):
+                prompt = [int(t) for t in rng.integers(3, cfg["vocab_size"], prompt_len)]
+                for mode, (bits, group) in MODES.items():
+                    mi = rounder(bits, group)
+                    tokens = greedy(config, w, prompt, generate, mi)
+                    tally(tallies, (shape, mode), config, w, tokens, prompt_len, mi)
+            print(f"{shape} seed {seed} done", file=sys.stderr)
+    return {f"{shape} {mode}": t.summary() for (shape, mode), t in sorted(tallies.items())}
+
+
+def stories(length):
+    """The real stories-260k model's greedy story from <s>, each mode against float64."""
+    config, w, _ = oracle.load_dequantized(os.path.join(kv.ROOT, "models", "stories-260k"))
+    exact_story = greedy(config, w, [1], length, None)
+    result = {}
+    for mode, (bits, group) in MODES.items():
+        mi = rounder(bits, group)
+        story = greedy(config, w, [1], length, mi)
+        leaves = next((i for i, (a, b) in enumerate(zip(story, exact_story)) if a != b), None)
+        tallies = {}
+        tally(tallies, mode, config, w, story, 1, mi)
+        result[mode] = dict(tallies[mode].summary(), story_leaves_float64_at=leaves)
+        print(f"stories {mode} done", file=sys.stderr)
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--models", type=int, default=6, help="random models per shape")
+    parser.add_argument("--prompts", type=int, default=4, help="random prompts per model")
+    parser.add_argument("--prompt-len", type=int, default=16)
+    parser.add_argument("--generate", type=int, default=48)
+    parser.add_argument("--story", type=int, default=255, help="stories-260k tokens")
+    parser.add_argument("--json", help="also write the numbers here")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as work:
+        result = {"random_models": random_models(args.models, args.prompts, args.prompt_len,
+                                                 args.generate, work),
+                  "stories_260k": stories(args.story)}
+    print("| model | activations | tokens | argmax | argmax or near-tie | worst gap/spread | mean KL |")
+    print("|---|---|---|---|---|---|---|")
+    rows = [(f"random {key.split(' ', 1)[0]} 4-bit", key.split(" ", 1)[1], r)
+            for key, r in result["random_models"].items()]
+    rows += [("stories-260k story", mode, r) for mode, r in result["stories_260k"].items()]
+    for model, mode, r in rows:
+        leaves = r.get("story_leaves_float64_at", "")
+        note = "" if leaves == "" else f" (leaves at {'never' if leaves is None else leaves})"
+        print(f"| {model}{note} | {mode} | {r['tokens']} | {r['argmax']:.4f} | "
+              f"{r['argmax_or_near_tie']:.4f} | {r['worst_gap']:.2e} | {r['mean_kl']:.2e} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
