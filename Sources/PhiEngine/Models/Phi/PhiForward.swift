@@ -30,6 +30,11 @@ extension PhiModel {
         let hd = s.headDim
         let half = s.ropeDim / 2
         let x = st.x.pointer
+        let queries = TokenRows(base: st.queries.pointer, stride: s.queryDim)
+        let keys = TokenRows(base: st.keys.pointer, stride: s.kvDim)
+        let values = TokenRows(base: st.values.pointer, stride: s.kvDim)
+        // transformers' phi has no sliding window, whatever the config says
+        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: 0)
 
         // ---- token embeddings and the rotary angles of each position
         for span in spans {
@@ -59,31 +64,9 @@ extension PhiModel {
                     rows: 0..<(n * s.kvHeads), width: hd)
             }
             for span in spans {
-                let cache = span.sequence.cache
-                for i in 0..<span.count {
-                    let t = span.first + i
-                    let k = st.keys[t * s.kvDim]
-                    pk_rope(
-                        st.queries[t * s.queryDim], Int32(s.heads), Int32(hd), Int32(s.ropeDim),
-                        st.cos[t * half], st.sin[t * half])
-                    pk_rope(
-                        k, Int32(s.kvHeads), Int32(hd), Int32(s.ropeDim), st.cos[t * half],
-                        st.sin[t * half])
-                    cache.store(
-                        layer: l, position: span.p0 + i, keys: k, values: st.values[t * s.kvDim],
-                        kvHeads: s.kvHeads, headDim: hd)
-                }
-                var job = pk_attention_job(
-                    q: st.queries[span.first * s.queryDim],
-                    k: UnsafeRawPointer(cache.keys(layer: l)),
-                    v: UnsafeRawPointer(cache.values(layer: l)),
-                    out: st.attention[span.first * s.queryDim],
-                    scores: span.sequence.state.scores.pointer, q_stride: s.queryDim,
-                    tokens: span.count, pos0: span.p0, max_ctx: cache.capacity, window: 0,
-                    heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
-                    scale: Float(1 / Double(hd).squareRoot()), isa: 0,
-                    kv_kind: cache.kind)
-                pool.attention(&job)
+                span.attend(
+                    layer: l, queries: queries, keys: keys, values: values,
+                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
             }
             linear(
                 layer.dense, st.attention.pointer, tokens: n, into: st.attentionOut.pointer, st,

@@ -23,11 +23,14 @@ extension Phi3Model {
         let w = weights
         let dim = s.hidden
         let ffn = s.intermediate
-        let hd = s.headDim
         let half = s.ropeDim / 2
         let x = st.x.pointer
         let normed = st.normed.pointer
         let qkv = st.qkv.pointer
+        let queries = TokenRows(base: qkv, stride: s.qkvRows)
+        let keys = TokenRows(base: qkv + s.queryDim, stride: s.qkvRows)
+        let values = TokenRows(base: qkv + s.queryDim + s.kvDim, stride: s.qkvRows)
+        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: s.window)
 
         // ---- token embeddings and the rotary angles of each position
         for span in spans {
@@ -45,29 +48,9 @@ extension Phi3Model {
             rmsNorm(layer.inputNorm, st, rows: 0..<n)
             linear(layer.qkv, normed, tokens: n, into: qkv, st, pool)
             for span in spans {
-                let cache = span.sequence.cache
-                for i in 0..<span.count {
-                    let t = span.first + i
-                    let row = qkv + t * s.qkvRows
-                    pk_rope(
-                        row, Int32(s.heads), Int32(hd), Int32(s.ropeDim), st.cos[t * half],
-                        st.sin[t * half])
-                    pk_rope(
-                        row + s.queryDim, Int32(s.kvHeads), Int32(hd), Int32(s.ropeDim),
-                        st.cos[t * half], st.sin[t * half])
-                    cache.store(
-                        layer: l, position: span.p0 + i, keys: row + s.queryDim,
-                        values: row + s.queryDim + s.kvDim, kvHeads: s.kvHeads, headDim: hd)
-                }
-                var job = pk_attention_job(
-                    q: qkv + span.first * s.qkvRows, k: UnsafeRawPointer(cache.keys(layer: l)),
-                    v: UnsafeRawPointer(cache.values(layer: l)), out: st.attention[span.first * s.queryDim],
-                    scores: span.sequence.state.scores.pointer, q_stride: s.qkvRows,
-                    tokens: span.count, pos0: span.p0, max_ctx: cache.capacity, window: s.window,
-                    heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
-                    scale: Float(1 / Double(hd).squareRoot()), isa: 0,
-                    kv_kind: cache.kind)
-                pool.attention(&job)
+                span.attend(
+                    layer: l, queries: queries, keys: keys, values: values,
+                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
             }
             linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
             pk_add(x, st.projection.pointer, n * dim)

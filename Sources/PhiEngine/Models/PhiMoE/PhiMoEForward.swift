@@ -28,6 +28,10 @@ extension PhiMoEModel {
         let half = hd / 2
         let x = st.x.pointer
         let normed = st.normed.pointer
+        let queries = TokenRows(base: st.query.pointer, stride: s.queryDim)
+        let keys = TokenRows(base: st.key.pointer, stride: s.kvDim)
+        let values = TokenRows(base: st.value.pointer, stride: s.kvDim)
+        let layout = AttentionLayout(sizes: s.sizes, ropeDim: hd, window: s.window)
 
         // ---- token embeddings and the rotary angles of each position
         for span in spans {
@@ -47,29 +51,9 @@ extension PhiMoEModel {
             linear(layer.key, normed, tokens: n, into: st.key.pointer, st, pool)
             linear(layer.value, normed, tokens: n, into: st.value.pointer, st, pool)
             for span in spans {
-                let cache = span.sequence.cache
-                for i in 0..<span.count {
-                    let t = span.first + i
-                    let key = st.key[t * s.kvDim]
-                    pk_rope(st.query[t * s.queryDim], Int32(s.heads), Int32(hd), Int32(hd),
-                        st.cos[t * half], st.sin[t * half])
-                    pk_rope(key, Int32(s.kvHeads), Int32(hd), Int32(hd), st.cos[t * half],
-                        st.sin[t * half])
-                    cache.store(
-                        layer: l, position: span.p0 + i, keys: key, values: st.value[t * s.kvDim],
-                        kvHeads: s.kvHeads, headDim: hd)
-                }
-                var job = pk_attention_job(
-                    q: st.query[span.first * s.queryDim],
-                    k: UnsafeRawPointer(cache.keys(layer: l)),
-                    v: UnsafeRawPointer(cache.values(layer: l)),
-                    out: st.attention[span.first * s.queryDim],
-                    scores: span.sequence.state.scores.pointer, q_stride: s.queryDim,
-                    tokens: span.count, pos0: span.p0, max_ctx: cache.capacity, window: s.window,
-                    heads: Int32(s.heads), kv_heads: Int32(s.kvHeads), head_dim: Int32(hd),
-                    scale: Float(1 / Double(hd).squareRoot()), isa: 0,
-                    kv_kind: cache.kind)
-                pool.attention(&job)
+                span.attend(
+                    layer: l, queries: queries, keys: keys, values: values,
+                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
             }
             linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
             pk_add(x, st.projection.pointer, n * dim)
