@@ -21,7 +21,6 @@ Rounding only (no other error): a lower bound on what a real kernel would lose. 
 Needs numpy, mlx, mlx-lm and safetensors, as kv_fidelity.py (whose models and rule it reuses).
 """
 import argparse
-import contextlib
 import json
 import os
 import sys
@@ -32,7 +31,6 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kv_fidelity as kv  # noqa: E402
 import make_mx_oracle as oracle  # noqa: E402
-import tiny_models as tm  # noqa: E402
 
 MODES = {"16-bit g64": (16, 64), "8-bit g64": (8, 64), "8-bit g32": (8, 32)}
 
@@ -69,26 +67,15 @@ def tally(tallies, key, config, w, tokens, first, matmul_input):
 
 
 def random_models(count, prompts, prompt_len, generate, work):
-    from mlx_lm import convert
-
     tallies = {}
-    for shape, make in [("phi35", tm.phi35_like), ("phi4mini", tm.phi4mini_like)]:
-        for seed in range(1, count + 1):
-            cfg = tm.for_mlx(make())
-            source = os.path.join(work, f"{shape}-{seed}")
-            target = source + "-q4"
-            oracle.write_float_model(source, cfg, tm.weights(cfg, seed, oracle.AMPLITUDE))
-            with contextlib.redirect_stdout(sys.stderr):  # mlx_lm's log lines
-                convert(source, target, quantize=True, q_bits=4, q_group_size=64)
-            config, w, _ = oracle.load_dequantized(target)
-            rng = np.random.default_rng(seed)
-            for _ in range(prompts):
-                prompt = [int(t) for t in rng.integers(3, cfg["vocab_size"], prompt_len)]
-                for mode, (bits, group) in MODES.items():
-                    mi = rounder(bits, group)
-                    tokens = greedy(config, w, prompt, generate, mi)
-                    tally(tallies, (shape, mode), config, w, tokens, prompt_len, mi)
-            print(f"{shape} seed {seed} done", file=sys.stderr)
+    for shape, seed, _, config, w in kv.quantized_random_models(count, work):
+        rng = np.random.default_rng(seed)
+        for _ in range(prompts):
+            prompt = [int(t) for t in rng.integers(3, config["vocab_size"], prompt_len)]
+            for mode, (bits, group) in MODES.items():
+                mi = rounder(bits, group)
+                tokens = greedy(config, w, prompt, generate, mi)
+                tally(tallies, (shape, mode), config, w, tokens, prompt_len, mi)
     return {f"{shape} {mode}": t.summary() for (shape, mode), t in sorted(tallies.items())}
 
 

@@ -100,10 +100,11 @@ class Tally:
                 "mean_kl": float(np.mean(self.kl))}
 
 
-def random_models(bench, count, prompts, prompt_len, generate, work):
+def quantized_random_models(count, work):
+    """(shape, seed, directory, config, dequantized float64 weights) of `count` random models
+    of each tiny shape, made 4-bit g64 by mlx_lm.convert (also used by act8_fidelity.py)."""
     from mlx_lm import convert
 
-    tallies = {}
     for shape, make in [("phi35", tm.phi35_like), ("phi4mini", tm.phi4mini_like)]:
         for seed in range(1, count + 1):
             cfg = tm.for_mlx(make())
@@ -113,17 +114,23 @@ def random_models(bench, count, prompts, prompt_len, generate, work):
             with contextlib.redirect_stdout(sys.stderr):  # mlx_lm's log lines
                 convert(source, target, quantize=True, q_bits=4, q_group_size=64)
             config, w, _ = oracle.load_dequantized(target)
-            rng = np.random.default_rng(seed)
-            runs = [{"prompt": [int(t) for t in rng.integers(3, cfg["vocab_size"], prompt_len)],
-                     "generate": generate} for _ in range(prompts)]
-            for bits in WIDTHS:
-                for tokens, rows in trace(bench, target, runs, bits, work):
-                    reference = oracle.forward(config, w, tokens, every_position=True)
-                    exact, tie, worst = agreement(reference, tokens, prompt_len)
-                    tallies.setdefault((shape, bits), Tally()).add(
-                        exact, tie, worst, len(tokens) - prompt_len,
-                        mean_kl(reference[:-1], rows[:-1]))
+            yield shape, seed, target, config, w
             print(f"{shape} seed {seed} done", file=sys.stderr)
+
+
+def random_models(bench, count, prompts, prompt_len, generate, work):
+    tallies = {}
+    for shape, seed, target, config, w in quantized_random_models(count, work):
+        rng = np.random.default_rng(seed)
+        runs = [{"prompt": [int(t) for t in rng.integers(3, config["vocab_size"], prompt_len)],
+                 "generate": generate} for _ in range(prompts)]
+        for bits in WIDTHS:
+            for tokens, rows in trace(bench, target, runs, bits, work):
+                reference = oracle.forward(config, w, tokens, every_position=True)
+                exact, tie, worst = agreement(reference, tokens, prompt_len)
+                tallies.setdefault((shape, bits), Tally()).add(
+                    exact, tie, worst, len(tokens) - prompt_len,
+                    mean_kl(reference[:-1], rows[:-1]))
     return {f"{shape} {bits}-bit": t.summary() for (shape, bits), t in sorted(tallies.items())}
 
 
