@@ -25,12 +25,17 @@ protocol BlockForwardModel: CausalLanguageModel {
         buffers: Buffers, logitRows: Int, pool: WorkerPool)
 }
 
-/// The buffers a model's forward pass writes into, as the shared types see them.
+/// The buffers a model's forward pass writes into: the ones every architecture has
+/// (`BlockActivations`), read as its own members (`buffers.x`, `buffers.logits`), and its own.
+@dynamicMemberLookup
 protocol BlockBuffers: AnyObject {
-    /// Tokens per forward pass (prompt tokens are processed in blocks of this size).
-    var block: Int { get }
-    var logits: FloatBuffer { get }  // (logitRows, vocab)
-    var scores: FloatBuffer { get }  // (threads, capacity) attention scores per thread
+    var shared: BlockActivations { get }
+}
+
+extension BlockBuffers {
+    subscript<T>(dynamicMember path: KeyPath<BlockActivations, T>) -> T {
+        shared[keyPath: path]
+    }
 }
 
 /// Consecutive tokens of a block that belong to one sequence, at positions `p0`, `p0 + 1`, …

@@ -1,18 +1,14 @@
 import CKernels
 
-/// Every activation buffer of the phimoe forward pass, sized once per sequence (or batch) for
-/// a block of up to `block` tokens; the forward pass only writes into these.
+/// The activation buffers of the phimoe forward pass, the shared ones and its own, sized once
+/// per sequence (or batch) for a block of up to `block` tokens; the forward pass only writes
+/// into these.
 final class PhiMoEBuffers: BlockBuffers {
-    let block: Int
-    let x: FloatBuffer  // (block, hidden) the residual stream
-    let normed: FloatBuffer  // (block, hidden) LayerNorm output
-    let query: FloatBuffer  // (block, heads*headDim)
-    let key: FloatBuffer  // (block, kvHeads*headDim)
-    let value: FloatBuffer  // (block, kvHeads*headDim)
-    let attention: FloatBuffer  // (block, heads*headDim) attention output, input of o_proj
+    let shared: BlockActivations  // the buffers every architecture has
+    let queries: FloatBuffer  // (block, heads*headDim)
+    let keys: FloatBuffer  // (block, kvHeads*headDim)
+    let values: FloatBuffer  // (block, kvHeads*headDim)
     let projection: FloatBuffer  // (block, hidden) o_proj output, then the experts' mix
-    let cos: FloatBuffer  // (block, headDim/2) per token, mscale included
-    let sin: FloatBuffer  // (block, headDim/2)
     let routerLogits: FloatBuffer  // (block, experts)
     let routeWeights: FloatBuffer  // (block, expertsPerToken) the sparsemixer's weights
     let routes: UnsafeMutableBufferPointer<Int>  // (block, expertsPerToken) chosen experts
@@ -24,25 +20,18 @@ final class PhiMoEBuffers: BlockBuffers {
     let activation: FloatBuffer  // (block, intermediate) up * silu(gate)
     let expertOutput: FloatBuffer  // (block, hidden) down_proj of the packed tokens
     let slotOutput: FloatBuffer  // (block, expertsPerToken, hidden) each choice's expert output
-    let logits: FloatBuffer  // (logitRows, vocab)
-    let prepared: FloatBuffer  // (block, preparedStride)
-    let preparedStride: Int
-    let scores: FloatBuffer  // (threads, PK_ATTENTION_TILE, capacity) attention scores
 
     init(
         shape s: PhiMoEShape, block: Int, capacity: Int, threads: Int, logitRows: Int = 1
     ) throws(SessionError) {
-        self.block = block
+        shared = try BlockActivations(
+            sizes: s.sizes, ropeDim: s.headDim, block: block, capacity: capacity, threads: threads,
+            logitRows: logitRows)
         let k = s.expertsPerToken
-        x = try FloatBuffer(count: block * s.hidden)
-        normed = try FloatBuffer(count: block * s.hidden)
-        query = try FloatBuffer(count: block * s.queryDim)
-        key = try FloatBuffer(count: block * s.kvDim)
-        value = try FloatBuffer(count: block * s.kvDim)
-        attention = try FloatBuffer(count: block * s.queryDim)
+        queries = try FloatBuffer(count: block * s.queryDim)
+        keys = try FloatBuffer(count: block * s.kvDim)
+        values = try FloatBuffer(count: block * s.kvDim)
         projection = try FloatBuffer(count: block * s.hidden)
-        cos = try FloatBuffer(count: block * s.headDim / 2)
-        sin = try FloatBuffer(count: block * s.headDim / 2)
         routerLogits = try FloatBuffer(count: block * s.experts)
         routeWeights = try FloatBuffer(count: block * k)
         routes = .allocate(capacity: block * k)
@@ -53,10 +42,6 @@ final class PhiMoEBuffers: BlockBuffers {
         activation = try FloatBuffer(count: block * s.intermediate)
         expertOutput = try FloatBuffer(count: block * s.hidden)
         slotOutput = try FloatBuffer(count: block * k * s.hidden)
-        logits = try FloatBuffer(count: logitRows * s.vocab)
-        preparedStride = pk_matvec_prep_floats(s.maxColumns)
-        prepared = try FloatBuffer(count: block * preparedStride)
-        scores = try FloatBuffer(count: KVCache.scoreFloats(threads: threads, capacity: capacity))
     }
 
     deinit {

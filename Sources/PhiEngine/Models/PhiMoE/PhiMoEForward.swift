@@ -28,9 +28,9 @@ extension PhiMoEModel {
         let half = hd / 2
         let x = st.x.pointer
         let normed = st.normed.pointer
-        let queries = TokenRows(base: st.query.pointer, stride: s.queryDim)
-        let keys = TokenRows(base: st.key.pointer, stride: s.kvDim)
-        let values = TokenRows(base: st.value.pointer, stride: s.kvDim)
+        let queries = TokenRows(base: st.queries.pointer, stride: s.queryDim)
+        let keys = TokenRows(base: st.keys.pointer, stride: s.kvDim)
+        let values = TokenRows(base: st.values.pointer, stride: s.kvDim)
         let layout = AttentionLayout(sizes: s.sizes, ropeDim: hd, window: s.window)
 
         // ---- token embeddings and the rotary angles of each position
@@ -47,9 +47,9 @@ extension PhiMoEModel {
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q, k, v)))
             layerNorm(layer.inputNorm, st, rows: 0..<n)
-            linear(layer.query, normed, tokens: n, into: st.query.pointer, st, pool)
-            linear(layer.key, normed, tokens: n, into: st.key.pointer, st, pool)
-            linear(layer.value, normed, tokens: n, into: st.value.pointer, st, pool)
+            linear(layer.query, normed, tokens: n, into: st.queries.pointer, st, pool)
+            linear(layer.key, normed, tokens: n, into: st.keys.pointer, st, pool)
+            linear(layer.value, normed, tokens: n, into: st.values.pointer, st, pool)
             for span in spans {
                 span.attend(
                     layer: l, queries: queries, keys: keys, values: values,
