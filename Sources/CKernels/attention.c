@@ -125,10 +125,12 @@ static inline __attribute__((always_inline)) void tile_core(
             long a = qs[i].lo > j0 ? qs[i].lo : j0;
             long b = qs[i].hi < j0 + count - 1 ? qs[i].hi : j0 + count - 1;
             float *sc = qs[i].scores, t = top[i];
-            for (long j = a; j <= b; j++) {
-                sc[j] = pk_dot_lanes(qs[i].q, rows[j - j0], head_dim) * scale;
-                t = sc[j] > t ? sc[j] : t;
-            }
+            long j = a;
+            if (head_dim % PK_LANES == 0)  /* 8 rows at a time, the same arithmetic */
+                for (; j + 8 <= b + 1; j += 8)
+                    pk_dots8_lanes(qs[i].q, rows + (j - j0), head_dim, scale, sc + j);
+            for (; j <= b; j++) sc[j] = pk_dot_lanes(qs[i].q, rows[j - j0], head_dim) * scale;
+            for (j = a; j <= b; j++) t = sc[j] > t ? sc[j] : t;
             top[i] = t;
         }
     }
