@@ -98,6 +98,14 @@ static inline __attribute__((always_inline)) void block_rows(
     }
 }
 
+/* The rows [*a, *b] of query q inside the block of `count` positions from j0 (empty when
+   *a > *b). */
+static inline __attribute__((always_inline)) void rows_in_block(
+    const pk_attention_query *q, long j0, int count, long *a, long *b) {
+    *a = q->lo > j0 ? q->lo : j0;
+    *b = q->hi < j0 + count - 1 ? q->hi : j0 + count - 1;
+}
+
 /* Written once in plain C; the wrappers below compile it for each instruction set and cache
    format (inlined, so each copy is vectorised for its target; F16C widens half rows in a few
    instructions). Each query goes through the positions in order with its own scores,
@@ -122,8 +130,8 @@ static inline __attribute__((always_inline)) void tile_core(
         int count = last - j0 + 1 < BLOCK ? (int)(last - j0 + 1) : BLOCK;
         block_rows(kind, 1, k, j0, count, head_dim, wide, rows);
         for (int i = 0; i < n; i++) {
-            long a = qs[i].lo > j0 ? qs[i].lo : j0;
-            long b = qs[i].hi < j0 + count - 1 ? qs[i].hi : j0 + count - 1;
+            long a, b;
+            rows_in_block(qs + i, j0, count, &a, &b);
             float *sc = qs[i].scores, t = top[i];
             long j = a;
             if (head_dim % PK_LANES == 0)  /* 8 rows at a time, the same arithmetic */
@@ -157,8 +165,8 @@ static inline __attribute__((always_inline)) void tile_core(
         int count = last - j0 + 1 < BLOCK ? (int)(last - j0 + 1) : BLOCK;
         block_rows(kind, 0, v, j0, count, head_dim, wide, rows);
         for (int i = 0; i < n; i++) {
-            long a = qs[i].lo > j0 ? qs[i].lo : j0;
-            long b = qs[i].hi < j0 + count - 1 ? qs[i].hi : j0 + count - 1;
+            long a, b;
+            rows_in_block(qs + i, j0, count, &a, &b);
             if (a <= b)
                 accumulate_rows(qs[i].out, qs[i].scores + j0, rows, (int)(a - j0),
                                 (int)(b - j0), head_dim);

@@ -8,13 +8,17 @@
 /* Rows per matvec chunk: a multiple of 16 (a cache line of y, so threads never share one),
    about 64 KB of weights: a few microseconds of work, enough chunks to balance threads, and
    small enough to stay in L2 while every token of a prompt block goes over it. */
+static long chunk_count(const pk_matvec_job *job) {
+    return (job->m->rows + job->chunk_rows - 1) / job->chunk_rows;
+}
+
 long pk_matvec_chunks(pk_matvec_job *job) {
     const pk_matrix *m = job->m;
     long bytes = m->kind == PK_W_AFFINE ? m->cols * m->bits / 8
                                         : m->cols * (m->kind == PK_W_F32 ? 4 : 2);
     long rows = (65536 / (bytes > 0 ? bytes : 1) + 15) / 16 * 16;
     job->chunk_rows = rows < 16 ? 16 : rows;
-    return (m->rows + job->chunk_rows - 1) / job->chunk_rows;
+    return chunk_count(job);
 }
 
 /* Which rows chunk `chunk` covers. Decode (one token) is bound by memory: chunk k goes to
@@ -25,8 +29,7 @@ long pk_matvec_chunks(pk_matvec_job *job) {
    Prompt blocks are bound by compute: in order. */
 static long chunk_index(const pk_matvec_job *job, long chunk) {
     if (job->tokens != 1) return chunk;
-    long chunks = (job->m->rows + job->chunk_rows - 1) / job->chunk_rows;
-    long half = (chunks + 1) / 2;
+    long half = (chunk_count(job) + 1) / 2;
     return (chunk % 2) * half + chunk / 2;
 }
 

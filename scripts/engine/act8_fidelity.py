@@ -52,10 +52,10 @@ def rounder(bits, group):
 
 
 def greedy(config, w, prompt, count, matmul_input):
-    seq = list(prompt)
-    for _ in range(count):
-        seq.append(int(np.argmax(oracle.forward(config, w, seq, matmul_input=matmul_input))))
-    return seq
+    """The prompt and `count` greedy tokens of the oracle with `matmul_input` applied."""
+    def model(cfg, weights, seq):
+        return oracle.forward(cfg, weights, seq, matmul_input=matmul_input)
+    return list(prompt) + oracle.greedy(config, w, prompt, count, model=model)[0]
 
 
 def tally(tallies, key, config, w, tokens, first, matmul_input):
