@@ -18,6 +18,12 @@ public struct GenerationParameters: Sendable, Equatable {
     public var repetitionPenalty: Float?
     /// How many of the latest tokens (prompt included) the penalty looks at.
     public var repetitionContextSize: Int
+    /// OpenAI's presence penalty: subtracted once from the logit of every token generated so
+    /// far (the prompt does not count). 0: off; negative values favour repeats.
+    public var presencePenalty: Float
+    /// OpenAI's frequency penalty: subtracted from a token's logit once per time it was
+    /// generated so far. 0: off.
+    public var frequencyPenalty: Float
     /// Same seed, same parameters, same prompt: the same tokens. nil: a fresh seed.
     public var seed: UInt64?
     /// Keep going through end tokens (benchmarks need exactly `maxTokens` tokens).
@@ -26,7 +32,8 @@ public struct GenerationParameters: Sendable, Equatable {
     public init(
         maxTokens: Int = 256, temperature: Float = 0.6, topP: Float = 1, topK: Int = 0,
         minP: Float = 0, repetitionPenalty: Float? = nil, repetitionContextSize: Int = 20,
-        seed: UInt64? = nil, ignoreEOS: Bool = false
+        presencePenalty: Float = 0, frequencyPenalty: Float = 0, seed: UInt64? = nil,
+        ignoreEOS: Bool = false
     ) {
         self.maxTokens = maxTokens
         self.temperature = temperature
@@ -35,6 +42,8 @@ public struct GenerationParameters: Sendable, Equatable {
         self.minP = minP
         self.repetitionPenalty = repetitionPenalty
         self.repetitionContextSize = repetitionContextSize
+        self.presencePenalty = presencePenalty
+        self.frequencyPenalty = frequencyPenalty
         self.seed = seed
         self.ignoreEOS = ignoreEOS
     }
@@ -63,12 +72,28 @@ public struct GenerationParameters: Sendable, Equatable {
 
 public enum GenerationError: UserFacingError, Equatable {
     case invalidParameter(name: String, rule: String)
+    /// The model's logits are NaN where a token had to be chosen (broken weights).
+    case logitsNotANumber(generated: Int)
 
     public var message: String {
         switch self {
         case .invalidParameter(let name, let rule): "\(name) \(rule)"
+        case .logitsNotANumber(let generated):
+            "the model's logits are not numbers (NaN) after \(generated) generated tokens"
         }
     }
 
-    public var exitCode: ExitCode { .usage }
+    public var hint: String? {
+        switch self {
+        case .invalidParameter: nil
+        case .logitsNotANumber: "the weights are damaged: try phikit verify on the model"
+        }
+    }
+
+    public var exitCode: ExitCode {
+        switch self {
+        case .invalidParameter: .usage
+        case .logitsNotANumber: .dataError
+        }
+    }
 }

@@ -73,22 +73,23 @@ public final class ChatSession {
             throw error
         }
         if dropped > 0 { trimmed(dropped) }
-        var shown = ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings)
+        var answer = ""
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
+            hooks: GenerationHooks(
+                text: ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings)),
             cancel: cancel
         ) { token in
-            let piece = shown.append(token)
-            if !piece.isEmpty { onText(piece) }
-            return shown.isStopped ? .stop : .more
+            answer += token.text
+            if !token.text.isEmpty { onText(token.text) }
+            return .more
         }
-        let rest = shown.finish()
-        if !rest.isEmpty { onText(rest) }
-        let answer = shown.text
-        let isCut = outcome.stopReason == .cancelled && !shown.isStopped
+        answer += outcome.heldText
+        if !outcome.heldText.isEmpty { onText(outcome.heldText) }
+        let isCut = outcome.stopReason == .cancelled
         history.append(role: "assistant", content: answer, isCut: isCut)
         let reply = ChatReply(
-            text: answer, isCut: isCut, stoppedByString: shown.isStopped,
+            text: answer, isCut: isCut, stoppedByString: outcome.stopReason == .stopString,
             droppedMessages: dropped, promptTokens: ids.count,
             reusedTokens: outcome.reusedPromptTokens,
             generation: outcome)

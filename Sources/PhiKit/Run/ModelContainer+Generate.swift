@@ -50,22 +50,23 @@ extension ModelContainer {
             maxPositions: model.maxPositions, promptTokens: ids.count,
             maxTokens: parameters.maxTokens, requested: maxContext)
         let session = try makeSession(maxContext: context, cacheWidth: cacheWidth)
-        var reply = ReplyText(tokenizer: tokenizer, stopStrings: stopStrings)
+        var text = ""
         let outcome = try PhiEngine.generate(
             session: session, prompt: ids, parameters: parameters, stopTokens: stops,
+            hooks: GenerationHooks(text: ReplyText(tokenizer: tokenizer, stopStrings: stopStrings)),
             cancel: cancel
         ) { token in
-            let piece = reply.append(token)
-            if reply.isStopped { return .stop }
-            return onPiece(GeneratedPiece(token: token, text: piece))
+            text += token.text
+            return onPiece(GeneratedPiece(token: token.id, text: token.text))
         }
-        let rest = reply.finish()
-        if !rest.isEmpty { _ = onPiece(GeneratedPiece(token: nil, text: rest)) }
-        var result = RunOutcome(
-            model: location.name, text: reply.text, generation: outcome, loadSeconds: loadSeconds,
+        if outcome.stopReason != .stopString {
+            let rest = outcome.heldText
+            text += rest
+            if !rest.isEmpty { _ = onPiece(GeneratedPiece(token: nil, text: rest)) }
+        }
+        return RunOutcome(
+            model: location.name, text: text, generation: outcome, loadSeconds: loadSeconds,
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
-        if reply.isStopped { result.stopReason = "stop_string" }
-        return result
     }
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`
