@@ -54,13 +54,14 @@ public final class ChatSession {
     /// UTF-8, stop strings withheld). `trimmed` hears how many old messages were dropped to
     /// make room, before the answer starts. When `cancel` is cancelled (Ctrl-C, the app), the
     /// answer stops after the current token, stays in the history marked cut, and the reply
-    /// says so.
+    /// says so. `constraint` and `drafter` are this answer's (see `ModelContainer.generate`).
     ///
     /// A message that cannot fit even alone throws `ChatError.messageTooLong` and leaves the
     /// history as it was.
     @discardableResult
     public func send(
-        _ text: String, cancel: CancellationToken? = nil,
+        _ text: String, constraint: (any TokenConstraint)? = nil,
+        drafter: (any TokenDrafter)? = nil, cancel: CancellationToken? = nil,
         trimmed: (Int) -> Void = { _ in }, onText: (String) -> Void
     ) throws -> ChatReply {
         history.append(role: "user", content: text)
@@ -77,7 +78,8 @@ public final class ChatSession {
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
             hooks: GenerationHooks(
-                text: ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings)),
+                text: ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings),
+                constraint: constraint, drafter: drafter),
             cancel: cancel
         ) { token in
             answer += token.text

@@ -14,7 +14,9 @@ extension ModelContainer {
     /// is complete UTF-8 (a character split over several tokens arrives whole); `onText`
     /// answering `.stop` ends generation (Ctrl-C, the app). Stops also at a stop token
     /// (`stopTokens(extra:)`), at one of `stopStrings` (which is not shown), after
-    /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled. The
+    /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled;
+    /// `constraint` limits the tokens (structured output), `drafter` proposes tokens to
+    /// verify (speculative decoding; the same tokens greedy). The
     /// context is `maxContext` when given (`--max-kv-size`), else the model's positions, at
     /// most 4096 unless the prompt and `maxTokens` need more; a prompt that leaves no room in
     /// it for one token is `RunError.promptDoesNotFit`.
@@ -22,12 +24,13 @@ extension ModelContainer {
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
         extraStopTokens: [String] = [], stopStrings: [String] = [],
         cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
+        constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
         cancel: CancellationToken? = nil, onText: (String) -> GenerationDisposition
     ) throws -> RunOutcome {
         try generatePieces(
             prompt, parameters: parameters, useChatTemplate: useChatTemplate,
             extraStopTokens: extraStopTokens, stopStrings: stopStrings, cacheWidth: cacheWidth,
-            maxContext: maxContext, cancel: cancel
+            maxContext: maxContext, constraint: constraint, drafter: drafter, cancel: cancel
         ) { piece in
             piece.text.isEmpty ? .more : onText(piece.text)
         }
@@ -41,6 +44,7 @@ extension ModelContainer {
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
         extraStopTokens: [String] = [], stopStrings: [String] = [],
         cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
+        constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
         cancel: CancellationToken? = nil, onPiece: (GeneratedPiece) -> GenerationDisposition
     ) throws -> RunOutcome {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
@@ -53,7 +57,9 @@ extension ModelContainer {
         var text = ""
         let outcome = try PhiEngine.generate(
             session: session, prompt: ids, parameters: parameters, stopTokens: stops,
-            hooks: GenerationHooks(text: ReplyText(tokenizer: tokenizer, stopStrings: stopStrings)),
+            hooks: GenerationHooks(
+                text: ReplyText(tokenizer: tokenizer, stopStrings: stopStrings),
+                constraint: constraint, drafter: drafter),
             cancel: cancel
         ) { token in
             text += token.text
