@@ -120,10 +120,10 @@ struct GenerationHooksTests {
         #expect(drafter.accepted > 0 && drafter.accepted < drafter.drafted)
 
         // chat: the same answer through ChatSession, with and without the drafter.
-        var options = ChatOptions(parameters: parameters)
-        options.temperature = 0
-        options.maxTokens = 40
-        let chat = try ChatSession(container: container, options: options)
+        var settings = GenerationSettings()
+        settings.temperature = 0
+        settings.maxTokens = 40
+        let chat = try ChatSession(container: container, options: ChatOptions(settings: settings))
         let reply = try chat.send(Self.message, constraint: EvenTokensWithRuns()) { _ in }
         #expect(reply.generation.tokens == run.tokens && reply.text == run.text)
         #expect(reply.generation.stopReason == .constraintComplete)

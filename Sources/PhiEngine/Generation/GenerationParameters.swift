@@ -53,20 +53,31 @@ public struct GenerationParameters: Sendable, Equatable {
         GenerationParameters(maxTokens: maxTokens, temperature: 0)
     }
 
-    /// Throws for values no sampler can use, naming the parameter.
-    public func validate() throws(GenerationError) {
-        func check(_ ok: Bool, _ name: String, _ rule: String) throws(GenerationError) {
-            if !ok { throw .invalidParameter(name: name, rule: rule) }
+    /// The fields a caller sets, for naming them in errors.
+    public enum Field: String, CaseIterable, Sendable {
+        case maxTokens, temperature, topP, topK, minP, repetitionPenalty
+        case repetitionContextSize, presencePenalty, frequencyPenalty
+    }
+
+    /// Throws for values no sampler can use — the one set of rules for run, chat, serve and
+    /// apps. The error names the field as `names` spells it (a flag, a `/set` name, a JSON
+    /// key); fields not in `names` go by their Swift name.
+    public func validate(naming names: [Field: String] = [:]) throws(GenerationError) {
+        func check(_ ok: Bool, _ field: Field, _ rule: String) throws(GenerationError) {
+            if !ok { throw .invalidParameter(name: names[field] ?? field.rawValue, rule: rule) }
         }
-        try check(maxTokens >= 1, "maxTokens", "must be at least 1")
-        try check(temperature >= 0 && temperature.isFinite, "temperature", "must be 0 or more")
-        try check(topP > 0 && topP <= 1, "topP", "must be in (0, 1]")
-        try check(topK >= 0, "topK", "must not be negative")
-        try check(minP >= 0 && minP <= 1, "minP", "must be in [0, 1]")
+        try check(maxTokens >= 1, .maxTokens, "must be at least 1")
+        try check(temperature >= 0 && temperature.isFinite, .temperature, "must not be negative")
+        try check(topP > 0 && topP <= 1, .topP, "must be in (0, 1]")
+        try check(topK >= 0, .topK, "must not be negative")
+        try check(minP >= 0 && minP <= 1, .minP, "must be in [0, 1]")
         if let penalty = repetitionPenalty {
-            try check(penalty > 0 && penalty.isFinite, "repetitionPenalty", "must be positive")
+            try check(penalty > 0 && penalty.isFinite, .repetitionPenalty, "must be positive")
         }
-        try check(repetitionContextSize >= 0, "repetitionContextSize", "must not be negative")
+        try check(repetitionContextSize >= 0, .repetitionContextSize, "must not be negative")
+        // OpenAI's range for both.
+        try check(abs(presencePenalty) <= 2, .presencePenalty, "must be in [-2, 2]")
+        try check(abs(frequencyPenalty) <= 2, .frequencyPenalty, "must be in [-2, 2]")
     }
 }
 

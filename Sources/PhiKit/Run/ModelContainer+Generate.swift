@@ -18,7 +18,7 @@ extension ModelContainer {
     /// `constraint` limits the tokens (structured output), `drafter` proposes tokens to
     /// verify (speculative decoding; the same tokens greedy). The
     /// context is `maxContext` when given (`--max-kv-size`), else the model's positions, at
-    /// most 4096 unless the prompt and `maxTokens` need more; a prompt that leaves no room in
+    /// most `InferenceSession.defaultContextLimit` unless the prompt and `maxTokens` need more; a prompt that leaves no room in
     /// it for one token is `RunError.promptDoesNotFit`.
     public func generate(
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
@@ -70,21 +70,24 @@ extension ModelContainer {
             text += rest
             if !rest.isEmpty { _ = onPiece(GeneratedPiece(token: nil, text: rest)) }
         }
-        return RunOutcome(
+        var result = RunOutcome(
             model: location.name, text: text, generation: outcome, loadSeconds: loadSeconds,
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
+        result.contextTokens = session.maxContext
+        return result
     }
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`
-    /// positions (default: the model's, at most 4096) with keys and values `cacheWidth` wide.
+    /// positions (default: `defaultContext`) with keys and values `cacheWidth` wide.
     public func makeSession(
         maxContext: Int? = nil, cacheWidth: KVCacheWidth = .defaultForRun
     ) throws -> InferenceSession {
-        try InferenceSession(model: model, maxContext: maxContext, cacheWidth: cacheWidth)
+        try InferenceSession(
+            model: model, maxContext: defaultContext(maxContext), cacheWidth: cacheWidth)
     }
 
     /// The context `run` gives a prompt: `requested` (`--max-kv-size`), else the model's
-    /// positions, at most 4096 unless the prompt and its answer need more (`maxTokens` may be
+    /// positions, at most `InferenceSession.defaultContextLimit` unless the prompt and its answer need more (`maxTokens` may be
     /// huge: `-m` means "at most"). The prompt must leave room for one generated token.
     static func context(
         maxPositions: Int, promptTokens: Int, maxTokens: Int, requested: Int?
@@ -93,7 +96,7 @@ extension ModelContainer {
             throw .contextOutOfRange(requested: requested, positions: maxPositions)
         }
         let needed = promptTokens + min(maxTokens, maxPositions)
-        let context = requested ?? min(maxPositions, max(4096, needed))
+        let context = requested ?? min(maxPositions, max(InferenceSession.defaultContextLimit, needed))
         guard promptTokens < context else {
             throw .promptDoesNotFit(
                 tokens: promptTokens, context: context, positions: maxPositions,
@@ -147,6 +150,8 @@ public struct RunOutcome: Sendable, Encodable {
     public var loadSeconds: Double
     public var peakMemoryBytes: Int
     public var threads: Int
+    /// Positions the context held (not in the JSON: `stop_reason` says when it was full).
+    public var contextTokens = 0
 
     init(
         model: String, text: String, generation g: GenerationOutcome, loadSeconds: Double,

@@ -1,39 +1,48 @@
 import PhiEngine
+import PhiKit
 
-/// The sampling flags `run` and `chat` share (`--temp` and `-m` aside: their defaults differ),
-/// read before the positionals and checked after `finish()`, so an unknown option is
-/// reported first.
+/// The generation flags `run` and `chat` share, read before the positionals and checked
+/// after `finish()`, so an unknown option is reported first. They only map flags to
+/// `GenerationSettings`; what a flag left out comes from the model and the command
+/// (`ModelContainer.parameters(_:for:)`), and the rules are `GenerationParameters.validate`'s.
 struct SamplingFlags {
-    var topP: Double
-    var topK: Int
-    var minP: Double
-    var penalty: Double?
-    var penaltyContext: Int
-    var seed: Int?
+    var settings = GenerationSettings()
+
+    /// Each field by the flag that sets it, for error messages.
+    static let names: [GenerationParameters.Field: String] = [
+        .maxTokens: "--max-tokens", .temperature: "--temp", .topP: "--top-p", .topK: "--top-k",
+        .minP: "--min-p", .repetitionPenalty: "--repetition-penalty",
+        .repetitionContextSize: "--repetition-context-size",
+        .presencePenalty: "--presence-penalty", .frequencyPenalty: "--frequency-penalty",
+    ]
 
     init(_ args: inout ArgumentReader) throws {
-        topP = try args.option("--top-p", as: Double.self) ?? 1
-        topK = try args.option("--top-k", as: Int.self) ?? 0
-        minP = try args.option("--min-p", as: Double.self) ?? 0
-        penalty = try args.option("--repetition-penalty", as: Double.self)
-        penaltyContext = try args.option("--repetition-context-size", as: Int.self) ?? 20
-        seed = try args.option("--seed", as: Int.self)
+        settings.maxTokens = try args.option("-m", "--max-tokens", "-n", as: Int.self)
+        settings.temperature = try args.option("--temp", "--temperature", as: Double.self)
+            .map(Float.init)
+        settings.topP = try args.option("--top-p", as: Double.self).map(Float.init)
+        settings.topK = try args.option("--top-k", as: Int.self)
+        settings.minP = try args.option("--min-p", as: Double.self).map(Float.init)
+        settings.repetitionPenalty = try args.option("--repetition-penalty", as: Double.self)
+            .map(Float.init)
+        settings.repetitionContextSize = try args.option(
+            "--repetition-context-size", as: Int.self)
+        settings.presencePenalty = try args.option("--presence-penalty", as: Double.self)
+            .map(Float.init)
+        settings.frequencyPenalty = try args.option("--frequency-penalty", as: Double.self)
+            .map(Float.init)
+        settings.seed = try args.option("--seed", as: Int.self).map {
+            UInt64(bitPattern: Int64($0))
+        }
     }
 
-    /// The parameters these flags give (greedy, 256 tokens, until the caller sets those).
-    func parameters() throws(UsageError) -> GenerationParameters {
-        guard topP > 0, topP <= 1 else { throw UsageError("--top-p must be in (0, 1]") }
-        guard topK >= 0 else { throw UsageError("--top-k must not be negative") }
-        guard minP >= 0, minP <= 1 else { throw UsageError("--min-p must be in [0, 1]") }
-        if let penalty, penalty <= 0 {
-            throw UsageError("--repetition-penalty must be positive")
+    /// The settings, checked (before any model is loaded).
+    func checked() throws(UsageError) -> GenerationSettings {
+        do {
+            try settings.validate(naming: Self.names)
+        } catch {
+            throw UsageError(error.message)
         }
-        guard penaltyContext >= 0 else {
-            throw UsageError("--repetition-context-size must not be negative")
-        }
-        return GenerationParameters(
-            temperature: 0, topP: Float(topP), topK: topK, minP: Float(minP),
-            repetitionPenalty: penalty.map(Float.init), repetitionContextSize: penaltyContext,
-            seed: seed.map { UInt64(bitPattern: Int64($0)) })
+        return settings
     }
 }
