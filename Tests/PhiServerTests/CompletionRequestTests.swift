@@ -34,10 +34,10 @@ struct CompletionRequestTests {
         #expect(messages.first?["content"]?.stringValue == "ab")
         #expect(tools.isEmpty)
         #expect(r.stop == ["x"] && r.maxTokens == 5 && r.logprobs == 3)
-        #expect(r.stream && r.includeUsage && r.settings.seed == UInt64(bitPattern: -1))
-        #expect(r.settings.topK == 0)
+        #expect(r.stream && r.includeUsage && r.settings[.seed] == .integer(-1))
+        #expect(r.settings[.topK] == .integer(0))
         // Not given: the model's defaults fill them in (ModelContainer.parameters).
-        #expect(r.settings.temperature == nil && r.settings.topP == nil)
+        #expect(r.settings[.temperature] == nil && r.settings[.topP] == nil)
     }
 
     @Test func completionsPromptForms() throws {

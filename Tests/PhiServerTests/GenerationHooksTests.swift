@@ -121,8 +121,8 @@ struct GenerationHooksTests {
 
         // chat: the same answer through ChatSession, with and without the drafter.
         var settings = GenerationSettings()
-        settings.temperature = 0
-        settings.maxTokens = 40
+        settings[.temperature] = .number(0)
+        settings[.maxTokens] = .integer(40)
         let chat = try ChatSession(container: container, options: ChatOptions(settings: settings))
         let reply = try chat.send(Self.message, constraint: EvenTokensWithRuns()) { _ in }
         #expect(reply.generation.tokens == run.tokens && reply.text == run.text)

@@ -53,10 +53,55 @@ public struct GenerationParameters: Sendable, Equatable {
         GenerationParameters(maxTokens: maxTokens, temperature: 0)
     }
 
-    /// The fields a caller sets, for naming them in errors.
+    /// The fields a caller sets by name (a flag, a `/set` name, a JSON key): each front end
+    /// keeps a table from its names to these, and nothing else per field.
     public enum Field: String, CaseIterable, Sendable {
         case maxTokens, temperature, topP, topK, minP, repetitionPenalty
-        case repetitionContextSize, presencePenalty, frequencyPenalty
+        case repetitionContextSize, presencePenalty, frequencyPenalty, seed
+
+        /// Whether the field takes whole numbers (else any number).
+        public var isInteger: Bool {
+            switch self {
+            case .maxTokens, .topK, .repetitionContextSize, .seed: true
+            default: false
+            }
+        }
+    }
+
+    /// A value as a caller gives it: a whole number (`isInteger` fields) or any number.
+    public enum Value: Sendable, Equatable {
+        case integer(Int)
+        case number(Double)
+
+        var number: Double {
+            switch self {
+            case .integer(let i): Double(i)
+            case .number(let d): d
+            }
+        }
+
+        var integer: Int {
+            switch self {
+            case .integer(let i): i
+            case .number(let d): Int(exactly: d.rounded(.towardZero)) ?? (d < 0 ? .min : .max)
+            }
+        }
+    }
+
+    /// Sets `field` to `value` (a seed's bits are those of the signed integer given).
+    public mutating func set(_ field: Field, _ value: Value) {
+        switch field {
+        case .maxTokens: maxTokens = value.integer
+        case .temperature: temperature = Float(value.number)
+        case .topP: topP = Float(value.number)
+        case .topK: topK = value.integer
+        case .minP: minP = Float(value.number)
+        case .repetitionPenalty: repetitionPenalty = Float(value.number)
+        case .repetitionContextSize: repetitionContextSize = value.integer
+        case .presencePenalty: presencePenalty = Float(value.number)
+        case .frequencyPenalty: frequencyPenalty = Float(value.number)
+        case .seed: seed = UInt64(bitPattern: Int64(value.integer))
+        }
     }
 
     /// Throws for values no sampler can use — the one set of rules for run, chat, serve and

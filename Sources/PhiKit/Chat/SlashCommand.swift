@@ -67,9 +67,9 @@ public enum SlashCommand: Sendable, Equatable {
 /// It only maps names to fields; the rules are `GenerationParameters.validate`'s.
 public enum ChatSetting {
     /// The names `/set` takes, first the one `/set` lists.
-    static let names: [(field: GenerationParameters.Field?, names: [String])] = [
+    static let names: [(field: GenerationParameters.Field, names: [String])] = [
         (.temperature, ["temp", "temperature"]), (.topP, ["top_p"]), (.topK, ["top_k"]),
-        (.minP, ["min_p"]), (.maxTokens, ["max_tokens", "num_predict"]), (nil, ["seed"]),
+        (.minP, ["min_p"]), (.maxTokens, ["max_tokens", "num_predict"]), (.seed, ["seed"]),
         (.repetitionPenalty, ["repetition_penalty", "repeat_penalty"]),
         (.repetitionContextSize, ["repetition_context_size", "repeat_last_n"]),
         (.presencePenalty, ["presence_penalty"]), (.frequencyPenalty, ["frequency_penalty"]),
@@ -80,46 +80,33 @@ public enum ChatSetting {
         names.map { $0.names[0] }.joined(separator: ", ")
     }
 
-    /// Sets `name` to `value` in `parameters`, checked as `run` checks its flags.
+    /// Sets `name` to `value` in `parameters`, checked as `run` checks its flags (`seed
+    /// none`: a fresh seed each answer).
     public static func apply(
         _ name: String, _ value: String, to parameters: inout GenerationParameters
     ) throws(SlashCommandError) {
         let key = name.replacingHyphens()
-        guard let entry = names.first(where: { $0.names.contains(key) }) else {
+        guard let field = names.first(where: { $0.names.contains(key) })?.field else {
             throw .unknownSetting(name)
         }
-        func number() throws(SlashCommandError) -> Float {
-            guard let number = Double(value), number.isFinite else {
-                throw .invalidValue(name: name, value: value, rule: "a number")
-            }
-            return Float(number)
-        }
-        func integer() throws(SlashCommandError) -> Int {
+        var changed = parameters
+        if field == .seed && value == "none" {
+            changed.seed = nil
+        } else if field.isInteger {
             guard let integer = Int(value) else {
                 throw .invalidValue(name: name, value: value, rule: "an integer")
             }
-            return integer
-        }
-        var changed = parameters
-        switch entry.field {
-        case .temperature: changed.temperature = try number()
-        case .topP: changed.topP = try number()
-        case .topK: changed.topK = try integer()
-        case .minP: changed.minP = try number()
-        case .maxTokens: changed.maxTokens = try integer()
-        case .repetitionPenalty: changed.repetitionPenalty = try number()
-        case .repetitionContextSize: changed.repetitionContextSize = try integer()
-        case .presencePenalty: changed.presencePenalty = try number()
-        case .frequencyPenalty: changed.frequencyPenalty = try number()
-        case nil:  // seed
-            changed.seed = value == "none" ? nil : UInt64(bitPattern: Int64(try integer()))
-        }
-        if let field = entry.field {
-            do {
-                try changed.validate(naming: [field: name])
-            } catch {
-                throw .invalidValue(name: name, value: value, rule: error.message)
+            changed.set(field, .integer(integer))
+        } else {
+            guard let number = Double(value), number.isFinite else {
+                throw .invalidValue(name: name, value: value, rule: "a number")
             }
+            changed.set(field, .number(number))
+        }
+        do throws(GenerationError) {
+            try changed.validate(naming: [field: name])
+        } catch {
+            throw .invalidValue(name: name, value: value, rule: error.message)
         }
         parameters = changed
     }

@@ -8,42 +8,32 @@ import PhiHub
 ///
 ///     flag / request  >  registry entry  >  generation_config.json  >  built-in
 public struct GenerationSettings: Sendable, Equatable {
-    public var maxTokens: Int?
-    public var temperature: Float?
-    public var topP: Float?
-    public var topK: Int?
-    public var minP: Float?
-    public var repetitionPenalty: Float?
-    public var repetitionContextSize: Int?
-    public var presencePenalty: Float?
-    public var frequencyPenalty: Float?
-    public var seed: UInt64?
+    public typealias Field = GenerationParameters.Field
+    public typealias Value = GenerationParameters.Value
+
+    /// The fields that were said.
+    public var values: [Field: Value] = [:]
+    /// Keep going through end tokens (`--ignore-eos`).
     public var ignoreEOS = false
 
     public init() {}
 
+    public subscript(field: Field) -> Value? {
+        get { values[field] }
+        set { values[field] = newValue }
+    }
+
     /// `base` with every field that was said replaced.
     public func applied(to base: GenerationParameters) -> GenerationParameters {
         var p = base
-        if let maxTokens { p.maxTokens = maxTokens }
-        if let temperature { p.temperature = temperature }
-        if let topP { p.topP = topP }
-        if let topK { p.topK = topK }
-        if let minP { p.minP = minP }
-        if let repetitionPenalty { p.repetitionPenalty = repetitionPenalty }
-        if let repetitionContextSize { p.repetitionContextSize = repetitionContextSize }
-        if let presencePenalty { p.presencePenalty = presencePenalty }
-        if let frequencyPenalty { p.frequencyPenalty = frequencyPenalty }
-        if let seed { p.seed = seed }
+        for (field, value) in values { p.set(field, value) }
         if ignoreEOS { p.ignoreEOS = true }
         return p
     }
 
     /// Checks what was said (before any model is loaded), naming each field as `names`
     /// spells it: `GenerationParameters.validate`'s rules, the only ones.
-    public func validate(
-        naming names: [GenerationParameters.Field: String]
-    ) throws(GenerationError) {
+    public func validate(naming names: [Field: String]) throws(GenerationError) {
         try applied(to: GenerationParameters()).validate(naming: names)
     }
 }

@@ -101,8 +101,8 @@ struct CompletionHandler: Sendable {
             // More than the context leaves ends there, with "length" (llama-server, ollama).
             let room = context - prompt.count
             var settings = request.settings
-            settings.maxTokens = min(
-                request.maxTokens ?? (request.endpoint == .chat ? room : 16), room)
+            settings[.maxTokens] = .integer(
+                min(request.maxTokens ?? (request.endpoint == .chat ? room : 16), room))
             let parameters = container.parameters(settings, for: .serve)
             do throws(GenerationError) {
                 try parameters.validate()

@@ -52,12 +52,17 @@ struct CompletionRequest {
     /// Alternatives per token (0...10); nil: no log-probabilities.
     var logprobs: Int?
 
-    /// Each sampling field by its JSON key, for error messages.
-    static let names: [GenerationParameters.Field: String] = [
-        .maxTokens: "max_tokens", .temperature: "temperature", .topP: "top_p", .topK: "top_k",
-        .minP: "min_p", .repetitionPenalty: "repetition_penalty",
-        .presencePenalty: "presence_penalty", .frequencyPenalty: "frequency_penalty",
+    /// The sampling fields by their JSON keys (`max_tokens` apart: two keys, and the context
+    /// caps it).
+    static let fields: [(key: String, field: GenerationParameters.Field)] = [
+        ("temperature", .temperature), ("top_p", .topP), ("top_k", .topK), ("min_p", .minP),
+        ("repetition_penalty", .repetitionPenalty), ("presence_penalty", .presencePenalty),
+        ("frequency_penalty", .frequencyPenalty), ("seed", .seed),
     ]
+
+    /// Each field by its JSON key, for error messages.
+    static let names = Dictionary(
+        uniqueKeysWithValues: fields.map { ($0.field, $0.key) } + [(.maxTokens, "max_tokens")])
 
     static let int32 = 1...Int(Int32.max)
     /// `n` at most: each choice takes a slot of its own.
@@ -72,16 +77,16 @@ struct CompletionRequest {
         let maxCompletion = try f.int("max_completion_tokens", in: Self.int32)
         let maxTokensField = try f.int("max_tokens", in: Self.int32)
         maxTokens = maxCompletion ?? maxTokensField
-        settings.maxTokens = maxTokens
+        settings[.maxTokens] = maxTokens.map(GenerationParameters.Value.integer)
         // OpenAI's documented range; larger values are refused there too.
-        settings.temperature = try f.number("temperature", in: 0...2).map(Float.init)
-        settings.topP = try f.number("top_p").map(Float.init)
-        settings.topK = try f.int("top_k", in: -1...Int(Int32.max)).map { max($0, 0) }
-        settings.minP = try f.number("min_p").map(Float.init)
-        settings.repetitionPenalty = try f.number("repetition_penalty").map(Float.init)
-        settings.presencePenalty = try f.number("presence_penalty").map(Float.init)
-        settings.frequencyPenalty = try f.number("frequency_penalty").map(Float.init)
-        settings.seed = try f.int("seed").map { UInt64(bitPattern: Int64($0)) }
+        _ = try f.number("temperature", in: 0...2)
+        for (key, field) in Self.fields {
+            settings[field] =
+                field.isInteger
+                ? try f.int(key).map(GenerationParameters.Value.integer)
+                : try f.number(key).map(GenerationParameters.Value.number)
+        }
+        if settings[.topK] == .integer(-1) { settings[.topK] = .integer(0) }  // -1: off, as vLLM
         do throws(GenerationError) {
             try settings.validate(naming: Self.names)
         } catch {

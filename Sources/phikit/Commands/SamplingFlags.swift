@@ -2,37 +2,35 @@ import PhiEngine
 import PhiKit
 
 /// The generation flags `run` and `chat` share, read before the positionals and checked
-/// after `finish()`, so an unknown option is reported first. They only map flags to
-/// `GenerationSettings`; what a flag left out comes from the model and the command
+/// after `finish()`, so an unknown option is reported first. A table from flags to
+/// `GenerationParameters.Field`s: what a flag left out comes from the model and the command
 /// (`ModelContainer.parameters(_:for:)`), and the rules are `GenerationParameters.validate`'s.
 struct SamplingFlags {
-    var settings = GenerationSettings()
+    typealias Field = GenerationParameters.Field
 
-    /// Each field by the flag that sets it, for error messages.
-    static let names: [GenerationParameters.Field: String] = [
-        .maxTokens: "--max-tokens", .temperature: "--temp", .topP: "--top-p", .topK: "--top-k",
-        .minP: "--min-p", .repetitionPenalty: "--repetition-penalty",
-        .repetitionContextSize: "--repetition-context-size",
-        .presencePenalty: "--presence-penalty", .frequencyPenalty: "--frequency-penalty",
+    /// Each field's flags; the first `--` one names it in errors.
+    static let table: [(flags: [String], field: Field)] = [
+        (["-m", "--max-tokens", "-n"], .maxTokens), (["--temp", "--temperature"], .temperature),
+        (["--top-p"], .topP), (["--top-k"], .topK), (["--min-p"], .minP),
+        (["--repetition-penalty"], .repetitionPenalty),
+        (["--repetition-context-size"], .repetitionContextSize),
+        (["--presence-penalty"], .presencePenalty), (["--frequency-penalty"], .frequencyPenalty),
+        (["--seed"], .seed),
     ]
 
+    static let names = Dictionary(
+        uniqueKeysWithValues: table.map { entry in
+            (entry.field, entry.flags.first { $0.hasPrefix("--") } ?? entry.flags[0])
+        })
+
+    var settings = GenerationSettings()
+
     init(_ args: inout ArgumentReader) throws {
-        settings.maxTokens = try args.option("-m", "--max-tokens", "-n", as: Int.self)
-        settings.temperature = try args.option("--temp", "--temperature", as: Double.self)
-            .map(Float.init)
-        settings.topP = try args.option("--top-p", as: Double.self).map(Float.init)
-        settings.topK = try args.option("--top-k", as: Int.self)
-        settings.minP = try args.option("--min-p", as: Double.self).map(Float.init)
-        settings.repetitionPenalty = try args.option("--repetition-penalty", as: Double.self)
-            .map(Float.init)
-        settings.repetitionContextSize = try args.option(
-            "--repetition-context-size", as: Int.self)
-        settings.presencePenalty = try args.option("--presence-penalty", as: Double.self)
-            .map(Float.init)
-        settings.frequencyPenalty = try args.option("--frequency-penalty", as: Double.self)
-            .map(Float.init)
-        settings.seed = try args.option("--seed", as: Int.self).map {
-            UInt64(bitPattern: Int64($0))
+        for (flags, field) in Self.table {
+            settings[field] =
+                field.isInteger
+                ? try args.option(flags, as: Int.self).map(GenerationParameters.Value.integer)
+                : try args.option(flags, as: Double.self).map(GenerationParameters.Value.number)
         }
     }
 

@@ -37,8 +37,8 @@ struct GenerationSettingsTests {
         let p = sampling.parameters(GenerationSettings(), for: .run)
         #expect(p.temperature == 0.7 && p.topP == 0.9 && p.topK == 50)  // transformers' top_k
         var said = GenerationSettings()
-        said.temperature = 0
-        said.topK = 5
+        said[.temperature] = .number(0)
+        said[.topK] = .integer(5)
         let q = sampling.parameters(said, for: .chat)
         #expect(q.temperature == 0 && q.topK == 5 && q.topP == 0.9)  // the caller wins
         // temperature without do_sample: transformers decodes greedily.
