@@ -7,8 +7,10 @@
 #                    commit). NATIVE=1 adds -march=native: opt-in, the binary then only runs on
 #                    CPUs like this one
 #   make demo        deps + build + the main job on a built-in default (see README)
-#   make test        the test suite (swift test; needs no Python); it includes the short fuzz
-#                    run: every fuzz seed and finding plus fixed-seed mutants (FuzzReplayTests)
+#   make test        the test suite (swift test): needs python3 but no Python package (the Hub
+#                    look-alike server is standard library only) and nothing outside the
+#                    repository (fixtures: Tests/Fixtures); it includes the short fuzz run:
+#                    every fuzz seed and finding plus fixed-seed mutants (FuzzReplayTests)
 #   make test-fast   the test suite without the suites tagged .slow (PHIKIT_SKIP_SLOW=1)
 #   make bench       every benchmark below, each against its reference in the same run
 #   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)

@@ -39,7 +39,7 @@ let package = Package(
         .executableTarget(
             name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
             path: "scripts/engine/EngineBench"),
-        // Paths every test target shares: the repository and ../shared/fixtures (a missing
+        // Paths every test target shares: the repository and Tests/Fixtures (a missing
         // fixture fails the test that needs it).
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
