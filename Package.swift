@@ -39,15 +39,20 @@ let package = Package(
         .executableTarget(
             name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
             path: "scripts/engine/EngineBench"),
+        // Before any test code runs, each test process gets a private HOME and TMPDIR and
+        // loses the HF_*, PHIKIT_* and XDG_* variables that point at the user's folders (a C
+        // constructor: Swift has no hook that runs before every suite).
+        .target(name: "TestIsolation", path: "Tests/TestIsolation"),
         // Paths every test target shares: the repository and Tests/Fixtures (a missing
         // fixture fails the test that needs it).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["TestIsolation"], path: "Tests/TestSupport"),
         .testTarget(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels", "TestSupport"],
             resources: [.copy("Fixtures")]),
         // The Hub look-alike (PhiHubTests/Server/hub_server.py) and its launcher, shared by
         // the Hub client's tests and the command-line tests.
-        .target(name: "HubTestSupport", path: "Tests/HubTestSupport"),
+        .target(
+            name: "HubTestSupport", dependencies: ["TestIsolation"], path: "Tests/HubTestSupport"),
         .testTarget(
             name: "PhiHubTests", dependencies: ["PhiHub", "PhiFormats", "HubTestSupport"],
             exclude: ["Server"]),

@@ -1,4 +1,5 @@
 import Foundation
+import TestIsolation
 
 /// Where the tests find what they read in place: the repository (the bundled demo model,
 /// registry.json) and the fixtures every test target shares, `Tests/Fixtures` (real Phi
@@ -84,4 +85,10 @@ public struct MissingFixture: Error, CustomStringConvertible {
         "missing test fixture \(path) (\(reason)); the tests read Tests/Fixtures of the "
             + "repository through scripts/fixtures.sh"
     }
+}
+
+extension TestPaths {
+    /// The private folder this test process runs in: HOME is `<it>/home`, TMPDIR `<it>/tmp`
+    /// (Tests/TestIsolation sets them before any test runs and removes the folder at exit).
+    public static var privateRoot: String { String(cString: pk_test_private_root()) }
 }
