@@ -41,6 +41,8 @@
 #                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
 #   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
 #   make uninstall   removes exactly what install put there
+#   make man         docs/phikit.1 from `phikit help --man` (the command table that --help and
+#                    the completions use; a test checks the committed page is current)
 #   make check-static  installs into a scratch DESTDIR and checks with ldd that the binary
 #                    needs no Swift library from the toolchain (scripts/check_static.sh)
 #   make fmt         swift-format, in place
@@ -58,7 +60,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -150,6 +152,10 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/share/phikit/registry.json
 	rm -rf $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
 	-rmdir $(DESTDIR)$(PREFIX)/share/phikit/models $(DESTDIR)$(PREFIX)/share/phikit 2>/dev/null
+
+man:
+	$(SWIFT) build --product phikit
+	.build/debug/phikit help --man > docs/phikit.1.new && mv docs/phikit.1.new docs/phikit.1
 
 check-static: build
 	scripts/check_static.sh
