@@ -39,8 +39,9 @@
 #                    (needs llama-cpp-python, mlx-lm; scripts/gguf/check_models.py)
 #   make bench-mx         kernel speed of each MLX weight format (affine q4, mxfp4, nvfp4, mxfp8,
 #                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
-#   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
-#   make uninstall   removes exactly what install put there
+#   make install     PREFIX=/usr/local: the binary (stripped), registry.json and the bundled
+#                    demo model; the binary finds them from its own path, run by name from PATH
+#   make uninstall   removes exactly what install put there, and the folders it made
 #   make man         docs/phikit.1 from `phikit help --man` (the command table that --help and
 #                    the completions use; a test checks the committed page is current)
 #   make check-static  installs into a scratch DESTDIR and checks with ldd that the binary
@@ -140,18 +141,12 @@ bench-mx:
 	scripts/bench/bench_mx.sh
 
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/phikit
-	install -m 644 registry.json $(DESTDIR)$(PREFIX)/share/phikit/registry.json
-	install -d $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
-	install -m 644 models/stories-260k/* $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k/
+	scripts/install.sh install $(BIN) $(DESTDIR)$(PREFIX)
 
-# Only what install put: the binary, the registry and the demo model (never user data).
+# Only what install put (the binary, the registry, the demo model) and the folders it made
+# that are empty again; never user data (scripts/install.sh).
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/phikit
-	rm -f $(DESTDIR)$(PREFIX)/share/phikit/registry.json
-	rm -rf $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
-	-rmdir $(DESTDIR)$(PREFIX)/share/phikit/models $(DESTDIR)$(PREFIX)/share/phikit 2>/dev/null
+	scripts/install.sh uninstall $(DESTDIR)$(PREFIX)
 
 man:
 	$(SWIFT) build --product phikit
