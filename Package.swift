@@ -1,9 +1,11 @@
 // swift-tools-version:6.0
 // phikit: layered targets, dependencies point down only (see DESIGN.md):
 //   phikit → PhiKit → {PhiHub, PhiText, PhiEngine} → PhiFormats → CKernels
-// PhiHub and PhiEngine never import each other. Each C library is imported by exactly one
-// Swift file that wraps it. No Swift package dependencies. Every target lists exactly the
-// modules its files import (nothing reaches a module through another's re-export).
+// PhiHub and PhiEngine never import each other. libcurl (CCurl) is imported by one Swift file
+// that wraps it (PhiHub/HTTP/CurlEasy.swift); CKernels, phikit's own C, is imported wherever a
+// kernel is called (PhiFormats and PhiEngine). No Swift package dependencies. Every target
+// lists exactly the modules its files import (nothing reaches a module through another's
+// re-export).
 import PackageDescription
 
 // Hot C loops: fast but IEEE-correct (no -ffast-math: it breaks -inf masks and NaN checks).
