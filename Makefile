@@ -7,8 +7,10 @@
 #                    commit). NATIVE=1 adds -march=native: opt-in, the binary then only runs on
 #                    CPUs like this one
 #   make demo        deps + build + the main job on a built-in default (see README)
-#   make test        the test suite (swift test; needs no Python); it includes the short fuzz
-#                    run: every fuzz seed and finding plus fixed-seed mutants (FuzzReplayTests)
+#   make test        the test suite (swift test): needs python3 but no Python package (the Hub
+#                    look-alike server is standard library only) and nothing outside the
+#                    repository (fixtures: Tests/Fixtures); it includes the short fuzz run:
+#                    every fuzz seed and finding plus fixed-seed mutants (FuzzReplayTests)
 #   make test-fast   the test suite without the suites tagged .slow (PHIKIT_SKIP_SLOW=1)
 #   make bench       every benchmark below, each against its reference in the same run
 #   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)
@@ -37,8 +39,11 @@
 #                    (needs llama-cpp-python, mlx-lm; scripts/gguf/check_models.py)
 #   make bench-mx         kernel speed of each MLX weight format (affine q4, mxfp4, nvfp4, mxfp8,
 #                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
-#   make install     PREFIX=/usr/local: the binary, registry.json and the bundled demo model
-#   make uninstall   removes exactly what install put there
+#   make install     PREFIX=/usr/local: the binary (stripped), registry.json and the bundled
+#                    demo model; the binary finds them from its own path, run by name from PATH
+#   make uninstall   removes exactly what install put there, and the folders it made
+#   make man         docs/phikit.1 from `phikit help --man` (the command table that --help and
+#                    the completions use; a test checks the committed page is current)
 #   make check-static  installs into a scratch DESTDIR and checks with ldd that the binary
 #                    needs no Swift library from the toolchain (scripts/check_static.sh)
 #   make fmt         swift-format, in place
@@ -56,7 +61,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -136,18 +141,16 @@ bench-mx:
 	scripts/bench/bench_mx.sh
 
 install: build
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/phikit
-	install -m 755 $(BIN) $(DESTDIR)$(PREFIX)/bin/phikit
-	install -m 644 registry.json $(DESTDIR)$(PREFIX)/share/phikit/registry.json
-	install -d $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
-	install -m 644 models/stories-260k/* $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k/
+	scripts/install.sh install $(BIN) $(DESTDIR)$(PREFIX)
 
-# Only what install put: the binary, the registry and the demo model (never user data).
+# Only what install put (the binary, the registry, the demo model) and the folders it made
+# that are empty again; never user data (scripts/install.sh).
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/phikit
-	rm -f $(DESTDIR)$(PREFIX)/share/phikit/registry.json
-	rm -rf $(DESTDIR)$(PREFIX)/share/phikit/models/stories-260k
-	-rmdir $(DESTDIR)$(PREFIX)/share/phikit/models $(DESTDIR)$(PREFIX)/share/phikit 2>/dev/null
+	scripts/install.sh uninstall $(DESTDIR)$(PREFIX)
+
+man:
+	$(SWIFT) build --product phikit
+	.build/debug/phikit help --man > docs/phikit.1.new && mv docs/phikit.1.new docs/phikit.1
 
 check-static: build
 	scripts/check_static.sh

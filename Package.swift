@@ -1,9 +1,11 @@
 // swift-tools-version:6.0
 // phikit: layered targets, dependencies point down only (see DESIGN.md):
 //   phikit → PhiKit → {PhiHub, PhiText, PhiEngine} → PhiFormats → CKernels
-// PhiHub and PhiEngine never import each other. Each C library is imported by exactly one
-// Swift file that wraps it. No Swift package dependencies. Every target lists exactly the
-// modules its files import (nothing reaches a module through another's re-export).
+// PhiHub and PhiEngine never import each other. libcurl (CCurl) is imported by one Swift file
+// that wraps it (PhiHub/HTTP/CurlEasy.swift); CKernels, phikit's own C, is imported wherever a
+// kernel is called (PhiFormats and PhiEngine). No Swift package dependencies. Every target
+// lists exactly the modules its files import (nothing reaches a module through another's
+// re-export).
 import PackageDescription
 
 // Hot C loops: fast but IEEE-correct (no -ffast-math: it breaks -inf masks and NaN checks).
@@ -39,15 +41,20 @@ let package = Package(
         .executableTarget(
             name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
             path: "scripts/engine/EngineBench"),
-        // Paths every test target shares: the repository and ../shared/fixtures (a missing
+        // Before any test code runs, each test process gets a private HOME and TMPDIR and
+        // loses the HF_*, PHIKIT_* and XDG_* variables that point at the user's folders (a C
+        // constructor: Swift has no hook that runs before every suite).
+        .target(name: "TestIsolation", path: "Tests/TestIsolation"),
+        // Paths every test target shares: the repository and Tests/Fixtures (a missing
         // fixture fails the test that needs it).
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["TestIsolation"], path: "Tests/TestSupport"),
         .testTarget(
             name: "PhiFormatsTests", dependencies: ["PhiFormats", "CKernels", "TestSupport"],
             resources: [.copy("Fixtures")]),
         // The Hub look-alike (PhiHubTests/Server/hub_server.py) and its launcher, shared by
         // the Hub client's tests and the command-line tests.
-        .target(name: "HubTestSupport", path: "Tests/HubTestSupport"),
+        .target(
+            name: "HubTestSupport", dependencies: ["TestIsolation"], path: "Tests/HubTestSupport"),
         .testTarget(
             name: "PhiHubTests", dependencies: ["PhiHub", "PhiFormats", "HubTestSupport"],
             exclude: ["Server"]),

@@ -15,7 +15,7 @@ What it writes, under Tests/PhiKitTests/Fixtures/convert/:
       Instead both this script and the Swift tests build them from a counter-based
       splitmix64 generator that emits float BIT PATTERNS directly (no rounding
       anywhere), and the Swift side checks the source sha256s first.
-      Tokenizer files are copied from ../shared/fixtures at generation AND test time
+      Tokenizer files are copied from Tests/Fixtures at generation AND test time
       (weights.json "tokenizer_files" maps output name -> fixture path).
   cases/<case>/       what mlx_lm.convert wrote for one option set:
       manifest.json   options, the sorted list of output files, every tensor
@@ -33,6 +33,7 @@ multi-shard output (make_shards patched to a byte
 limit, since mlx_lm's 5 GB constant cannot be reached by a tiny model).
 """
 
+import subprocess
 import contextlib
 import copy
 import hashlib
@@ -48,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = (ROOT / ".." / "shared" / "fixtures").resolve()
+SHARED = Path(subprocess.check_output([ROOT / "scripts" / "fixtures.sh"], text=True).strip())
 OUT = ROOT / "Tests" / "PhiKitTests" / "Fixtures" / "convert"
 
 MASK64 = (1 << 64) - 1

@@ -81,8 +81,6 @@ void pk_stats_u32_ref(pk_stats *s, const void *data, size_t n) {
 
 /* ---- AVX2 / F16C ------------------------------------------------------------------------ */
 
-static int simd_allowed = 1;
-
 #if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
 #include <immintrin.h>
 #define PK_STATS_X86 1
@@ -227,13 +225,11 @@ PK_AVX2 static void u32_avx2(pk_stats *s, const void *data, size_t n) {
 
 int pk_stats_has_simd(void) {
 #ifdef PK_STATS_X86
-    return simd_allowed && cpu_has_avx2();
+    return cpu_has_avx2();
 #else
     return 0;
 #endif
 }
-
-void pk_stats_set_simd(int allowed) { simd_allowed = allowed != 0; }
 
 void pk_stats_f32(pk_stats *s, const void *data, size_t n) {
 #ifdef PK_STATS_X86

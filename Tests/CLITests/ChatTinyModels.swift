@@ -14,7 +14,7 @@ enum ChatTinyModel: String, CaseIterable, Sendable, CustomStringConvertible {
 
     var description: String { rawValue }
 
-    /// In ../shared/fixtures (`TestPaths`); a missing one fails the test that builds the model.
+    /// In Tests/Fixtures (`TestPaths`); a missing one fails the test that builds the model.
     private var tokenizerDirectory: URL {
         get throws {
             switch self {

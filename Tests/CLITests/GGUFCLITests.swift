@@ -1,18 +1,16 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `inspect` and `run` given a GGUF file (the real stories260K from llama.cpp's CI).
 @Suite("phikit with GGUF files")
 struct GGUFCLITests {
-    static let stories: String = {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        return repo.deletingLastPathComponent().path
-            + "/shared/fixtures/karpathy--tinyllamas/stories260K.gguf"
-    }()
+    static var stories: String {
+        get throws { try TestPaths.shared("karpathy--tinyllamas/stories260K.gguf") }
+    }
 
     @Test func inspectSummarisesTheModel() throws {
-        let r = try Phikit.run("inspect", Self.stories)
+        let r = try Phikit.run("inspect", try Self.stories)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("NAME") == true)
@@ -23,7 +21,7 @@ struct GGUFCLITests {
     }
 
     @Test func inspectJSON() throws {
-        let r = try Phikit.run("inspect", Self.stories, "--json")
+        let r = try Phikit.run("inspect", try Self.stories, "--json")
         #expect(r.status == 0, "\(r.stderr)")
         let object = try #require(
             JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
@@ -40,7 +38,7 @@ struct GGUFCLITests {
     @Test func corruptFileIsOneErrorLine() throws {
         let path = FileManager.default.temporaryDirectory.path + "/phikit-bad-\(UUID()).gguf"
         defer { try? FileManager.default.removeItem(atPath: path) }
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: Self.stories)).prefix(4096))
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try Self.stories)).prefix(4096))
         bytes[23] = 0x7f  // metadata count: far more than the file holds
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let r = try Phikit.run("inspect", path)
@@ -49,10 +47,10 @@ struct GGUFCLITests {
     }
 
     @Test func runSaysToConvert() throws {
-        let r = try Phikit.run("run", Self.stories, "-p", "hi")
+        let r = try Phikit.run("run", try Self.stories, "-p", "hi")
         #expect(r.status == 64)
         #expect(r.stderr.contains("is a GGUF file (llama.cpp's format), not an MLX model directory"))
-        #expect(r.stderr.contains("hint: convert it first: phikit convert \(Self.stories)"))
+        #expect(r.stderr.contains("hint: convert it first: phikit convert \(try Self.stories)"))
     }
 }
 
@@ -61,10 +59,10 @@ extension GGUFCLITests {
     @Test func convertedModelTellsTheSameStory() throws {
         let out = FileManager.default.temporaryDirectory.path + "/phikit-gguf-\(UUID())"
         defer { try? FileManager.default.removeItem(atPath: out) }
-        let c = try Phikit.run("convert", Self.stories, "-o", out, "--exact")
+        let c = try Phikit.run("convert", try Self.stories, "-o", out, "--exact")
         #expect(c.status == 0, "\(c.stderr)")
         #expect(c.stdout.contains("Exact: 48 F32 GGUF tensors."))
-        let reference = Self.stories.replacingOccurrences(
+        let reference = try Self.stories.replacingOccurrences(
             of: "karpathy--tinyllamas/stories260K.gguf", with: "karpathy--stories260K-phi3")
         let a = try Phikit.run("run", out, "-p", "Once upon a time", "-m", "60")
         let b = try Phikit.run("run", reference, "-p", "Once upon a time", "-m", "60")

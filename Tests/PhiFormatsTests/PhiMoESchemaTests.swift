@@ -7,7 +7,7 @@ import Testing
 /// Face per-expert layout read as the stack, and the expert fields of config.json.
 @Suite struct PhiMoESchemaTests {
     /// Phi-3.5-MoE-instruct's config.json (sizes as published by Microsoft; no fixture of it
-    /// is in ../shared/fixtures).
+    /// is in Tests/Fixtures).
     static let phi35MoE = """
         {"model_type": "phimoe", "hidden_size": 4096, "intermediate_size": 6400,
          "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,

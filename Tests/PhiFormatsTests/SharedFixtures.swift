@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 
-/// The real Phi config files in `../shared/fixtures` (`TestPaths`); a missing one fails the
+/// The real Phi config files in `Tests/Fixtures` (`TestPaths`); a missing one fails the
 /// test that reads it.
 enum SharedFixtures {
     static var phi35: String {

@@ -12,7 +12,7 @@
 # Environment (all optional):
 #   PHIKIT_BIN         phikit binary (default .build/release/phikit in the repo)
 #   PHIKIT_BENCH_DIR   models, logs (default /tmp/phikit-bench; shares bench_run.sh's models)
-#   PHIKIT_FIXTURES    real config/tokenizer files (default ../shared/fixtures beside the repo)
+#   PHIKIT_FIXTURES    real config/tokenizer files (default: Tests/Fixtures, via scripts/fixtures.sh)
 #   BENCH_REPEAT       rounds; medians are reported (default 3)
 #   BENCH_THREADS      threads (default 2)
 #   BENCH_HISTORY      tokens of history, at least (default 1500)
@@ -23,7 +23,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BENCH_DIR=${PHIKIT_BENCH_DIR:-/tmp/phikit-bench}
 PHIKIT_BIN=${PHIKIT_BIN:-$REPO/.build/release/phikit}
-FIXTURES=${PHIKIT_FIXTURES:-$REPO/../shared/fixtures}
+FIXTURES=${PHIKIT_FIXTURES:-$("$REPO/scripts/fixtures.sh")}
 REPEAT=${BENCH_REPEAT:-3}
 THREADS=${BENCH_THREADS:-2}
 HISTORY=${BENCH_HISTORY:-1500}

@@ -20,7 +20,7 @@
 #   PHIKIT_REF_VENV      venv with llama-cpp-python, gguf, tokenizers, sentencepiece
 #                        (default /opt/phikit-ref; missing packages are pip-installed; building
 #                        llama-cpp-python compiles llama.cpp, 10+ minutes)
-#   PHIKIT_FIXTURES      real config/tokenizer files (default ../shared/fixtures beside the repo)
+#   PHIKIT_FIXTURES      real config/tokenizer files (default: Tests/Fixtures, via scripts/fixtures.sh)
 #   BENCH_REPEAT         rounds; the table shows median and best (default 3)
 #   BENCH_ENGINES        "phikit llama.cpp" (default); one of them alone to iterate on it
 #   BENCH_SHAPES         "phi35 phi4mini" (default); also phi4: Phi-4 (14B), a random Q4_0 GGUF
@@ -48,7 +48,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 BENCH_DIR=${PHIKIT_BENCH_DIR:-/tmp/phikit-bench}
 PHIKIT_BIN=${PHIKIT_BIN:-$REPO/.build/release/phikit}
 REF_VENV=${PHIKIT_REF_VENV:-/opt/phikit-ref}
-FIXTURES=${PHIKIT_FIXTURES:-$REPO/../shared/fixtures}
+FIXTURES=${PHIKIT_FIXTURES:-$("$REPO/scripts/fixtures.sh")}
 SMALL=${BENCH_SMALL:-0}
 REPEAT=${BENCH_REPEAT:-$([ "$SMALL" = 1 ] && echo 1 || echo 3)}
 ENGINES=${BENCH_ENGINES:-phikit llama.cpp}

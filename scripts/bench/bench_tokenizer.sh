@@ -25,7 +25,7 @@ set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-SHARED=$(cd "$REPO/.." && pwd)/shared/fixtures
+SHARED=$("$REPO/scripts/fixtures.sh")
 PHIKIT_BIN=${PHIKIT_BIN:-$REPO/.build/release/phikit}
 REF_VENV=${PHIKIT_REF_VENV:-/opt/phikit-ref}
 BENCH_DIR=${PHIKIT_BENCH_DIR:-/tmp/phikit-bench}/tokenizer

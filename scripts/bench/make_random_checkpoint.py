@@ -10,7 +10,7 @@ Default: full-size Phi-3.5-mini (shapes from the fixture config.json, tensor nam
 GQA kept when the config has it; the vocabulary stays full) for a quick smoke test.
 Any phi3 config works: scripts/bench/configs/phi4-mini-config.json gives Phi-4-mini's shape
 (GQA 24/8, vocab 200064, tied embeddings: no lm_head tensor), with
-`--tokenizer-dir ../shared/fixtures/_derived/microsoft--Phi-4-mini-instruct`.
+`--tokenizer-dir $(scripts/fixtures.sh)/_derived/microsoft--Phi-4-mini-instruct`.
 
 Why written by hand: the safetensors format is 8-byte LE header length + JSON header + raw
 data, so we can stream one chunk at a time and never hold 7.6 GB in RAM (safetensors'
@@ -26,6 +26,7 @@ Re-running with the same arguments is a no-op: OUT_DIR/.random-checkpoint.json r
 was generated. The checkpoint is written into OUT_DIR.partial and renamed at the end, so an
 interrupted run never leaves a dir that looks complete.
 """
+import subprocess
 import argparse
 import hashlib
 import json
@@ -43,7 +44,8 @@ import numpy as np
 STAMP = ".random-checkpoint.json"
 GENERATOR_VERSION = 1  # bump when the output bytes would change for the same arguments
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_FIXTURE = Path(os.environ.get("PHIKIT_FIXTURES", REPO_ROOT.parent / "shared" / "fixtures")) \
+DEFAULT_FIXTURE = Path(os.environ.get("PHIKIT_FIXTURES") or subprocess.check_output(
+    [REPO_ROOT / "scripts/fixtures.sh"], text=True).strip()) \
     / "microsoft--Phi-3.5-mini-instruct"
 # Files copied next to the weights so mlx_lm.convert / phikit convert can load the tokenizer.
 AUX_FILES = ["config.json", "generation_config.json", "tokenizer.json", "tokenizer.model",

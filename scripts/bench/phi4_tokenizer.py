@@ -4,7 +4,7 @@
     phi4_tokenizer.py OUT_DIR [--source DIR] [--vocab 100352]
 
 Phi-4's own tokenizer (cl100k-based, 100352 ids) is not among the fixtures; Phi-4-mini's o200k
-tokenizer is (../shared/fixtures/_derived). For a benchmark only the shape matters: the
+tokenizer is (Tests/Fixtures/_derived). For a benchmark only the shape matters: the
 vocabulary must have exactly as many entries as the embedding has rows, and every prompt id
 must be below it. BPE ranks are ids in o200k (a merge's result always has a larger id than its
 parts), so keeping the ids below N and the merges among them is o200k's BPE cut at rank N.
@@ -13,11 +13,13 @@ Phi-4's special tokens are put at their Phi-4 ids (<|endoftext|> 100257, <|im_st
 made or used them). Writes tokenizer.json and tokenizer_config.json (GPT2Tokenizer, as
 scripts/bench/make_gguf.py expects of a byte-level BPE).
 """
+import subprocess
 import argparse
 import json
 from pathlib import Path
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
+FIXTURES = Path(subprocess.check_output(
+    [Path(__file__).resolve().parents[1] / "fixtures.sh"], text=True).strip())
 SPECIAL = {100257: "<|endoftext|>", 100264: "<|im_start|>", 100265: "<|im_end|>",
            100266: "<|im_sep|>"}
 

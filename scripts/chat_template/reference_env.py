@@ -5,6 +5,7 @@ the module-level name `datetime` in transformers.utils.chat_template_utils; repl
 pins what templates see, so goldens don't change with the day they are made.
 """
 
+import subprocess
 import datetime as real_datetime
 import os
 
@@ -12,7 +13,7 @@ from transformers.utils import chat_template_utils
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FIXTURES = os.path.join(ROOT, "Tests", "PhiTextTests", "Fixtures", "chat_template")
-SHARED = os.path.join(os.path.dirname(ROOT), "shared", "fixtures")
+SHARED = subprocess.check_output([os.path.join(ROOT, "scripts", "fixtures.sh")], text=True).strip()
 # A local wall-clock time; the Swift tests pin ChatTemplate.now to the same local time.
 NOW = real_datetime.datetime(2025, 3, 9, 14, 5, 6)
 

@@ -41,7 +41,7 @@ sys.path.insert(0, str(REPO / "scripts/engine"))
 import make_mx_oracle  # noqa: E402
 from gguf_model import converted, stored  # noqa: E402
 
-FIX = REPO.parent / "shared" / "fixtures"
+FIX = Path(subprocess.check_output([REPO / "scripts/fixtures.sh"], text=True).strip())
 EXACT = {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K"}
 TYPES = ["F16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q4_K_M"]
 PROMPT = "Once upon a time there was a tiny model"

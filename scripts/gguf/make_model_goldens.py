@@ -51,7 +51,8 @@ import tiny_models as tm  # noqa: E402
 from gguf_model import HF, stored  # noqa: E402
 
 OUT = REPO / "Tests/PhiKitTests/Fixtures/gguf/models"
-STORIES = REPO.parent / "shared/fixtures/karpathy--tinyllamas/stories260K.gguf"
+STORIES = Path(subprocess.check_output([REPO / "scripts/fixtures.sh"], text=True).strip()) \
+    / "karpathy--tinyllamas/stories260K.gguf"
 SEED, AMPLITUDE, NEW_TOKENS, TOP = 19, 0.25, 24, 8
 PROMPT = make_mx_oracle.PROMPT
 EXACT = {"F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K"}

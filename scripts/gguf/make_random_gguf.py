@@ -15,6 +15,7 @@ benchmark model (scripts/bench/bench_phi4.sh) is made this way, with
 --config scripts/bench/configs/phi4-config.json and the tokenizer of phi4_tokenizer.py.
 Writes OUT.gguf.partial, renames at the end. Needs gguf, numpy, sentencepiece or tokenizers.
 """
+import subprocess
 import argparse
 import json
 import os
@@ -28,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "bench"))
 import make_gguf  # noqa: E402
 
-FIXTURES = HERE.parents[2] / "shared" / "fixtures"
+FIXTURES = Path(subprocess.check_output([HERE.parents[1] / "fixtures.sh"], text=True).strip())
 
 
 def q4_0_blocks(rng, rows, cols):

@@ -1,5 +1,5 @@
 """Shared by the serve scripts: start `phikit serve` on a free port, and write a scripted
-model — a Phi-4-mini-shaped model (real tokenizer and chat template from ../shared/fixtures)
+model — a Phi-4-mini-shaped model (real tokenizer and chat template from Tests/Fixtures)
 whose greedy answer to any chat is a given text. Its one layer is all zeros and its embeddings
 form a lookup table: each token of the text (and <|assistant|>, where answers start) has its
 own dimension, and the output row of the token that follows reads that dimension. The text's
@@ -17,7 +17,7 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FIXTURES = os.path.join(os.path.dirname(ROOT), "shared", "fixtures")
+FIXTURES = subprocess.check_output([os.path.join(ROOT, "scripts", "fixtures.sh")], text=True).strip()
 PHI4_TOKENIZER = os.path.join(FIXTURES, "_derived", "microsoft--Phi-4-mini-instruct")
 ASSISTANT, END = 200019, 200020
 

@@ -10,6 +10,7 @@ text its own way (the reconstructed Phi-4-mini file loads as GPT2Tokenizer, whos
 Run with the reference venv: /work/venv/bin/python scripts/tokenizer/make_chat_prompt_golden.py
 Writes Tests/PhiKitTests/Fixtures/chat_prompt/golden.json.
 """
+import subprocess
 import json
 import pathlib
 
@@ -18,7 +19,7 @@ import transformers
 from transformers import AutoTokenizer
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "fixtures"
+SHARED = pathlib.Path(subprocess.check_output([REPO / "scripts/fixtures.sh"], text=True).strip())
 MODELS = ["microsoft--Phi-3.5-mini-instruct", "_derived/microsoft--Phi-4-mini-instruct"]
 CONVERSATIONS = [
     [{"role": "user", "content": "What is the gravity on Mars and the moon?"}],

@@ -24,6 +24,7 @@ orders, special tokens, rare ids — decode must match there too.
 Usage: make_golden.py  (run with the reference venv's python: tokenizers 0.23.3)
 """
 
+import subprocess
 import json
 import random
 import struct
@@ -35,7 +36,7 @@ from tokenizers import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "Tests/PhiTextTests/Fixtures/tokenizer"
-SHARED = ROOT.parent / "shared/fixtures"
+SHARED = Path(subprocess.check_output([ROOT / "scripts/fixtures.sh"], text=True).strip())
 TOKENIZERS = {
     "phi35": SHARED / "microsoft--Phi-3.5-mini-instruct/tokenizer.json",
     "phi4mini": SHARED / "_derived/microsoft--Phi-4-mini-instruct/tokenizer.json",

@@ -1,5 +1,5 @@
 /* bf16 / f16 <-> f32 conversions over arrays of n elements.
-   Contract (the Swift scalar functions in PhiFormats/HalfFloat.swift are the oracle, and the
+   Contract (the Swift scalar functions in PhiFormats/Tensors/HalfFloat.swift are the oracle, and the
    tests check every 16-bit input and a large float set bit for bit):
    - widening (bf16/f16 -> f32) is exact; a NaN stays NaN with its payload and the quiet bit set;
    - narrowing (f32 -> bf16/f16) rounds to nearest, ties to even; overflow gives +-Inf;

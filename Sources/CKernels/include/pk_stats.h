@@ -38,8 +38,6 @@ void pk_stats_f16(pk_stats *s, const void *data, size_t n);
 void pk_stats_bf16(pk_stats *s, const void *data, size_t n);
 void pk_stats_u32(pk_stats *s, const void *data, size_t n);
 
-/* 1 if the fast versions use AVX2 on this CPU; pk_stats_set_simd(0) forces the references
-   (tests and benchmarks), pk_stats_set_simd(1) allows SIMD again. */
+/* 1 if the fast versions use AVX2 on this CPU. */
 int pk_stats_has_simd(void);
-void pk_stats_set_simd(int allowed);
 #endif

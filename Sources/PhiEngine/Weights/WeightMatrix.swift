@@ -4,8 +4,8 @@ import PhiFormats
 /// One linear layer's weight `[rows, cols]` as it lies in the mapped file: float32/16,
 /// bfloat16, MLX affine-quantized (`P.weight` packed u32 + `P.scales` + `P.biases`), or
 /// micro-scaled (mxfp4/nvfp4/mxfp8: packed u32 + uint8 `P.scales`).
-/// The pointers inside `raw` belong to the model's mapping (or to a `Phi3Weights` copy of a
-/// misaligned tensor), which outlives every matrix.
+/// The pointers inside `raw` belong to the model's mapping (or to the model's weights' own copy
+/// of a misaligned tensor), which outlives every matrix.
 struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable memory
     /// Module path without `.weight` (`model.layers.0.self_attn.qkv_proj`).
     let name: String
@@ -13,7 +13,6 @@ struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable me
 
     var rows: Int { raw.rows }
     var cols: Int { raw.cols }
-    var isQuantized: Bool { raw.kind == Int32(PK_W_AFFINE) || pk_mx_is_kind(raw.kind) != 0 }
 
     /// Bytes one pass over the matrix reads (weights, scales and biases): what a decode step
     /// costs in memory traffic.

@@ -88,7 +88,7 @@ public struct Registry: Sendable, Equatable {
     /// user's. Throws `notFound` only when neither exists.
     public static func load(
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        executablePath: String = CommandLine.arguments.first ?? ""
+        executablePath: String = ExecutablePath.current
     ) throws(RegistryError) -> Registry {
         let candidates = searchPaths(environment: environment, executablePath: executablePath)
         var shipped: Registry?

@@ -2,14 +2,14 @@ import Foundation
 import TestSupport
 
 /// Random-weight models of both Phi shapes with the real tokenizers and chat templates from
-/// ../shared/fixtures, small enough to write in a test (hidden 32, 2 layers): Phi-3.5-mini's
+/// Tests/Fixtures, small enough to write in a test (hidden 32, 2 layers): Phi-3.5-mini's
 /// (MHA, untied, 32064 vocabulary) and Phi-4-mini's (GQA 4:2, partial rotary 0.75, tied
 /// embeddings, 200064 vocabulary, tools in the system message).
 enum TinyChatModel: String, CaseIterable, Sendable {
     case phi35 = "microsoft--Phi-3.5-mini-instruct"
     case phi4mini = "microsoft--Phi-4-mini-instruct"
 
-    /// Where the tokenizer files are in ../shared/fixtures (Phi-4-mini's tokenizer.json is a
+    /// Where the tokenizer files are in Tests/Fixtures (Phi-4-mini's tokenizer.json is a
     /// reconstruction); a missing fixture fails the test.
     func tokenizerDirectory() throws -> URL {
         try TestPaths.sharedURL(self == .phi35 ? rawValue : "_derived/" + rawValue)

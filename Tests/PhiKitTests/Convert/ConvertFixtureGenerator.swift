@@ -12,7 +12,7 @@ import Testing
 /// sha256 its bytes must have. This is the Swift twin of the script's generator: value `i` of
 /// a tensor is `splitmix64(seed + (i+1)·φ)` mapped straight to a float *bit pattern* (random
 /// sign and mantissa, exponent in [-9, -2]), so no rounding is involved anywhere; rows with
-/// `r % 17 == 3` are then made constant. Tokenizer files are copied from ../shared/fixtures.
+/// `r % 17 == 3` are then made constant. Tokenizer files are copied from Tests/Fixtures.
 enum ConvertFixtures {
     static let root: URL = Bundle.module.resourceURL!.appendingPathComponent("Fixtures/convert")
 

@@ -6,7 +6,7 @@ import Testing
 @testable import PhiText
 
 /// The chat-template golden file (scripts/chat_template/make_golden.py) and the real tokenizer
-/// directories in ../shared/fixtures, which tests read in place.
+/// directories in Tests/Fixtures, which tests read in place.
 enum ChatTemplateFixtures {
     static let directory: URL = Bundle.module.resourceURL!.appendingPathComponent(
         "Fixtures/chat_template")

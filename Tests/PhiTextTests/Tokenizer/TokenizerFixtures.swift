@@ -8,7 +8,7 @@ import Testing
 /// The tokenizers under test, the corpus and the golden files made by
 /// scripts/tokenizer/make_golden.py from the `tokenizers` library.
 enum TokenizerFixtures {
-    /// Golden-file name → tokenizer.json path (in ../shared/fixtures, or the bundled model);
+    /// Golden-file name → tokenizer.json path (in Tests/Fixtures, or the bundled model);
     /// a missing fixture throws `MissingFixture`.
     static func path(_ name: String) throws -> String {
         switch name {
