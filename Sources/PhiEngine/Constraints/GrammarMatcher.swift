@@ -101,6 +101,9 @@ public final class GrammarMatcher: TokenConstraint {
         return s >= 0 && automaton.accepting[Int(s)]
     }
 
+    /// Whether `prefix` may come next (the matcher does not move).
+    public func copyAccepts(prefix: [UInt8]) -> Bool { automaton.next(state, prefix) >= 0 }
+
     /// Back to the start, as for a new answer.
     public func reset() { state = automaton.start }
 
