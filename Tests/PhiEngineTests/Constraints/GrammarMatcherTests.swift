@@ -1,0 +1,109 @@
+import PhiFormats
+import Testing
+
+@testable import PhiEngine
+
+/// The token-level matcher: its trie walk allows exactly the tokens whose bytes the grammar
+/// takes (checked token by token), characters split across tokens, forced runs, and the end.
+@Suite("grammar matcher")
+struct GrammarMatcherTests {
+    /// A vocabulary like a byte-level BPE one: all 256 bytes, then random pieces cut from
+    /// JSON-ish text with multi-byte characters (some cut mid-character), duplicates and a
+    /// special token.
+    static let vocabulary: TokenVocabulary = {
+        var rng = SplitMix(seed: 29)
+        let corpus = Array(
+            #"{"name":"Ada é ✓","age":36,"tags":["a","b"],"ok":true,"n":null,"x":-1.5e3} \n"#.utf8)
+        var pieces: [[UInt8]?] = (0..<256).map { [UInt8($0)] }
+        for _ in 0..<3000 {
+            let start = Int(rng.next() % UInt64(corpus.count))
+            let length = 1 + Int(rng.next() % 7)
+            pieces.append(Array(corpus[start..<min(corpus.count, start + length)]))
+        }
+        pieces.append(Array("<|end|>".utf8))
+        pieces.append(nil)
+        return TokenVocabulary(pieces: pieces, special: [pieces.count - 2])
+    }()
+
+    /// The allowed tokens by walking each token's bytes alone.
+    static func bruteForce(_ matcher: GrammarMatcher) -> [Int] {
+        (0..<vocabulary.size).filter { t in
+            guard let piece = vocabulary.piece(t) else { return false }
+            return matcher.copyAccepts(prefix: piece)
+        }
+    }
+
+    @Test("the trie walk allows exactly the tokens a token-by-token check allows, on random walks")
+    func walkEqualsBruteForce() throws {
+        let schema = try OutputFormat.jsonSchema(
+            text: #"{"type":"object","properties":{"name":{"type":"string"},"age":{"type":"integer"},"tags":{"type":"array","items":{"type":"string"}},"ok":{"type":"boolean"}},"required":["name"]}"#)
+        var rng = SplitMix(seed: 7)
+        for run in 0..<6 {
+            let matcher = GrammarMatcher(grammar: try schema.compile(), vocabulary: Self.vocabulary)
+            var steps = 0
+            while !matcher.isComplete && steps < 60 {
+                let allowed = matcher.allowedTokenIDs()
+                #expect(allowed == Self.bruteForce(matcher), "run \(run) step \(steps)")
+                guard !allowed.isEmpty else { break }
+                // Prefer closing tokens later on so that walks finish.
+                let choice = allowed[Int(rng.next() % UInt64(allowed.count))]
+                try matcher.advance(choice)
+                steps += 1
+            }
+        }
+    }
+
+    @Test("a character split across tokens: the first half is allowed only where the whole is")
+    func splitCharacters() throws {
+        let vocabulary = TokenVocabulary(pieces: [[0xC3], [0xA9], [0xE2, 0x9C], [0x93], Array("a".utf8)])
+        let matcher = GrammarMatcher(grammar: try OutputFormat.regex("é+").compile(), vocabulary: vocabulary)
+        #expect(matcher.allowedTokenIDs() == [0])
+        try matcher.advance(0)
+        #expect(matcher.allowedTokenIDs() == [1])
+        #expect(!matcher.canEnd)
+        try matcher.advance(1)
+        #expect(matcher.canEnd && !matcher.isComplete)
+        #expect(throws: ConstraintError.self) { try matcher.advance(4) }
+    }
+
+    @Test("forced tokens: the only choices in a row, none where the grammar branches or may end")
+    func forced() throws {
+        let vocabulary = TokenVocabulary(pieces: ["{", "\"", "key", "\":", "1", "2", "}", "\"x"].map { Array($0.utf8) })
+        let matcher = GrammarMatcher(
+            grammar: try OutputFormat.jsonSchema(text: #"{"properties":{"key":{"enum":[1,2]}},"required":["key"]}"#).compile(),
+            vocabulary: vocabulary)
+        #expect(matcher.forcedTokens(limit: 10) == [0, 1, 2])
+        #expect(matcher.forcedTokens(limit: 2) == [0, 1])
+        for t in [0, 1, 2] { try matcher.advance(t) }
+        #expect(matcher.forcedTokens(limit: 10) == [])  // `"` or `":`
+        try matcher.advance(3)
+        #expect(matcher.forcedTokens(limit: 10) == [])  // 1 or 2
+        try matcher.advance(5)
+        #expect(matcher.forcedTokens(limit: 10) == [6])
+        try matcher.advance(6)
+        #expect(matcher.isComplete && matcher.canEnd)
+        #expect(matcher.allowedTokenIDs() == [])
+    }
+
+    @Test("the mask is written into a TokenMask whatever its density")
+    func maskDensity() throws {
+        let matcher = GrammarMatcher(grammar: try OutputFormat.regex("[^x]*").compile(), vocabulary: Self.vocabulary)
+        var mask = TokenMask(vocabularySize: Self.vocabulary.size + 5)
+        matcher.allow(&mask)
+        #expect(mask.allowedTokens == Self.bruteForce(matcher))
+        #expect(!mask[Self.vocabulary.size - 2] && !mask[Self.vocabulary.size + 3])
+    }
+}
+
+/// splitmix64, for repeatable random walks.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
