@@ -8,6 +8,8 @@ enum CommandTable {
         [
             PullCommand.self,
             ConvertCommand.self,
+            FuseCommand.self,
+            EvalCommand.self,
             VerifyCommand.self,
             RunCommand.self,
             ChatCommand.self,
@@ -25,7 +27,7 @@ enum CommandTable {
     /// The commands whose first argument is MODEL; shell completion offers model names there
     /// (`pull` the registry's, the others those of `phikit list`).
     static let modelCommands: Set<String> = [
-        "pull", "convert", "verify", "run", "chat", "serve", "rm", "inspect", "tokenize",
+        "pull", "convert", "fuse", "eval", "verify", "run", "chat", "serve", "rm", "inspect", "tokenize",
     ]
 
     /// The flags (no value) and options (with a value) `command` reads, learnt by letting it

@@ -56,6 +56,11 @@ final class ModelSequence<Model: BlockForwardModel>: SequenceState {
     let state: Model.Buffers
     var block: Int { state.block }
     var capacity: Int { cache.capacity }
+    /// Every token of a block can have its logits (speculative verification, scoring text);
+    /// the rows are an anonymous mapping, so they cost memory only once written.
+    var logitRows: Int { state.block }
+    /// Rows the latest `forward` (or batch step) wrote.
+    var rowsWritten = 1
 
     init(
         model: Model, capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
@@ -66,22 +71,27 @@ final class ModelSequence<Model: BlockForwardModel>: SequenceState {
             layers: c.layers, kvHeads: c.kvHeads, headDim: c.headDim, capacity: capacity,
             width: cacheWidth)
         state = try model.makeBuffers(
-            block: block, capacity: capacity, threads: threads, logitRows: 1)
+            block: block, capacity: capacity, threads: threads, logitRows: block)
     }
 
     var logits: UnsafeBufferPointer<Float> {
-        UnsafeBufferPointer(start: state.logits.pointer, count: model.vocabularySize)
+        UnsafeBufferPointer(start: state.logits.pointer, count: rowsWritten * model.vocabularySize)
     }
 
     func forward(
-        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits: Bool,
+        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logitRows: Int,
         pool: WorkerPool
     ) {
         let span = SequenceSpan(sequence: self, first: 0, count: tokens.count, p0: p0, regime: regime)
         model.forward(
-            tokens, spans: CollectionOfOne(span), buffers: state, logitRows: logits ? 1 : 0,
-            pool: pool)
+            tokens, spans: CollectionOfOne(span), buffers: state, logitRows: logitRows, pool: pool)
+        if logitRows > 0 { rowsWritten = logitRows }
     }
+
+    /// Always possible: a position's cache rows are written when it is computed and read only
+    /// by later positions, so the next `forward` overwrites them (8-bit keys calibrate again
+    /// when the last of the first PK_KV_CALIBRATION positions is stored again).
+    func rewind(to position: Int) -> Bool { true }
 }
 
 /// Decode steps of up to `maxSequences` sequences of one model as one forward pass: each
@@ -118,6 +128,7 @@ final class ModelBatch<Model: BlockForwardModel>: BatchState {
         for (i, span) in spans.enumerated() {
             span.sequence.state.logits.pointer.update(
                 from: buffers.logits.pointer + i * vocab, count: vocab)
+            span.sequence.rowsWritten = 1
         }
     }
 }

@@ -45,14 +45,23 @@ public protocol SequenceState: AnyObject {
     var block: Int { get }
     /// Positions the KV cache holds.
     var capacity: Int { get }
-    /// Logits (vocab) of the last token of the latest `forward` that asked for them.
+    /// The most logit rows one `forward` writes (at least 1, at most `block`).
+    var logitRows: Int { get }
+    /// The logits of the latest `forward` that asked for them: one row (vocab) per token of
+    /// its last tokens, in order, so the last row follows the last token.
     var logits: UnsafeBufferPointer<Float> { get }
 
     /// Runs `tokens` (at most `block`) at positions `p0…`, storing their keys and values, with
-    /// the positions embedded in `regime`; writes the last token's logits if `logits`.
+    /// the positions embedded in `regime`; writes the logits of the last `logitRows` tokens
+    /// (0: none).
     func forward(
-        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logits: Bool,
+        _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logitRows: Int,
         pool: WorkerPool)
+
+    /// Forgets the cached positions from `position` on, so the next `forward` may start there.
+    /// A state that cannot (a cache that cannot drop its latest positions) answers false; the
+    /// session then computes the kept positions again.
+    func rewind(to position: Int) -> Bool
 }
 
 /// Decode steps of several sequences of one model as one forward pass: each weight is read

@@ -4,8 +4,10 @@ import CKernels
 /// calls: it owns the KV cache and the activation buffers (allocated once) and computes on a
 /// shared `WorkerPool`. Feed tokens with `prefill` (a prompt, in blocks of tokens:
 /// matrix-matrix work) and `step` (one token: matrix-vector work); both return the logits of
-/// the last token, valid until the next call. `prepare` makes the session hold a new token
-/// sequence, computing only what its cache lacks. Nothing is allocated per token.
+/// the last token, valid until the next call. `verify` feeds a few tokens as one block and
+/// returns the logits after each of them (speculative decoding checks a draft with it).
+/// `prepare` makes the session hold a new token sequence, computing only what its cache
+/// lacks; `rewind` forgets the latest positions. Nothing is allocated per token.
 ///
 /// Reuse is exact: the kernels compute each token the same way whether it comes alone (a
 /// decode step) or in a block of any size, so every cached position is bit for bit what a
@@ -90,6 +92,53 @@ public final class InferenceSession {
         try feed(CollectionOfOne(token))
     }
 
+    /// The most tokens one `verify` call takes (the prompt block size).
+    public var maxVerifyTokens: Int { sequence.logitRows }
+
+    /// Processes `tokens` (1…`maxVerifyTokens`) after what is cached, as one block, and returns
+    /// the logits after each of them: row i is, bit for bit, what `step(tokens[i])` would have
+    /// returned at that point (speculative decoding checks a whole draft with one call, and
+    /// scoring text reads every row). A block that crosses a position-regime switch
+    /// (LongRoPE) is computed as steps compute it: the rows before the switch in the old
+    /// regime, the rest after the whole sequence is computed again in the new one.
+    public func verify(_ tokens: [Int]) throws -> LogitRows {
+        let n = tokens.count
+        guard n >= 1, n <= maxVerifyTokens else {
+            throw SessionError.invalidBlock(tokens: n, maximum: maxVerifyTokens)
+        }
+        try checkFits(tokens, after: position)
+        let vocab = model.vocabularySize
+        let start = position
+        var lo = 0
+        while lo < n {
+            // the run of rows whose sequence lengths share one regime
+            let runRegime = model.positionRegime(sequenceLength: start + lo + 1)
+            var hi = lo + 1
+            while hi < n && model.positionRegime(sequenceLength: start + hi + 1) == runRegime {
+                hi += 1
+            }
+            _ = try feed(tokens[lo..<hi], logitRows: hi - lo)
+            let computed = sequence.logits.baseAddress!
+            if lo == 0 && hi == n {
+                return LogitRows(base: computed, count: n, vocabularySize: vocab)
+            }
+            let rows = try crossingRows()
+            (rows.pointer + lo * vocab).update(from: computed, count: (hi - lo) * vocab)
+            lo = hi
+        }
+        return LogitRows(base: try crossingRows().pointer, count: n, vocabularySize: vocab)
+    }
+
+    /// Where `verify` gathers the rows of a block that crosses a regime switch (allocated the
+    /// first time one does).
+    private var crossing: FloatBuffer?
+    private func crossingRows() throws -> FloatBuffer {
+        if let crossing { return crossing }
+        let rows = try FloatBuffer(count: maxVerifyTokens * model.vocabularySize)
+        crossing = rows
+        return rows
+    }
+
     /// Makes the session hold exactly `sequence`: keeps the longest prefix of it that the
     /// cache holds (in the same position regime), computes the rest, and returns how many
     /// tokens were reused. The logits of the sequence's last token follow in `logits`. A
@@ -101,7 +150,7 @@ public final class InferenceSession {
         var reuse = commonPrefixLength(with: sequence)
         if model.positionRegime(sequenceLength: sequence.count) != regime { reuse = 0 }
         reuse = min(reuse, sequence.count - 1)  // the last token's logits are wanted
-        rewind(to: reuse)
+        reuse = rewind(to: reuse)
         _ = try feed(sequence[reuse...])
         return reuse
     }
@@ -114,18 +163,29 @@ public final class InferenceSession {
         return n
     }
 
-    /// Forgets every position from `position` on (the buffers stay allocated).
-    public func rewind(to position: Int) {
-        let keep = max(0, min(position, tokens.count))
+    /// Forgets every position from `position` on (the buffers stay allocated) and returns how
+    /// many tokens the cache still holds: `position` (at most `self.position`), or 0 when the
+    /// sequence state cannot drop positions (`SequenceState.rewind`), in which case the whole
+    /// sequence is computed again when tokens are next fed. Afterwards `logits` are not those
+    /// of the last token held (the caller has them from before, or feeds a token).
+    @discardableResult
+    public func rewind(to position: Int) -> Int {
+        var keep = max(0, min(position, tokens.count))
+        if keep < tokens.count && !sequence.rewind(to: keep) { keep = 0 }
         tokens.removeSubrange(keep...)
         if keep == 0 { regime = model.positionRegime(sequenceLength: 0) }
+        return keep
     }
 
     /// Empties the cache (the buffers stay allocated).
     public func reset() { rewind(to: 0) }
 
     /// The logits of the last token processed.
-    public var logits: UnsafeBufferPointer<Float> { sequence.logits }
+    public var logits: UnsafeBufferPointer<Float> {
+        let all = sequence.logits
+        let vocab = model.vocabularySize
+        return UnsafeBufferPointer(rebasing: all[(all.count - vocab)...])
+    }
 
     func checkFits(_ new: some Collection<Int>, after start: Int) throws {
         guard start + new.count <= maxContext else {
@@ -146,7 +206,11 @@ public final class InferenceSession {
         return regime
     }
 
-    private func feed(_ new: some Collection<Int>) throws -> UnsafeBufferPointer<Float> {
+    /// Computes `new` after the cache, in blocks, the logits of its last `logitRows` tokens
+    /// (at most `block`) in the last block.
+    private func feed(
+        _ new: some Collection<Int>, logitRows rows: Int = 1
+    ) throws -> UnsafeBufferPointer<Float> {
         try checkFits(new, after: position)
         var start = position
         tokens.append(contentsOf: new)
@@ -158,13 +222,15 @@ public final class InferenceSession {
         let block = sequence.block
         try pool.exclusively {
             try tokens.withUnsafeBufferPointer { all in
-                while start < all.count {
-                    let count = min(block, all.count - start)
-                    let blockTokens = UnsafeBufferPointer(rebasing: all[start..<start + count])
+                let end = all.count
+                while start < end {
+                    var stop = min(start + block, end)
+                    // the rows whose logits are wanted all go in the last block
+                    if stop < end && end - stop < rows { stop = end - rows }
                     sequence.forward(
-                        blockTokens, at: start, regime: regime,
-                        logits: start + count == all.count, pool: pool)
-                    start += count
+                        UnsafeBufferPointer(rebasing: all[start..<stop]), at: start,
+                        regime: regime, logitRows: stop == end ? rows : 0, pool: pool)
+                    start = stop
                 }
             }
         }

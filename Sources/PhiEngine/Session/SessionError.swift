@@ -10,6 +10,8 @@ public enum SessionError: UserFacingError, Equatable {
     case emptyPrompt
     /// A context larger than the model's `max_position_embeddings`, or below 1.
     case invalidContext(requested: Int, maximum: Int)
+    /// `verify` of no tokens, or of more than one block holds.
+    case invalidBlock(tokens: Int, maximum: Int)
     case outOfMemory(bytes: Int)
 
     public var message: String {
@@ -22,6 +24,8 @@ public enum SessionError: UserFacingError, Equatable {
             "the prompt has no tokens"
         case .invalidContext(let requested, let maximum):
             "a context of \(requested) tokens is not possible (1 to \(maximum))"
+        case .invalidBlock(let tokens, let maximum):
+            "cannot verify \(tokens) tokens in one block (1 to \(maximum))"
         case .outOfMemory(let bytes):
             "cannot reserve \(bytes) bytes for the session's buffers"
         }
@@ -37,7 +41,7 @@ public enum SessionError: UserFacingError, Equatable {
 
     public var exitCode: ExitCode {
         switch self {
-        case .contextFull, .emptyPrompt, .invalidContext: .usage
+        case .contextFull, .emptyPrompt, .invalidContext, .invalidBlock: .usage
         case .tokenOutOfRange: .dataError
         case .outOfMemory: .ioError
         }

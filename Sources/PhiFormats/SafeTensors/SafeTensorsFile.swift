@@ -128,6 +128,9 @@ extension SafeTensorsFile {
         entries.reserveCapacity(members.count)
         for (order, member) in members.enumerated() {
             if member.key == "__metadata__" {
+                // mlx's save_safetensors writes `null` when given no metadata (mlx_lm.lora's
+                // adapters.safetensors); the Rust reference reads that as no metadata too.
+                if member.value.isNull { continue }
                 metadata = try parseMetadata(member.value, path: path)
             } else {
                 let info = try parseTensor(member.key, member.value, dataSize: dataSize, path: path)

@@ -41,6 +41,27 @@ public func convert(
     let plan = try ConvertPlan.make(sourceDirectory: source.directory, options: options)
     let output = try outputDirectory(options, source, plan)
 
+    try writePlannedModel(
+        plan, source: source, output: output, options: options, progress: progress,
+        elapsed: elapsed)
+    let (files, written) = outputListing(output)
+    return ConvertSummary(
+        source: options.source, sourceDirectory: source.directory, outputDirectory: output,
+        files: files, tensorCount: plan.outputTensors.count,
+        quantizedTensorCount: plan.quantizedTensorCount, bits: plan.quantization?.bits,
+        groupSize: plan.quantization?.groupSize, bitsPerWeight: plan.bitsPerWeight,
+        bitsPerWeightText: String(format: "%.3f", plan.bitsPerWeight),
+        totalParameters: plan.totalParameters, tensorBytes: plan.totalSize, bytesWritten: written,
+        seconds: elapsed())
+}
+
+/// Steps 3 and 4 of `convert` (and `fuse`): runs the plan into a temporary directory beside
+/// `output`, adds config.json, the index, tokenizer files and the manifest, and renames it
+/// into place; an error or Ctrl-C removes the temporary directory.
+func writePlannedModel(
+    _ plan: ConvertPlan, source: LocalModel, output: String, options: ConvertOptions,
+    progress: (ConvertProgress) -> Void, elapsed: () -> Double
+) throws {
     var temp: String?
     var record: String?
     defer { if let record { try? FileManager.default.removeItem(atPath: record) } }
@@ -85,15 +106,6 @@ public func convert(
         if let temp { try? FileManager.default.removeItem(atPath: temp) }
         throw error
     }
-    let (files, written) = outputListing(output)
-    return ConvertSummary(
-        source: options.source, sourceDirectory: source.directory, outputDirectory: output,
-        files: files, tensorCount: plan.outputTensors.count,
-        quantizedTensorCount: plan.quantizedTensorCount, bits: plan.quantization?.bits,
-        groupSize: plan.quantization?.groupSize, bitsPerWeight: plan.bitsPerWeight,
-        bitsPerWeightText: String(format: "%.3f", plan.bitsPerWeight),
-        totalParameters: plan.totalParameters, tensorBytes: plan.totalSize, bytesWritten: written,
-        seconds: elapsed())
 }
 
 private func checkOptions(_ o: ConvertOptions) throws {

@@ -35,6 +35,9 @@ public struct ConvertOptions: Sendable {
     /// Streaming granularity (values per chunk, per quantization block). Tests shrink them
     /// to drive many chunks through tiny models; the result never depends on them.
     var chunkElements = 4 << 20
+    /// Without `dtype`, cast to config.json's `torch_dtype` as mlx_lm.convert does; fuse
+    /// (mlx_lm.fuse loads and saves without a cast) turns it off.
+    var castsToConfigDType = true
     var blockElements = 128 << 10
 
     public init(

@@ -18,6 +18,9 @@ struct ConvertStep {
         case quantize
         /// packed weight, scales (, biases) → one float weight (in `computeDType`).
         case dequantize
+        /// A base weight (float, or packed as `quantization` says) plus a LoRA/DoRA adapter
+        /// (`adapter`) → the fused weight, packed again when `outputs` has scales (`fuse`).
+        case fuse
     }
 
     var kind: Kind
@@ -30,6 +33,8 @@ struct ConvertStep {
     var computeDType: DType
     /// Parameters as mlx_lm's `get_total_parameters` counts them.
     var parameters: Int
+    /// `.fuse` only: the adapter of this module.
+    var adapter: ModuleAdapter? = nil
 }
 
 /// Everything `convert` will do, decided and validated before any output exists: the source
@@ -56,7 +61,12 @@ struct ConvertPlan {
 
     var outputTensors: [TensorSpec] { steps.flatMap(\.outputs) }
 
-    static func make(sourceDirectory dir: String, options: ConvertOptions) throws -> ConvertPlan {
+    /// `rewrite` (fuse) edits the steps once they are checked, before sizes and shards are
+    /// computed from them.
+    static func make(
+        sourceDirectory dir: String, options: ConvertOptions,
+        rewrite: ((inout [ConvertStep], ModelLayout) throws -> Void)? = nil
+    ) throws -> ConvertPlan {
         let configPath = (dir as NSString).appendingPathComponent("config.json")
         let config = try ModelConfig.load(directory: dir)  // model_type, sizes, rope: validated
         // Copied into the output as it is, so checked as `run` reads it: a broken one was
@@ -72,7 +82,9 @@ struct ConvertPlan {
         let weights = try ModelWeights(directory: dir)  // missing shards, corrupt headers
         // Missing and foreign tensors refused, leftovers the policy drops left out of the output.
         let tensorSet = try weights.requireTensors(of: layout)
-        let castTo = options.dtype ?? ConvertedConfig.defaultDType(rawConfig)
+        let castTo =
+            options.dtype
+            ?? (options.castsToConfigDType ? ConvertedConfig.defaultDType(rawConfig) : nil)
 
         var builder = StepBuilder(
             layout: layout, weights: weights, options: options, castTo: castTo,
@@ -86,7 +98,8 @@ struct ConvertPlan {
             throw ConvertError.notQuantized(directory: dir)
         }
 
-        let steps = builder.steps
+        var steps = builder.steps
+        try rewrite?(&steps, layout)
         let outputs = steps.flatMap(\.outputs)
         let totalSize = outputs.reduce(0) { $0 + $1.byteCount }
         let totalParameters = steps.reduce(0) { $0 + $1.parameters }

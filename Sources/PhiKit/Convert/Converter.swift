@@ -22,8 +22,8 @@ final class Converter {
 
     let plan: ConvertPlan
     let threads: Int
-    private let writer: ConvertWriter
-    private let floats: UnsafeMutableBufferPointer<Float>  // (chunk) widened values
+    let writer: ConvertWriter
+    let floats: UnsafeMutableBufferPointer<Float>  // (chunk) widened values
     private let halves: UnsafeMutableRawBufferPointer  // (as floats, × 2 bytes) rounding scratch
     /// Floats of per-thread scratch for `QuantizeChunk` (a block of rows).
     private let scratchElements: Int
@@ -76,6 +76,7 @@ final class Converter {
                 case .cast: try cast(step)
                 case .quantize: try quantize(step)
                 case .dequantize: try dequantize(step)
+                case .fuse: try fuse(step)
                 }
                 try writer.check()
                 done += step.outputs.count
@@ -90,13 +91,13 @@ final class Converter {
     }
 
     /// The next output buffer, once the writer is done with its previous contents.
-    private func takeSlot() -> UnsafeMutableRawBufferPointer {
+    func takeSlot() -> UnsafeMutableRawBufferPointer {
         freeSlots.wait()
         defer { nextSlot = 1 - nextSlot }
         return slots[nextSlot]
     }
 
-    private func submit(_ slot: UnsafeMutableRawBufferPointer, bytes: Int) {
+    func submit(_ slot: UnsafeMutableRawBufferPointer, bytes: Int) {
         let free = freeSlots
         writer.write(UnsafeRawBufferPointer(rebasing: slot[0..<bytes])) { free.signal() }
     }
@@ -256,7 +257,7 @@ final class Converter {
     // MARK: - Helpers
 
     /// A whole (small) float tensor cast to `dtype`, in a fresh aligned buffer.
-    private func castWhole(_ t: SourceTensor, to dtype: DType) -> UnsafeMutableRawBufferPointer {
+    func castWhole(_ t: SourceTensor, to dtype: DType) -> UnsafeMutableRawBufferPointer {
         let n = t.info.elementCount
         let buffer = UnsafeMutableRawBufferPointer.allocate(
             byteCount: max(1, n * dtype.size), alignment: 64)
@@ -282,12 +283,12 @@ final class Converter {
             name: t.info.name, dtype: t.info.dtype, shape: [elements.count], dataOffsets: range)
     }
 
-    private func prefetch(_ t: SourceTensor, elements: Range<Int>) {
+    func prefetch(_ t: SourceTensor, elements: Range<Int>) {
         if let s = slice(t, elements) { t.file.willNeed(s) }
     }
 
     /// Drops the source pages of `elements` when called (after their last use).
-    private func pageRelease(_ t: SourceTensor, elements: Range<Int>) -> @Sendable () -> Void {
+    func pageRelease(_ t: SourceTensor, elements: Range<Int>) -> @Sendable () -> Void {
         let file = t.file
         let s = slice(t, elements)
         return { if let s { file.release(s) } }
@@ -321,7 +322,7 @@ func narrow(
 }
 
 /// Scales and biases of one tensor, freed by the writer once written.
-private final class OwnedBuffers: @unchecked Sendable {
+final class OwnedBuffers: @unchecked Sendable {
     let a: UnsafeMutableRawBufferPointer, b: UnsafeMutableRawBufferPointer
     init(_ a: UnsafeMutableRawBufferPointer, _ b: UnsafeMutableRawBufferPointer) {
         (self.a, self.b) = (a, b)

@@ -138,14 +138,21 @@ struct ConvertGoldenCase: CustomTestStringConvertible, Sendable {
     func prepareSource() throws -> URL {
         let source = try #require(try manifest()["options"]?["source"]?.stringValue)
         if source.hasPrefix("case:") {
-            let upstream = ConvertGoldenCase(name: String(source.dropFirst(5)))
-            let upstreamSource = try upstream.prepareSource()
-            return try SourceCache.directory("case-\(upstream.name)") { out in
-                _ = try convert(try upstream.options(source: upstreamSource, output: out))
-            }
+            return try ConvertGoldenCase(name: String(source.dropFirst(5))).prepareOutput()
         }
         return try SourceCache.directory("source-\(source)") { dir in
             try ConvertFixtures.buildSource(source, into: dir)
+        }
+    }
+}
+
+extension ConvertGoldenCase {
+    /// This case's output, converted once per test process and shared read-only (the source
+    /// of a `case:` convert case, or a quantized base for fuse).
+    func prepareOutput() throws -> URL {
+        let source = try prepareSource()
+        return try SourceCache.directory("case-\(name)") { out in
+            _ = try convert(try options(source: source, output: out))
         }
     }
 }

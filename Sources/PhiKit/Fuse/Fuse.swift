@@ -1,0 +1,92 @@
+import Foundation
+import PhiFormats
+
+/// What `phikit fuse` was asked to do; mirrors `mlx_lm.fuse`'s parameters.
+public struct FuseOptions: Sendable {
+    /// The base model: a directory, a Hub id in the cache or a registry alias.
+    public var model: String
+    /// The folder `mlx_lm.lora` wrote: adapters.safetensors and adapter_config.json.
+    public var adapterPath: String
+    /// nil: `<store>/models/<model>-fused`.
+    public var output: String?
+    /// `--de-quantize`: write a float model (the fused layers are then not packed again).
+    public var dequantize: Bool
+    public var force: Bool
+    public var threads: Int
+    public var environment: [String: String]
+    /// Streaming granularity (values per chunk); tests shrink it, the bytes never depend on it.
+    var chunkElements = 4 << 20
+
+    public init(
+        model: String, adapterPath: String, output: String? = nil, dequantize: Bool = false,
+        force: Bool = false, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        self.model = model
+        self.adapterPath = adapterPath
+        self.output = output
+        self.dequantize = dequantize
+        self.force = force
+        self.threads = threads
+        self.environment = environment
+    }
+}
+
+/// `phikit fuse`: a base model plus an mlx-lm LoRA/DoRA adapter → the fused MLX model, byte
+/// for byte what `mlx_lm.fuse` writes (tensors, config.json, index, README), streamed as
+/// convert streams (memory: a chunk of rows plus the adapter).
+///
+/// mlx_lm.fuse loads the base without a cast, replaces each wrapped Linear by its `fuse()`
+/// (a quantized one dequantized, fused and quantized again with its own mode, bits and group
+/// size, unless `--dequantize`), dequantizes every other packed layer with `--dequantize`
+/// (popping `quantization` from config.json), and saves as convert does. Every other tensor
+/// is copied as it is. The adapter is checked before anything is written (`LoRAAdapter`).
+public func fuse(
+    _ options: FuseOptions, progress: (ConvertProgress) -> Void = { _ in }
+) throws -> ConvertSummary {
+    let source = try ModelLocator.locate(options.model, environment: options.environment)
+    let clock = ContinuousClock.now
+    func elapsed() -> Double {
+        let d = ContinuousClock.now - clock
+        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+    var convertOptions = ConvertOptions(
+        source: source.directory, output: options.output, dequantize: options.dequantize,
+        force: options.force, threads: options.threads, environment: options.environment)
+    convertOptions.castsToConfigDType = false
+    convertOptions.chunkElements = options.chunkElements
+    let adapterPath = options.adapterPath
+    let rewrite: (inout [ConvertStep], ModelLayout) throws -> Void = { steps, layout in
+        let adapter = try LoRAAdapter.load(directory: adapterPath, layout: layout)
+        try FuseSteps.rewrite(&steps, layout: layout, adapter: adapter)
+    }
+    let plan: ConvertPlan
+    do {
+        plan = try ConvertPlan.make(
+            sourceDirectory: source.directory, options: convertOptions, rewrite: rewrite)
+    } catch ConvertError.notQuantized {
+        // mlx_lm.fuse --dequantize of a float base: nothing to dequantize, not an error.
+        convertOptions.dequantize = false
+        plan = try ConvertPlan.make(
+            sourceDirectory: source.directory, options: convertOptions, rewrite: rewrite)
+    }
+    let output =
+        options.output.map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+        ?? ModelStore.modelsDirectory(environment: options.environment) + "/" + source.name
+            + "-fused"
+    try OutputGuard.check(output: output, source: source, force: options.force)
+    try writePlannedModel(
+        plan, source: source, output: output, options: convertOptions, progress: progress,
+        elapsed: elapsed)
+    let (files, written) = outputListing(output)
+    let q = plan.outputTensors.contains { $0.name.hasSuffix(".scales") }
+    return ConvertSummary(
+        source: options.model, sourceDirectory: source.directory, outputDirectory: output,
+        files: files, tensorCount: plan.outputTensors.count,
+        quantizedTensorCount: plan.steps.filter { $0.kind == .fuse }.count,
+        bits: q ? plan.quantization?.bits : nil, groupSize: q ? plan.quantization?.groupSize : nil,
+        bitsPerWeight: plan.bitsPerWeight,
+        bitsPerWeightText: String(format: "%.3f", plan.bitsPerWeight),
+        totalParameters: plan.totalParameters, tensorBytes: plan.totalSize, bytesWritten: written,
+        seconds: elapsed())
+}

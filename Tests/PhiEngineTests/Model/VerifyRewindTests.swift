@@ -1,0 +1,92 @@
+import CKernels
+import Testing
+
+@testable import PhiEngine
+
+/// `verify` and `rewind`, what speculative decoding is built on: a block of drafted tokens
+/// gives, row for row, bit for bit the logits decode steps would have given, and a rewind
+/// past the rejected rows leaves the session as if they had never been fed. Every model
+/// shape, float and 4-bit, float32 and 8-bit caches (8-bit keys calibrate on the first 32
+/// positions, so some blocks and rewinds straddle that).
+@Suite("verify and rewind")
+struct VerifyRewindTests {
+    static let text = (0..<48).map { ($0 * 29 + 5) % 380 + 3 }
+
+    /// (cached prefix, block length): inside one regime, across the tiny Phi-3 models'
+    /// LongRoPE switch (past 32 positions) and across the 8-bit keys' calibration, from
+    /// right at the switch, one token.
+    static let cases = [(20, 6), (28, 8), (32, 3), (36, 7), (1, 1)]
+
+    @Test("verified rows equal decode steps; a rewind then continues as the steps did")
+    func rowsEqualSteps() throws {
+        for (label, _, model) in try SessionReuseTests.models() {
+            for width in [KVCacheWidth.float32, .int8] {
+                for (p, k) in Self.cases {
+                    let prefix = Array(Self.text[..<p])
+                    let block = Array(Self.text[p..<p + k])
+                    let stepper = try InferenceSession(model: model, cacheWidth: width)
+                    _ = try stepper.prefill(prefix)
+                    let stepped = try block.map { Array(try stepper.step($0)) }
+
+                    let session = try InferenceSession(model: model, cacheWidth: width)
+                    _ = try session.prefill(prefix)
+                    let rows = try session.verify(block)
+                    #expect(rows.count == k)
+                    for i in 0..<k {
+                        #expect(Array(rows[i]) == stepped[i], "\(label) \(width) p\(p) row \(i)")
+                    }
+                    #expect(Array(session.logits) == stepped[k - 1])
+                    // the first token kept, the rest rejected: steps from there repeat them
+                    let keep = p + 1
+                    #expect(session.rewind(to: keep) == keep && session.position == keep)
+                    for i in 1..<k {
+                        #expect(
+                            Array(try session.step(block[i])) == stepped[i],
+                            "\(label) \(width) p\(p) after rewind, row \(i)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("a verify after a prompt of several blocks, with blocks smaller than the prompt")
+    func smallBlocks() throws {
+        let (_, model) = try SessionTests.quantizedModel("tiny-phi4mini.json")
+        let reference = try InferenceSession(model: model)
+        _ = try reference.prefill(Array(Self.text[..<10]))
+        let stepped = try Self.text[10..<14].map { Array(try reference.step($0)) }
+        let session = try InferenceSession(
+            model: model, maxContext: nil, threads: 2, isa: pk_matvec_best_isa(), block: 4)
+        #expect(session.maxVerifyTokens == 4)
+        // 10 cached tokens are 4 + 4 + 2; the verify block is one block of its own
+        _ = try session.prefill(Array(Self.text[..<10]))
+        let rows = try session.verify(Array(Self.text[10..<14]))
+        for i in 0..<4 { #expect(Array(rows[i]) == stepped[i], "row \(i)") }
+        // 11 cached tokens end mid-block; the verify block still comes whole
+        session.reset()
+        _ = try session.prefill(Array(Self.text[..<11]))
+        let three = try session.verify(Array(Self.text[11..<14]))
+        for i in 0..<3 { #expect(Array(three[i]) == stepped[i + 1], "row \(i) of 3") }
+    }
+
+    @Test("verify refuses an empty or oversized block and tokens past the context")
+    func refusals() throws {
+        let (_, model) = try SessionTests.floatModel("tiny-phi4mini.json")
+        let session = try InferenceSession(
+            model: model, maxContext: 16, threads: 1, isa: pk_matvec_best_isa(), block: 8)
+        _ = try session.prefill([1, 2, 3])
+        #expect(throws: SessionError.invalidBlock(tokens: 0, maximum: 8)) {
+            try session.verify([])
+        }
+        #expect(throws: SessionError.invalidBlock(tokens: 9, maximum: 8)) {
+            try session.verify(Array(repeating: 4, count: 9))
+        }
+        _ = try session.verify(Array(repeating: 4, count: 8))
+        #expect(throws: SessionError.contextFull(needed: 17, limit: 16)) {
+            try session.verify(Array(repeating: 4, count: 6))
+        }
+        #expect(session.position == 11)
+        #expect(session.rewind(to: 40) == 11 && session.rewind(to: 5) == 5)
+        #expect(session.tokens == [1, 2, 3, 4, 4])
+    }
+}
