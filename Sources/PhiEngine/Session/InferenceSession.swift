@@ -38,6 +38,9 @@ public final class InferenceSession {
     let pool: WorkerPool
     /// The position regime (`CausalLanguageModel.positionRegime`) the cached keys are in.
     private(set) var regime = 0
+    /// The cache no longer matches `tokens` (a rewind the state refused): the next feed
+    /// computes the whole sequence.
+    private var stale = false
 
     /// `maxContext` defaults to the model's positions, at most 4096 (the KV cache costs
     /// resident memory only as it fills, but its address space is reserved up front). The
@@ -150,9 +153,9 @@ public final class InferenceSession {
         var reuse = commonPrefixLength(with: sequence)
         if model.positionRegime(sequenceLength: sequence.count) != regime { reuse = 0 }
         reuse = min(reuse, sequence.count - 1)  // the last token's logits are wanted
-        reuse = rewind(to: reuse)
+        let valid = rewind(to: reuse)
         _ = try feed(sequence[reuse...])
-        return reuse
+        return valid
     }
 
     /// How many leading tokens `sequence` shares with the cache.
@@ -164,17 +167,20 @@ public final class InferenceSession {
     }
 
     /// Forgets every position from `position` on (the buffers stay allocated) and returns how
-    /// many tokens the cache still holds: `position` (at most `self.position`), or 0 when the
-    /// sequence state cannot drop positions (`SequenceState.rewind`), in which case the whole
-    /// sequence is computed again when tokens are next fed. Afterwards `logits` are not those
-    /// of the last token held (the caller has them from before, or feeds a token).
+    /// many of the tokens kept the cache still holds: all of them, or 0 when the sequence
+    /// state cannot drop positions (`SequenceState.rewind`) — the kept tokens are then
+    /// computed again with the next tokens fed, and the result is the same. Afterwards
+    /// `logits` are not those of the last token kept (the caller has them from before).
     @discardableResult
     public func rewind(to position: Int) -> Int {
-        var keep = max(0, min(position, tokens.count))
-        if keep < tokens.count && !sequence.rewind(to: keep) { keep = 0 }
+        let keep = max(0, min(position, tokens.count))
+        if keep < tokens.count && !sequence.rewind(to: keep) { stale = true }
         tokens.removeSubrange(keep...)
-        if keep == 0 { regime = model.positionRegime(sequenceLength: 0) }
-        return keep
+        if keep == 0 {
+            regime = model.positionRegime(sequenceLength: 0)
+            stale = false
+        }
+        return stale ? 0 : keep
     }
 
     /// Empties the cache (the buffers stay allocated).
@@ -198,10 +204,12 @@ public final class InferenceSession {
     }
 
     /// For `DecodeBatch`: appends `token` (already checked) and returns the regime to compute
-    /// it in, or nil without appending when the token crosses a regime switch (the caller
-    /// then steps this session alone, which recomputes the sequence).
+    /// it in, or nil without appending when the token crosses a regime switch or the cache is
+    /// stale (the caller then steps this session alone, which recomputes the sequence).
     func appendForBatch(_ token: Int) -> Int? {
-        guard model.positionRegime(sequenceLength: tokens.count + 1) == regime else { return nil }
+        guard !stale, model.positionRegime(sequenceLength: tokens.count + 1) == regime else {
+            return nil
+        }
         tokens.append(token)
         return regime
     }
@@ -215,9 +223,11 @@ public final class InferenceSession {
         var start = position
         tokens.append(contentsOf: new)
         let needed = model.positionRegime(sequenceLength: tokens.count)
-        if needed != regime {
+        if needed != regime || stale {
+            // the cached keys were embedded in another regime, or not kept: recompute
             regime = needed
-            start = 0  // the cached keys were embedded in another regime: recompute
+            stale = false
+            start = 0
         }
         let block = sequence.block
         try pool.exclusively {

@@ -1,4 +1,5 @@
 import CKernels
+import PhiFormats
 import Testing
 
 @testable import PhiEngine
@@ -88,5 +89,71 @@ struct VerifyRewindTests {
         #expect(session.position == 11)
         #expect(session.rewind(to: 40) == 11 && session.rewind(to: 5) == 5)
         #expect(session.tokens == [1, 2, 3, 4, 4])
+    }
+}
+
+/// A model whose sequence states refuse every rewind (as a cache that cannot drop positions
+/// would): the session must compute the kept tokens again and give the same logits.
+final class RefusingRewindModel: CausalLanguageModel, @unchecked Sendable {
+    let inner: any CausalLanguageModel
+    init(_ inner: any CausalLanguageModel) { self.inner = inner }
+    var directory: String { inner.directory }
+    var config: ModelConfig { inner.config }
+    var generationConfig: GenerationConfig? { inner.generationConfig }
+    var vocabularySize: Int { inner.vocabularySize }
+    var maxPositions: Int { inner.maxPositions }
+    var bytesPerToken: Int { inner.bytesPerToken }
+    var threads: Int { inner.threads }
+    func makeSequenceState(
+        capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
+    ) throws -> any SequenceState {
+        Refusing(
+            try inner.makeSequenceState(
+                capacity: capacity, block: block, threads: threads, cacheWidth: cacheWidth))
+    }
+    func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
+        try inner.makeBatchState(maxSequences: maxSequences, threads: threads)
+    }
+    func positionRegime(sequenceLength length: Int) -> Int {
+        inner.positionRegime(sequenceLength: length)
+    }
+
+    final class Refusing: SequenceState {
+        let inner: any SequenceState
+        init(_ inner: any SequenceState) { self.inner = inner }
+        var block: Int { inner.block }
+        var capacity: Int { inner.capacity }
+        var logitRows: Int { inner.logitRows }
+        var logits: UnsafeBufferPointer<Float> { inner.logits }
+        func forward(
+            _ tokens: UnsafeBufferPointer<Int>, at p0: Int, regime: Int, logitRows: Int,
+            pool: WorkerPool
+        ) {
+            inner.forward(tokens, at: p0, regime: regime, logitRows: logitRows, pool: pool)
+        }
+        func rewind(to position: Int) -> Bool { false }
+    }
+}
+
+extension VerifyRewindTests {
+    @Test("a state that refuses to rewind: the kept tokens are computed again, same logits")
+    func refusedRewind() throws {
+        let (_, model) = try SessionTests.quantizedModel("tiny-phi4mini.json")
+        let refusing = RefusingRewindModel(model)
+        let text = Array(Self.text[..<24])
+        let reference = try InferenceSession(model: model)
+        _ = try reference.prefill(Array(text[..<12]))
+        let stepped = try text[12...].map { Array(try reference.step($0)) }
+
+        let session = try InferenceSession(model: refusing)
+        _ = try session.prefill(Array(text[..<12]))
+        _ = try session.verify(Array(text[12..<18]))
+        #expect(session.rewind(to: 14) == 0 && session.tokens == Array(text[..<14]))
+        #expect(Array(try session.step(text[14])) == stepped[2])
+        // prepare reports nothing reused when its rewind is refused
+        #expect(try session.prepare(Array(text[..<13]) + [7, 8]) == 0)
+        #expect(Array(session.logits) == (try SessionReuseTests.fresh(model, Array(text[..<13]) + [7, 8])))
+        // appending needs no rewind: reuse as usual
+        #expect(try session.prepare(Array(text[..<13]) + [7, 8, 9]) == 15)
     }
 }

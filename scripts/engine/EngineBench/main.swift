@@ -6,6 +6,9 @@
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
 //   .build/release/engine-bench <model-dir> --batch N       (aggregate decode tok/s of N
 //                                                            sequences in one DecodeBatch)
+//   .build/release/engine-bench <model-dir> --verify [--prompt 512] [--draft-max 8]
+//                                                           (what verifying k drafted tokens
+//                                                            costs; VerifyCost.swift)
 //   .build/release/engine-bench <model-dir> --trace RUNS.json --out LOGITS.f32 [--kv-bits B]
 //                                                           (logits after every token, for
 //                                                            the numerics scripts; Trace.swift)
@@ -120,6 +123,10 @@ do {
         try traceLogits(
             directory: arguments[1], runsPath: arguments[i + 1], outPath: arguments[o + 1],
             bits: Int(option("--kv-bits", 32)))
+        exit(0)
+    }
+    if arguments.contains("--verify") {
+        try verifyCostBenchmark(directory: arguments[1], threads: threads)
         exit(0)
     }
     if arguments.contains("--batch") {

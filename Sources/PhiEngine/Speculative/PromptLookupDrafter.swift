@@ -1,0 +1,80 @@
+/// Drafts without a second model (prompt lookup): when the text just generated also occurs
+/// earlier in the context — in the prompt being edited or quoted, or earlier in the answer —
+/// it proposes what followed there. The context is indexed by a suffix automaton as it grows,
+/// so finding the longest earlier match costs the same at any length.
+///
+/// How much to propose comes from a `DraftCostModel`: the verify cost of each block length
+/// as this drafter measures it (the time between consecutive `draft` calls is the time the
+/// previous proposal took to verify, plus the sampling around it), and the share of drafted
+/// tokens kept per match length. In new text matches are short and rarely right, so it
+/// proposes nothing and generation runs as without it.
+///
+/// One instance per sequence, on one thread (`TokenDrafter`).
+public final class PromptLookupDrafter: TokenDrafter {
+    /// Tokens one proposal holds at most.
+    public let maxDraft: Int
+    /// Drafted and accepted tokens over this drafter's life (for `--stats` and `usage`).
+    public private(set) var drafted = 0
+    public private(set) var accepted = 0
+
+    private var index = SuffixAutomaton()
+    private var costs: DraftCostModel
+    /// The last proposal: its length and match class, and when it was made.
+    private var lastLength = 0
+    private var lastClass: Int?
+    private var lastCall: Double?
+    private let clock: () -> Double
+
+    /// `maxDraft`: the longest proposal (verification takes it plus one token as a block).
+    public convenience init(maxDraft: Int = 8) {
+        self.init(maxDraft: maxDraft, clock: monotonicSeconds)
+    }
+
+    /// With a clock of the caller's (tests drive the cost model with made-up timings).
+    init(maxDraft: Int, clock: @escaping () -> Double) {
+        self.maxDraft = max(0, maxDraft)
+        self.clock = clock
+        costs = DraftCostModel(maxBlock: self.maxDraft + 1)
+    }
+
+    public func draft(after tokens: [Int], limit: Int) -> [Int] {
+        let now = clock()
+        if let lastCall { costs.recordBlock(tokens: lastLength + 1, seconds: now - lastCall) }
+        lastCall = now
+        lastLength = 0
+        lastClass = nil
+        sync(tokens)
+        guard let match = index.earlierMatch, let matchClass = DraftCostModel.matchClass(match.length)
+        else { return [] }
+        let available = index.text.count - (match.end + 1)
+        let length = costs.bestLength(
+            matchClass: matchClass, limit: min(limit, maxDraft, available))
+        guard length > 0 else { return [] }
+        lastLength = length
+        lastClass = matchClass
+        return Array(index.text[(match.end + 1)..<(match.end + 1 + length)])
+    }
+
+    public func observe(drafted count: Int, accepted kept: Int) {
+        drafted += count
+        accepted += kept
+        if let lastClass {
+            costs.recordDraft(matchClass: lastClass, drafted: count, accepted: kept)
+        }
+        // a proposal the generator cut short was verified at the length it kept
+        if count < lastLength { lastLength = count }
+    }
+
+    /// Brings the index up to `tokens`: appends what is new, or starts over when `tokens` is
+    /// not a continuation of what was indexed (another sequence, an edited history).
+    private func sync(_ tokens: [Int]) {
+        let known = index.text.count
+        if tokens.count < known
+            || (known > 0
+                && (tokens[known - 1] != index.text[known - 1] || tokens[0] != index.text[0]))
+        {
+            index.removeAll()
+        }
+        for token in tokens[index.text.count...] { index.append(token) }
+    }
+}
