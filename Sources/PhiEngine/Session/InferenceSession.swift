@@ -30,8 +30,10 @@ public final class InferenceSession {
 
     let sequence: any SequenceState
     let pool: WorkerPool
-    /// The position regime (`CausalLanguageModel.positionRegime`) the cached keys are in.
+    /// The position regime (`BlockForwardModel.positionRegime`) the cached keys are in.
     private(set) var regime = 0
+    /// The model's `positionRegime` (not part of the public model protocol: a LongRoPE detail).
+    private let positionRegime: (Int) -> Int
 
     /// `maxContext` defaults to the model's positions, at most 4096 (the KV cache costs
     /// resident memory only as it fills, but its address space is reserved up front). The
@@ -68,10 +70,15 @@ public final class InferenceSession {
         self.maxContext = context
         self.pool = pool
         self.cacheWidth = cacheWidth
+        if let blockModel = model as? any BlockForwardModel {
+            positionRegime = { blockModel.positionRegime(sequenceLength: $0) }
+        } else {
+            positionRegime = { _ in 0 }
+        }
         sequence = try model.makeSequenceState(
             capacity: context, block: max(1, min(block, context)), threads: pool.size,
             cacheWidth: cacheWidth)
-        regime = model.positionRegime(sequenceLength: 0)
+        regime = positionRegime(0)
         tokens.reserveCapacity(context)
     }
 
@@ -95,7 +102,7 @@ public final class InferenceSession {
         guard !sequence.isEmpty else { throw SessionError.emptyPrompt }
         try checkFits(sequence, after: 0)
         var reuse = commonPrefixLength(with: sequence)
-        if model.positionRegime(sequenceLength: sequence.count) != regime { reuse = 0 }
+        if positionRegime(sequence.count) != regime { reuse = 0 }
         reuse = min(reuse, sequence.count - 1)  // the last token's logits are wanted
         rewind(to: reuse)
         _ = try feed(sequence[reuse...])
@@ -114,7 +121,7 @@ public final class InferenceSession {
     public func rewind(to position: Int) {
         let keep = max(0, min(position, tokens.count))
         tokens.removeSubrange(keep...)
-        if keep == 0 { regime = model.positionRegime(sequenceLength: 0) }
+        if keep == 0 { regime = positionRegime(0) }
     }
 
     /// Empties the cache (the buffers stay allocated).
@@ -137,7 +144,7 @@ public final class InferenceSession {
     /// it in, or nil without appending when the token crosses a regime switch (the caller
     /// then steps this session alone, which recomputes the sequence).
     func appendForBatch(_ token: Int) -> Int? {
-        guard model.positionRegime(sequenceLength: tokens.count + 1) == regime else { return nil }
+        guard positionRegime(tokens.count + 1) == regime else { return nil }
         tokens.append(token)
         return regime
     }
@@ -146,7 +153,7 @@ public final class InferenceSession {
         try checkFits(new, after: position)
         var start = position
         tokens.append(contentsOf: new)
-        let needed = model.positionRegime(sequenceLength: tokens.count)
+        let needed = positionRegime(tokens.count)
         if needed != regime {
             regime = needed
             start = 0  // the cached keys were embedded in another regime: recompute
