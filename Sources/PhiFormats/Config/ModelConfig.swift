@@ -68,6 +68,9 @@ public struct ModelConfig: Sendable, Equatable {
     /// which phikit cannot read; nil for float and MLX models.
     public var foreignQuantMethod: String?
     public var slidingWindow: Int?
+    /// `head_dim` when config.json states it (llama writes it); phikit's heads are
+    /// hidden_size / num_attention_heads wide, so validate refuses any other value.
+    public var statedHeadDim: Int?
     /// Where this config came from, for error messages (`…/config.json`).
     public var source: String
 
@@ -196,6 +199,7 @@ extension ModelConfig: Decodable {
         case quantization
         case quantizationConfig = "quantization_config"
         case slidingWindow = "sliding_window"
+        case statedHeadDim = "head_dim"
     }
 
     /// transformers 5 moves `rope_theta` (and sometimes `partial_rotary_factor`) into
@@ -267,6 +271,7 @@ extension ModelConfig: Decodable {
             ?? c.decodeIfPresent(String.self, forKey: .dtype)
         torchDType = dtypeName.flatMap { DType(pythonName: $0) }
         slidingWindow = try c.decodeIfPresent(Int.self, forKey: .slidingWindow)
+        statedHeadDim = try c.decodeIfPresent(Int.self, forKey: .statedHeadDim)
         source = "config.json"
 
         (quantization, foreignQuantMethod) = try Self.decodeQuantization(c)

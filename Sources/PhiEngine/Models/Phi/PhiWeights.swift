@@ -4,7 +4,7 @@ import PhiFormats
 /// Every weight of a phi model, as views into the memory-mapped safetensors files (nothing is
 /// converted except the small norm and bias vectors, widened to float32). Tensor names are
 /// the exact Hugging Face names; checked against config.json when built.
-final class PhiWeights: @unchecked Sendable {  // immutable after init
+final class PhiWeights: ArchitectureWeights, @unchecked Sendable {  // immutable after init
     /// A LayerNorm's scale and shift.
     struct Norm: Sendable {
         let weight: [Float]
