@@ -8,6 +8,7 @@ enum CommandTable {
         [
             PullCommand.self,
             ConvertCommand.self,
+            PushCommand.self,
             VerifyCommand.self,
             RunCommand.self,
             ChatCommand.self,
