@@ -1,6 +1,8 @@
 """The write side of the Hub look-alike (hub_server.py): what `phikit push` and huggingface_hub's
 `upload_folder` speak. Python standard library only.
 
+  POST /api/validate-yaml                     {"errors": []} (huggingface_hub asks before it
+                                              uploads a README.md)
   POST /api/repos/create                      {"name","organization","private","type"} -> 200
                                               {"url"}; 409 when the repo exists
   POST /api/models/{repo}/branch/{branch}     the branch at main's head; 409 when it exists
@@ -84,6 +86,8 @@ class UploadRoutes:
             return self.send_json(200 if present else 404, {"ok": present})
         if self.writer_token() is None:
             return
+        if parts[:2] == ["api", "validate-yaml"]:  # huggingface_hub checks a README's front matter
+            return self.send_json(200, {"errors": [], "warnings": []})
         if parts[:3] == ["api", "repos", "create"]:
             return self.create_repo(json.loads(body or b"{}"))
         if len(parts) >= 6 and parts[:2] == ["api", "models"]:
