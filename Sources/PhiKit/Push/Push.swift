@@ -34,7 +34,7 @@ public struct PushOptions: Sendable {
 public func push(
     _ options: PushOptions, progress: (PushProgress) -> Void = { _ in }
 ) throws -> PushResult {
-    guard ModelReference.isRepoID(options.repoID) else {
+    guard isHubRepoID(options.repoID) else {
         throw PushUsageError.badRepoID(options.repoID)
     }
     let configuration = HubConfiguration.from(
@@ -49,6 +49,9 @@ public func push(
             isPrivate: options.isPrivate, message: options.message),
         configuration: configuration, progress: progress)
 }
+
+/// Whether `text` is a Hub repo id (ORG/NAME with the Hub's characters).
+public func isHubRepoID(_ text: String) -> Bool { ModelReference.isRepoID(text) }
 
 public enum PushUsageError: UserFacingError, Equatable {
     case badRepoID(String)

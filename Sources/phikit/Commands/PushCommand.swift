@@ -61,7 +61,14 @@ struct PushCommand: Command {
             isPrivate: isPrivate, message: message, token: token)
     }
 
-    func run() throws {
+    func run() throws { try Self.push(options, json: json) }
+
+    /// `convert --upload-repo` pushes its output the same way.
+    static func push(_ directory: String, to repoID: String, json: Bool) throws {
+        try push(PushOptions(directory: directory, repoID: repoID), json: json)
+    }
+
+    static func push(_ options: PushOptions, json: Bool) throws {
         let view = PushProgressView()
         let result: PushResult
         do {
@@ -71,7 +78,7 @@ struct PushCommand: Command {
             throw error
         }
         view.clear()
-        Diagnostics.writeStderr(Self.summary(result) + "\n")
+        Diagnostics.writeStderr(summary(result) + "\n")
         if json {
             try StandardOutput.print(try Format.json(result))
         } else {
