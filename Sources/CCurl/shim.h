@@ -12,6 +12,10 @@ static inline CURLcode pk_curl_set_slist(CURL *h, CURLoption o, struct curl_slis
 static inline CURLcode pk_curl_set_write_fn(CURL *h, size_t (*fn)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, fn);
 }
+/* Request bodies (POST, PUT) are pulled from a read callback (CURLOPT_READFUNCTION). */
+static inline CURLcode pk_curl_set_read_fn(CURL *h, size_t (*fn)(char *, size_t, size_t, void *)) {
+    return curl_easy_setopt(h, CURLOPT_READFUNCTION, fn);
+}
 static inline CURLcode pk_curl_set_header_fn(CURL *h, size_t (*fn)(char *, size_t, size_t, void *)) {
     return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, fn);
 }

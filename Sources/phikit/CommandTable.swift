@@ -10,6 +10,7 @@ enum CommandTable {
             ConvertCommand.self,
             FuseCommand.self,
             EvalCommand.self,
+            PushCommand.self,
             VerifyCommand.self,
             RunCommand.self,
             ChatCommand.self,

@@ -59,7 +59,9 @@ public final class HubTestServer {
         .deletingLastPathComponent().appendingPathComponent("PhiHubTests/Server/hub_server.py")
         .path
 
-    public init(repos: [Repo], pageSize: Int = 1000) throws {
+    /// `multipartChunk`: LFS objects larger than this are uploaded in parts of this size
+    /// (the Hub's multipart transfer); nil: every object in one PUT.
+    public init(repos: [Repo], pageSize: Int = 1000, multipartChunk: Int? = nil) throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("phikit-hub-server-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(
@@ -86,9 +88,9 @@ public final class HubTestServer {
             if let token = repo.gatedToken { spec["gated_token"] = token }
             specRepos.append(spec)
         }
-        let spec = try JSONSerialization.data(withJSONObject: [
-            "page_size": pageSize, "repos": specRepos,
-        ])
+        var specObject: [String: Any] = ["page_size": pageSize, "repos": specRepos]
+        if let multipartChunk { specObject["multipart_chunk"] = multipartChunk }
+        let spec = try JSONSerialization.data(withJSONObject: specObject)
         try spec.write(to: URL(fileURLWithPath: directory + "/spec.json"))
         try Data("[]".utf8).write(to: URL(fileURLWithPath: directory + "/faults.json"))
 
@@ -147,7 +149,10 @@ public final class HubTestServer {
         }
     }
 
+    /// Forgets the requests so far, once each has been answered and logged (the server logs
+    /// an answer after sending it, so a client can be done before its last line is written).
     public func clearLog() {
+        _ = requests
         try? FileManager.default.removeItem(atPath: directory + "/log.jsonl")
     }
 

@@ -144,8 +144,8 @@ private func fileSize(_ path: String) throws(ChecksumError) -> Int {
 
 /// Reads `path` sequentially in 8 MB chunks (large enough that syscalls cost nothing next to
 /// hashing, small enough to stay in cache) and hands each chunk to `body`.
-private func streamFile(
-    _ path: String, progress: ((Int) -> Void)?, _ body: (UnsafeRawBufferPointer) -> Void
+public func streamFile(
+    _ path: String, progress: ((Int) -> Void)? = nil, _ body: (UnsafeRawBufferPointer) -> Void
 ) throws(ChecksumError) {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { throw .cannotOpen(path: path, errno: errno) }

@@ -39,6 +39,13 @@ final class CurlEasy {
         _ request: HTTPRequest, receiver: HTTPResponseReceiver
     ) -> Result<HTTPResponseHead, TransportFailure> {
         let context = TransferContext(receiver: receiver, url: request.url)
+        if request.method != .get, let body = request.body {
+            do {
+                context.bodySource = try RequestBodySource(body)
+            } catch {
+                return .failure(error)
+            }
+        }
         var headerList: UnsafeMutablePointer<curl_slist>?
         defer { curl_slist_free_all(headerList) }
         for (name, value) in request.headers {
@@ -49,6 +56,11 @@ final class CurlEasy {
         }
         if !request.acceptCompression {
             headerList = curl_slist_append(headerList, "Accept-Encoding: identity")
+        }
+        if request.method != .get {
+            // No `Expect: 100-continue` round trip before each body: the Hub and storage
+            // hosts answer errors after the body as well.
+            headerList = curl_slist_append(headerList, "Expect:")
         }
         errorBuffer[0] = 0
         let code = withExtendedLifetime(context) { () -> CURLcode in
@@ -80,6 +92,7 @@ final class CurlEasy {
         check(pk_curl_set_str(handle, CURLOPT_USERAGENT, userAgent))
         check(pk_curl_set_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer))
         check(pk_curl_set_header_fn(handle, curlHeaderCallback))
+        check(pk_curl_set_read_fn(handle, curlReadCallback))
         check(pk_curl_set_write_fn(handle, curlWriteCallback))
         check(pk_curl_set_xferinfo_fn(handle, curlProgressCallback))
         check(pk_curl_set_long(handle, CURLOPT_NOPROGRESS, 0))
@@ -110,6 +123,19 @@ final class CurlEasy {
         check(pk_curl_set_ptr(handle, CURLOPT_HEADERDATA, context))
         check(pk_curl_set_ptr(handle, CURLOPT_WRITEDATA, context))
         check(pk_curl_set_ptr(handle, CURLOPT_XFERINFODATA, context))
+        check(pk_curl_set_ptr(handle, CURLOPT_READDATA, context))
+        // The method and its body size, set every time: HTTPGET undoes a previous POST or PUT.
+        let length = curl_off_t(request.body?.length ?? 0)
+        switch request.method {
+        case .get:
+            check(pk_curl_set_long(handle, CURLOPT_HTTPGET, 1))
+        case .post:
+            check(pk_curl_set_long(handle, CURLOPT_POST, 1))
+            check(pk_curl_set_off(handle, CURLOPT_POSTFIELDSIZE_LARGE, length))
+        case .put:
+            check(pk_curl_set_long(handle, CURLOPT_UPLOAD, 1))
+            check(pk_curl_set_off(handle, CURLOPT_INFILESIZE_LARGE, length))
+        }
         guard code == CURLE_OK else {
             return TransportFailure(kind: .other, detail: "libcurl option: \(describe(code))")
         }
@@ -176,6 +202,8 @@ private final class TransferContext {
     var headDelivered = false
     var receiverAborted = false
     var setupFailure: TransportFailure?
+    /// The body of a POST or PUT, read by libcurl through `curlReadCallback`.
+    var bodySource: RequestBodySource?
 
     init(receiver: HTTPResponseReceiver, url: String) {
         self.receiver = receiver
@@ -234,9 +262,61 @@ private let curlWriteCallback:
         return context.body(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
     }
 
+private let curlReadCallback:
+    @convention(c) (
+        UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?
+    ) -> Int = { buffer, size, count, userdata in
+        guard let buffer, let userdata else { return 0 }
+        let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
+        guard let source = context.bodySource else { return 0 }
+        return source.read(into: UnsafeMutableRawPointer(buffer), capacity: size * count)
+            ?? Int(CURL_READFUNC_ABORT)
+    }
+
 private let curlProgressCallback:
     @convention(c) (
         UnsafeMutableRawPointer?, curl_off_t, curl_off_t, curl_off_t, curl_off_t
     ) -> Int32 = { _, _, _, _, _ in
         Cancellation.isRequested ? 1 : 0
     }
+
+/// Feeds a request body to libcurl, from memory or from a range of a file (read with pread,
+/// so a multi-GB weight file is streamed, never loaded).
+final class RequestBodySource {
+    private let body: HTTPBody
+    private var sent = 0
+    private var descriptor: Int32 = -1
+
+    init(_ body: HTTPBody) throws(TransportFailure) {
+        self.body = body
+        if case .fileRange(let path, _, _) = body {
+            descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                let reason = String(cString: strerror(errno))
+                throw TransportFailure(kind: .other, detail: "cannot read \(path): \(reason)")
+            }
+        }
+    }
+
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    /// Copies the next bytes into `buffer`; 0 at the end, nil when the file cannot be read
+    /// (it shrank or vanished during the upload: the transfer is aborted, never padded).
+    func read(into buffer: UnsafeMutableRawPointer, capacity: Int) -> Int? {
+        let count = min(capacity, body.length - sent)
+        guard count > 0 else { return 0 }
+        switch body {
+        case .bytes(let bytes):
+            bytes.withUnsafeBytes { source in
+                buffer.copyMemory(from: source.baseAddress! + sent, byteCount: count)
+            }
+        case .fileRange(_, let offset, _):
+            let got = pread(descriptor, buffer, count, off_t(offset + sent))
+            guard got > 0 else { return nil }
+            sent += got
+            return got
+        }
+        sent += count
+        return count
+    }
+}

@@ -1,10 +1,13 @@
 import Foundation
 
-/// One HTTP GET as phikit makes it: no automatic redirects (the Hub client follows them itself,
+/// One HTTP request as phikit makes it (a GET, or a POST/PUT with a body for uploads): no automatic redirects (the Hub client follows them itself,
 /// so it can read the Hub's headers on the 302 and keep the token off other hosts), optional
 /// `Range` start, and the timeouts that turn a dead connection into a retryable error.
 struct HTTPRequest: Sendable {
     var url: String
+    var method: HTTPMethod = .get
+    /// What a POST or PUT sends; ignored for GET.
+    var body: HTTPBody?
     /// Extra request headers, `Name: value` pairs. `Authorization` is added here only by
     /// `HubClient`, and only for the endpoint's own origin.
     var headers: [(name: String, value: String)] = []
@@ -14,6 +17,26 @@ struct HTTPRequest: Sendable {
     /// those of the uncompressed bytes.
     var acceptCompression = false
     var timeouts: HTTPTimeouts = HTTPTimeouts()
+}
+
+enum HTTPMethod: String, Sendable {
+    case get = "GET"
+    case post = "POST"
+    case put = "PUT"
+}
+
+/// A request body. Files are read in place (a part of a multi-GB weight file is never held in
+/// memory), so a retried upload simply reads the same range again.
+enum HTTPBody: Sendable {
+    case bytes([UInt8])
+    case fileRange(path: String, offset: Int, length: Int)
+
+    var length: Int {
+        switch self {
+        case .bytes(let bytes): bytes.count
+        case .fileRange(_, _, let length): length
+        }
+    }
 }
 
 struct HTTPTimeouts: Sendable, Equatable {

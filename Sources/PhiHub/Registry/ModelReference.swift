@@ -77,7 +77,7 @@ public enum ModelReference: Sendable, Equatable {
     }
 
     /// The Hub's rule: two non-empty parts of letters, digits, `-`, `_`, `.`.
-    static func isRepoID(_ text: String) -> Bool {
+    public static func isRepoID(_ text: String) -> Bool {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2 else { return false }
         return parts.allSatisfy { part in

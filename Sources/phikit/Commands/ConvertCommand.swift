@@ -11,7 +11,7 @@ struct ConvertCommand: Command {
         phikit convert <source> [-o <dir>] [-q] [--bits 4] [--group-size 64]
                        [--q-mode affine|mxfp4|nvfp4|mxfp8] [--quant-predicate mixed_3_6]
                        [--dtype float16|bfloat16|float32] [--dequantize] [--max-shard-size 5GiB]
-                       [--force] [--json]
+                       [--force] [--upload-repo <org/name>] [--json]
         phikit convert <file.gguf> [-o <dir>] [--exact] [--dtype …] [--dequantize] [--force]
         """
     static let help = """
@@ -50,6 +50,8 @@ struct ConvertCommand: Command {
           --max-shard-size <size>  largest weight file (default 5GiB, as mlx_lm)
           --threads <n>            threads to use (default: all cores)
           --force                  replace an existing output (once the new one is complete)
+          --upload-repo <org/name> then push the output to that Hub repo (as `phikit push`;
+                                   mlx_lm.convert's option): needs a token with write access
           --json                   print the summary as JSON
 
         GGUF input: the output is an MLX model with tokenizer.json, tokenizer_config.json
@@ -75,6 +77,8 @@ struct ConvertCommand: Command {
 
     var options: ConvertOptions
     var json: Bool
+    /// `--upload-repo`: where the finished output is pushed.
+    var uploadRepo: String?
 
     init(_ args: inout ArgumentReader) throws {
         let output = try args.option("-o", "--output", "--mlx-path")
@@ -96,6 +100,7 @@ struct ConvertCommand: Command {
         let threads = try args.option("--threads", as: Int.self)
         let force = args.flag("--force")
         let exact = args.flag("--exact")
+        uploadRepo = try args.option("--upload-repo")
         json = args.flag("--json")
         let positional = args.optionalPositional()
         try args.finish()
@@ -129,6 +134,11 @@ struct ConvertCommand: Command {
                 "--bits, --group-size, --q-mode and --quant-predicate need -q/--quantize")
         }
         if let threads, threads < 1 { throw UsageError("--threads must be at least 1") }
+        if let uploadRepo, !PhiKit.isHubRepoID(uploadRepo) {
+            throw UsageError(
+                "invalid value '\(uploadRepo)' for '--upload-repo'",
+                hint: "name a Hub repo as ORG/NAME")
+        }
         options = ConvertOptions(source: source, output: output, quantize: quantize)
         options.bits = bits
         options.groupSize = groupSize
@@ -143,7 +153,14 @@ struct ConvertCommand: Command {
     }
 
     func run() throws {
-        if isGGUF(path: options.source) { return try runGGUF() }
+        let output = isGGUF(path: options.source) ? try runGGUF() : try convertSafetensors()
+        if let uploadRepo {
+            try PushCommand.push(output, to: uploadRepo, json: false)
+        }
+    }
+
+    /// Converts, prints the summary, and returns the output directory.
+    private func convertSafetensors() throws -> String {
         // A Hub source not yet cached is pulled first, with pull's own progress lines;
         // they are gone before the conversion's progress starts.
         let pullView = PullProgressView()
@@ -157,7 +174,7 @@ struct ConvertCommand: Command {
         Diagnostics.endProgress()
         if json {
             try StandardOutput.print(try Format.json(summary))
-            return
+            return summary.outputDirectory
         }
         if summary.bits != nil {
             try StandardOutput.print(
@@ -170,6 +187,7 @@ struct ConvertCommand: Command {
                 + "\(fileCount) weight \(fileCount == 1 ? "file" : "files"), "
                 + "\(Format.bytes(summary.bytesWritten)) in \(Format.fixed(summary.seconds, decimals: 1)) s"
         )
+        return summary.outputDirectory
     }
 
     /// `converting  57/195 tensors  2.10 GB / 7.64 GB  412 MB/s  ETA 13 s`.

@@ -4,14 +4,14 @@ import PhiKit
 /// `phikit convert FILE.gguf`: runs the GGUF conversion and prints what came over exactly
 /// and what did not (each inexact tensor with its largest error).
 extension ConvertCommand {
-    func runGGUF() throws {
+    func runGGUF() throws -> String {
         let summary = try PhiKit.convertGGUF(options) { p in
             Diagnostics.progress(Self.progressLine(p))
         }
         Diagnostics.endProgress()
         if json {
             try StandardOutput.print(try Format.json(summary))
-            return
+            return summary.outputDirectory
         }
         let exact = summary.exactTypes.sorted { $0.key < $1.key }
             .map { "\($0.value) \($0.key)" }.joined(separator: ", ")
@@ -35,5 +35,6 @@ extension ConvertCommand {
                 + "\(Format.grouped(summary.tensorCount)) tensors, \(fileCount) weight "
                 + "\(fileCount == 1 ? "file" : "files"), \(Format.bytes(summary.bytesWritten)) in "
                 + "\(Format.fixed(summary.seconds, decimals: 1)) s")
+        return summary.outputDirectory
     }
 }

@@ -58,6 +58,8 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from hub_upload import UploadRoutes
+
 LOCK = threading.Lock()
 
 
@@ -77,7 +79,7 @@ def file_chunks(path, size=8 << 20):
             yield chunk
 
 
-class RepoFile:
+class RepoFile:  # noqa: the upload routes build these too (UploadRoutes.RepoFile)
     def __init__(self, spec):
         self.path = spec["path"]
         self.source = spec["source"]
@@ -128,6 +130,8 @@ class Hub:
                 "gated_token": repo.get("gated_token"),
                 "private": bool(repo.get("private", False)),
             }
+        self.multipart_chunk = spec.get("multipart_chunk")
+        self.storage = spec.get("storage") or os.path.dirname(os.path.abspath(faults_path or "."))
         self.faults_path = faults_path
         self.faults_mtime = None
         self.faults = []
@@ -191,7 +195,7 @@ class Hub:
         return matches[0] if len(matches) == 1 else None
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(UploadRoutes, BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # headers and body go out as separate writes
     hub = None  # set per server class
@@ -253,6 +257,12 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         self.dispatch()
 
+    def do_POST(self):
+        self.dispatch()
+
+    def do_PUT(self):
+        self.dispatch()
+
     def dispatch(self):
         self.request_id = self.hub.next_id()
         self.hub.log({"id": self.request_id, "phase": "start"})
@@ -260,6 +270,11 @@ class Handler(BaseHTTPRequestHandler):
         path = urllib.parse.unquote(url.path)
         fault = self.hub.fault_for(self.server_name_tag, path)
         self.fault = fault
+        body = None
+        if self.command in ("POST", "PUT"):
+            body = self.read_body(fault)
+            if body is None:  # a "drop" fault cut the upload
+                return self.record(0, 0)
         if fault and fault["kind"] == "status":
             headers = {}
             if fault.get("retry_after") is not None:
@@ -269,7 +284,11 @@ class Handler(BaseHTTPRequestHandler):
             )
         try:
             if self.server_name_tag == "cdn":
+                if self.command == "PUT" and path.startswith("/upload/"):
+                    return self.cdn_upload(path, url.query, body)
                 return self.serve_cdn(path, fault)
+            if body is not None:
+                return self.serve_write(path, body)
             return self.serve_hub(path, url.query, fault)
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -457,6 +476,9 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "stall" and sent < length:
             time.sleep(float(fault.get("seconds", 3600)))
         return sent
+
+
+UploadRoutes.RepoFile = RepoFile
 
 
 def make_server(host, port, hub, tag, cdn_base=""):
