@@ -114,9 +114,6 @@ final class RefusingRewindModel: CausalLanguageModel, @unchecked Sendable {
     func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
         try inner.makeBatchState(maxSequences: maxSequences, threads: threads)
     }
-    func positionRegime(sequenceLength length: Int) -> Int {
-        inner.positionRegime(sequenceLength: length)
-    }
 
     final class Refusing: SequenceState {
         let inner: any SequenceState
