@@ -78,11 +78,6 @@ public struct ChatHistory: Sendable, Equatable {
         return JSONValue.array(objects).pythonJSONDump(indent: 2) + "\n"
     }
 
-    /// Writes `json()` to `path` atomically (a crash leaves the previous file).
-    public func save(to path: String) throws {
-        try AtomicFile.write(Array(json().utf8), to: path)
-    }
-
     /// Reads a conversation file as `tokenize --chat` does; a leading system message becomes
     /// `system`. Every message needs a string `content`.
     public static func load(from path: String) throws -> ChatHistory {

@@ -13,7 +13,8 @@ public enum SlashCommand: Sendable, Equatable {
     /// `/set NAME VALUE` changes a sampling setting; `/set` alone lists them.
     case set(name: String, value: String)
     case showSettings
-    case save(path: String)
+    /// `/save [--force] FILE`: `--force` replaces a file that is not a conversation.
+    case save(path: String, force: Bool = false)
     case load(path: String)
     /// `/stats`: the last turn's figures, and from now on after every turn.
     case stats
@@ -39,7 +40,14 @@ public enum SlashCommand: Sendable, Equatable {
                 throw .missingArgument(command: "/set \(parts[0])", what: "a value")
             }
             return .set(name: String(parts[0]), value: String(parts[1]).trimmingWhitespace())
-        case "/save": return .save(path: try argument("a file name"))
+        case "/save":
+            let flag = rest.prefix { !$0.isWhitespace }
+            guard flag == "--force" else { return .save(path: try argument("a file name")) }
+            let path = String(rest.dropFirst(flag.count)).trimmingWhitespace()
+            guard !path.isEmpty else {
+                throw .missingArgument(command: "/save --force", what: "a file name")
+            }
+            return .save(path: path, force: true)
         case "/load": return .load(path: try argument("a file name"))
         case "/stats": return .stats
         case "/bye", "/exit", "/quit": return .bye
@@ -54,7 +62,8 @@ public enum SlashCommand: Sendable, Equatable {
         /system TEXT          set the system message; /system shows it
         /set NAME VALUE       temp, top_p, top_k, min_p, max_tokens, seed,
                               repetition_penalty, repetition_context_size; /set lists them
-        /save FILE.json       write the conversation ([{"role", "content"}])
+        /save FILE.json       write the conversation ([{"role", "content"}]); replaces
+                              only an earlier conversation: /save --force FILE for any file
         /load FILE.json       continue a saved conversation
         /stats                show prompt tokens (new, reused), time to first token, tok/s
         /bye                  leave (also Ctrl-D, or Ctrl-C at an empty prompt)

@@ -24,8 +24,8 @@ extension ChatLoop {
         case .set(let name, let value):
             try ChatSetting.apply(name, value, to: &chat.parameters)
             note("(\(ChatSetting.describe(chat.parameters)))")
-        case .save(let path):
-            try chat.history.save(to: path)
+        case .save(let path, let force):
+            try chat.history.save(to: path, force: force)
             note("(saved \(chat.history.messages.count) messages to \(path))")
         case .load(let path):
             chat.history = try ChatHistory.load(from: path)

@@ -49,6 +49,58 @@ struct ChatHistoryTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["chat.json"])
     }
 
+    @Test func saveReplacesOnlyRegularFilesAndEarlierConversations() throws {
+        let h = history(1)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+        // A FIFO, a symlink (even to a conversation) and a directory stay what they are.
+        #expect(mkfifo(path("fifo"), 0o600) == 0)
+        try h.save(to: path("chat.json"))
+        try FileManager.default.createSymbolicLink(
+            atPath: path("link.json"), withDestinationPath: path("chat.json"))
+        try FileManager.default.createDirectory(
+            atPath: path("folder"), withIntermediateDirectories: false)
+        for (name, kind) in [
+            ("fifo", "a FIFO"), ("link.json", "a symbolic link"), ("folder", "a directory"),
+        ] {
+            #expect(throws: ChatSaveError.notRegularFile(path: path(name), kind: kind)) {
+                try h.save(to: path(name), force: true)
+            }
+        }
+        // A device is refused before anything is written (checked without writing, so a
+        // regression cannot replace the machine's /dev/null).
+        #expect(throws: ChatSaveError.notRegularFile(path: "/dev/null", kind: "a character device"))
+        {
+            try ChatSaveTarget.check("/dev/null", force: true)
+        }
+        var info = stat()
+        #expect(lstat(path("fifo"), &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        #expect(lstat(path("link.json"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+
+        // A file that is not a conversation is kept, unless forced.
+        let notes = Data("my notes, not a chat\n".utf8)
+        try notes.write(to: URL(fileURLWithPath: path("notes.txt")))
+        #expect(throws: ChatSaveError.notAConversation(path: path("notes.txt"))) {
+            try h.save(to: path("notes.txt"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path("notes.txt"))) == notes)
+        try h.save(to: path("notes.txt"), force: true)
+        #expect(try ChatHistory.load(from: path("notes.txt")) == h)
+
+        // An earlier conversation and an empty file are replaced without asking.
+        var longer = h
+        longer.append(role: "user", content: "more")
+        try longer.save(to: path("chat.json"))
+        #expect(try ChatHistory.load(from: path("chat.json")) == longer)
+        FileManager.default.createFile(atPath: path("empty.json"), contents: Data())
+        try h.save(to: path("empty.json"))
+        #expect(try ChatHistory.load(from: path("empty.json")) == h)
+        #expect(ChatSaveError.notAConversation(path: "n.txt").hint == "/save --force n.txt replaces it")
+    }
+
     @Test func loadRefusesMessagesWithoutText() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -70,6 +122,11 @@ struct ChatHistoryTests {
         #expect(try SlashCommand.parse("/set temp 0.7") == .set(name: "temp", value: "0.7"))
         #expect(try SlashCommand.parse("/set") == .showSettings)
         #expect(try SlashCommand.parse("/save my chat.json") == .save(path: "my chat.json"))
+        #expect(try SlashCommand.parse("/save --force a.json") == .save(path: "a.json", force: true))
+        #expect(try SlashCommand.parse("/save --forceful") == .save(path: "--forceful"))
+        #expect(throws: SlashCommandError.missingArgument(command: "/save --force", what: "a file name")) {
+            try SlashCommand.parse("/save --force ")
+        }
         #expect(throws: SlashCommandError.unknown("/sav")) { try SlashCommand.parse("/sav x") }
         #expect(throws: SlashCommandError.missingArgument(command: "/load", what: "a file name")) {
             try SlashCommand.parse("/load")
