@@ -95,9 +95,11 @@ struct CompletionHandler: Sendable {
         } catch {
             throw .server("\(error)")
         }
-        let generation = GenerationRequest(
+        var generation = GenerationRequest(
             prompt: prompt, parameters: parameters, stopTokens: stopTokens,
             stopStrings: request.stop, logprobs: request.logprobs)
+        // The echoed prompt and the answer are one text: "Once" + " upon", not "Onceupon".
+        generation.continuesPrompt = request.echo
         return (generation, answerStart)
     }
 

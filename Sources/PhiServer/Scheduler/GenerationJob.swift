@@ -11,6 +11,9 @@ struct GenerationRequest: Sendable {
     var stopStrings: [String]
     /// How many alternatives to report per token (0...10); nil: no log-probabilities.
     var logprobs: Int?
+    /// The answer's text continues the prompt's (`echo`): decoded after the prompt's last
+    /// token, so a leading space is not stripped as at the start of a text.
+    var continuesPrompt = false
 }
 
 /// The log-probability of one generated token and of the likeliest alternatives, from the

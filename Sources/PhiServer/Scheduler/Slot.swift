@@ -35,7 +35,9 @@ final class Slot {
         let request = job.request
         sampler = Sampler(
             parameters: request.parameters, vocabularySize: entry.session.model.vocabularySize)
-        decoder = StreamingDecoder(tokenizer: tokenizer)
+        decoder = StreamingDecoder(
+            tokenizer: tokenizer,
+            continuing: request.continuesPrompt ? Array(request.prompt.suffix(1)) : [])
         matcher = StopStringMatcher(request.stopStrings)
     }
 
