@@ -41,7 +41,7 @@ struct CompletionHandler: Sendable {
             if request.stream {
                 AnswerStream(
                     job: job, channel: channel, bodies: bodies, includeUsage: request.includeUsage,
-                    parseTools: tools, parallelToolCalls: request.parallelToolCalls,
+                    parseTools: tools, errorText: errorText, parallelToolCalls: request.parallelToolCalls,
                     answerStart: answerStart, keepAlive: keepAlive
                 ).run()
             } else {
@@ -52,7 +52,7 @@ struct CompletionHandler: Sendable {
         } catch let error as APIError {
             try? channel.send(error)
         } catch {
-            try? channel.send(APIError.server("\(error)"))
+            try? channel.send(APIError.server(errorText.message(of: error)))
         }
     }
 
@@ -62,7 +62,7 @@ struct CompletionHandler: Sendable {
     private func generation(_ request: CompletionRequest) throws(APIError)
         -> (GenerationRequest, answerStart: String)
     {
-        let builder = PromptBuilder(container: container)
+        let builder = PromptBuilder(container: container, errorText: errorText)
         var prompt = try builder.tokens(for: request.input)
         var answerStart = ""
         if request.echo {
@@ -93,7 +93,7 @@ struct CompletionHandler: Sendable {
         do {
             stopTokens = try container.stopTokens()
         } catch {
-            throw .server("\(error)")
+            throw .server(errorText.message(of: error))
         }
         var generation = GenerationRequest(
             prompt: prompt, parameters: parameters, stopTokens: stopTokens,
@@ -117,7 +117,7 @@ struct CompletionHandler: Sendable {
                     text += piece
                     logprobs += entries
                 case .failed(let error):
-                    throw Self.apiError(error)
+                    throw Self.apiError(error, errorText)
                 case .finished(let summary):
                     channel.logNote = Self.logNote(summary)
                     var content: String? = text
@@ -142,14 +142,17 @@ struct CompletionHandler: Sendable {
         return summary.finishReason == .length ? "length" : "stop"
     }
 
-    static func apiError(_ error: any Error) -> APIError {
+    static func apiError(_ error: any Error, _ text: ErrorText) -> APIError {
         switch error {
         case SchedulerRefusal.stopping: .stopping
-        case let failure as SchedulerFailure:
-            .server(
-                (failure.error as? any UserFacingError)?.message ?? "\(failure.error)")
-        default: .server("\(error)")
+        case let failure as SchedulerFailure: .server(text.message(of: failure.error))
+        default: .server(text.message(of: error))
         }
+    }
+
+    /// Library errors without the paths of the server's files.
+    var errorText: ErrorText {
+        ErrorText(modelDirectory: container.location.directory, modelID: modelID)
     }
 
     static func logNote(_ s: GenerationSummary) -> String {
