@@ -16,7 +16,7 @@ public enum SlashCommand: Sendable, Equatable {
     /// `/save [--force] FILE`: `--force` replaces a file that is not a conversation.
     case save(path: String, force: Bool = false)
     case load(path: String)
-    /// `/stats`: the last turn's figures, and from now on after every turn.
+    /// `/stats`: turns the figures after every answer on (showing the last turn's) or off.
     case stats
     case bye
 
@@ -65,8 +65,9 @@ public enum SlashCommand: Sendable, Equatable {
         /save FILE.json       write the conversation ([{"role", "content"}]); replaces
                               only an earlier conversation: /save --force FILE for any file
         /load FILE.json       continue a saved conversation
-        /stats                show prompt tokens (new, reused), time to first token, tok/s
-        /bye                  leave (also Ctrl-D, or Ctrl-C at an empty prompt)
+        /stats                figures after each answer (prompt tokens new and reused, time
+                              to first token, tok/s): on, or off again
+        /bye                  leave (also Ctrl-D; Ctrl-C only stops an answer)
         \"\"\"                   begin and end a message of several lines
         """
 }
@@ -100,7 +101,8 @@ public enum ChatSetting {
             changed.seed =
                 value == "none" ? nil : UInt64(bitPattern: Int64(try integer("an integer")))
         case "repetition_penalty", "repeat_penalty":
-            changed.repetitionPenalty = Float(try number("a number > 0"))
+            changed.repetitionPenalty =
+                value == "none" ? nil : Float(try number("a number > 0, or none"))
         case "repetition_context_size", "repeat_last_n":
             changed.repetitionContextSize = try integer("an integer ≥ 0")
         default: throw .unknownSetting(name)
@@ -113,18 +115,16 @@ public enum ChatSetting {
         parameters = changed
     }
 
-    /// `/set` with no arguments: the current values, one line.
+    /// `/set` with no arguments: every setting `/set` takes and its current value, one line
+    /// (the ones not in use say `none`).
     public static func describe(_ p: GenerationParameters) -> String {
-        var parts = [
+        [
             "temp \(p.temperature)", "top_p \(p.topP)", "top_k \(p.topK)", "min_p \(p.minP)",
             "max_tokens \(p.maxTokens)",
-        ]
-        if let penalty = p.repetitionPenalty {
-            parts.append("repetition_penalty \(penalty)")
-            parts.append("repetition_context_size \(p.repetitionContextSize)")
-        }
-        parts.append("seed \(p.seed.map { String(Int64(bitPattern: $0)) } ?? "none")")
-        return parts.joined(separator: ", ")
+            "repetition_penalty \(p.repetitionPenalty.map { "\($0)" } ?? "none")",
+            "repetition_context_size \(p.repetitionContextSize)",
+            "seed \(p.seed.map { String(Int64(bitPattern: $0)) } ?? "none")",
+        ].joined(separator: ", ")
     }
 }
 

@@ -31,10 +31,13 @@ extension ChatLoop {
             chat.history = try ChatHistory.load(from: path)
             note("(loaded \(chat.history.messages.count) messages from \(path))")
         case .stats:
-            showStats = true
-            note(
-                chat.lastReply.map(Self.statistics)
-                    ?? "(no answer yet; figures follow each answer from now on)")
+            showStats.toggle()
+            guard showStats else {
+                note("(no more figures after the answers; /stats turns them on again)")
+                break
+            }
+            if let last = chat.lastReply { note(Self.statistics(last)) }
+            note("(figures follow each answer from now on; /stats turns them off)")
         }
         return .stay
     }

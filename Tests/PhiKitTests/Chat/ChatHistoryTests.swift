@@ -147,5 +147,16 @@ struct ChatHistoryTests {
             try ChatSetting.apply("tmp", "1", to: &p)
         }
         #expect(p == before)
+        try ChatSetting.apply("repetition_penalty", "1.1", to: &p)
+        #expect(p.repetitionPenalty == 1.1)
+        try ChatSetting.apply("repetition_penalty", "none", to: &p)
+        #expect(p.repetitionPenalty == nil)
+        // /set alone: every setting, also those not in use.
+        for name in [
+            "temp", "top_p", "top_k", "min_p", "max_tokens", "repetition_penalty",
+            "repetition_context_size", "seed",
+        ] {
+            #expect(ChatSetting.describe(p).contains(name + " "), "\(name)")
+        }
     }
 }
