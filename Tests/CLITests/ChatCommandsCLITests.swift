@@ -31,4 +31,33 @@ struct ChatCommandsCLITests {
         #expect(r.stderr.contains("(figures follow each answer from now on; /stats turns them off)"))
         #expect(r.stderr.contains("(no more figures after the answers; /stats turns them on again)"))
     }
+
+    /// Issue 27: `--load` of 8,000 messages took minutes. What is kept is what fits, newest
+    /// first, and the answer is the one `run --chat` gives on it from scratch.
+    @Test("--load of 8,000 messages keeps the newest turns that fit and answers")
+    func loadsALongConversation() throws {
+        let dir = try ChatTinyModel.phi35.directory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("long.json")
+        let messages: [[String: Any]] = (0..<8_000).map {
+            ["role": $0 % 2 == 0 ? "user" : "assistant", "content": "short message \($0)"]
+        }
+        try JSONSerialization.data(withJSONObject: messages).write(to: file)
+        let saved = dir.appendingPathComponent("kept.json").path
+        let arguments = ["--temp", "0", "-m", "4", "--max-kv-size", "256"]
+        let r = try Phikit.run(
+            ["chat", dir.path, "--load", file.path] + arguments,
+            stdin: "Hello there\n/save \(saved)\n")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("(loaded 8000 messages from"))
+        let kept = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: saved)))
+                as? [[String: Any]])
+        #expect(r.stderr.contains("dropped the \(8_000 - (kept.count - 2)) oldest messages"))
+        #expect(kept.count > 4 && kept.first?["role"] as? String == "user")
+        #expect(kept[kept.count - 2]["content"] as? String == "Hello there")
+        let answer = try #require(kept.last?["content"] as? String)
+        let fresh = try ChatCLITests.freshAnswer(dir, Array(kept.dropLast()), arguments)
+        #expect(fresh == answer)
+    }
 }

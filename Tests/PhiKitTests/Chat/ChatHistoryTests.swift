@@ -29,6 +29,49 @@ struct ChatHistoryTests {
         #expect(h.dropOldestTurn() == 0)
     }
 
+    /// Issue 27: `--load` of 8,000 messages took minutes, measuring the whole rest after each
+    /// dropped turn. The search keeps what dropping one turn at a time kept, and measures
+    /// little more than the conversation once.
+    @Test(arguments: [8_000, 2_001, 7, 2])
+    func dropsOldestTurnsInLinearWork(messages: Int) {
+        var h = ChatHistory(system: "Be brief.")
+        for i in 0..<messages {
+            // Uneven turns: some answers come in two messages, some turns have no answer.
+            let role = i % 5 == 4 ? "assistant" : (i % 2 == 0 ? "user" : "assistant")
+            h.append(role: role, content: String(repeating: "w", count: 1 + i % 13))
+        }
+        h.append(role: "user", content: "the new message")
+        for budget in [50, 400, 3_000, 1_000_000] {
+            func size(_ kept: ChatHistory) -> Int {
+                kept.messages.reduce(0) { $0 + $1.content.count + 4 }
+            }
+            // What dropping one turn at a time keeps: the first turn start from which the
+            // rest fits (sizes from the end, in one pass), else the newest turn alone.
+            var fromEnd = [Int](repeating: 0, count: h.entries.count + 1)
+            for i in h.entries.indices.reversed() {
+                fromEnd[i] = fromEnd[i + 1] + h.entries[i].message.content.count + 4
+            }
+            let systemSize = "Be brief.".count + 4
+            let starts = h.entries.indices.dropFirst().filter { h.entries[$0].message.role == "user" }
+            let expectedDropped =
+                systemSize + fromEnd[0] <= budget
+                ? 0 : (starts.first { systemSize + fromEnd[$0] <= budget } ?? starts.last!)
+            let expected = ChatHistory(
+                system: h.system, entries: Array(h.entries[expectedDropped...]))
+            var measured = 0
+            var actual = h
+            let (dropped, measure) = actual.dropOldestTurns { kept in
+                measured += kept.messages.count
+                return (size(kept) <= budget, size(kept))
+            }
+            #expect(actual == expected, "budget \(budget)")
+            #expect(dropped == expectedDropped && measure == size(expected))
+            // The whole once, then a few measurements of at most twice what is kept.
+            let kept = expected.messages.count
+            #expect(measured <= h.messages.count + 64 * (kept + 2), "measured \(measured)")
+        }
+    }
+
     @Test func savesAndLoadsWithTheCutMark() throws {
         var h = history(1)
         h.append(role: "user", content: "tell me 🤖\nall")
