@@ -28,6 +28,7 @@
 #   make serve-soak       a bounded mixed-load soak of phikit serve with RSS samples
 #                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
+#   make bench-chat-load  chat --load of 500 to 32,000 messages: phikit's CPU time (linear)
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make bench-serve      phikit serve vs llama-cpp-python's server, 1/2/4/8 streaming clients
 #                         (aggregate tok/s, time to first token; full-size random Phi-3.5)
@@ -64,7 +65,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -127,6 +128,9 @@ bench-verify: build
 
 bench-chat: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
+
+bench-chat-load: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat_load.sh
 
 bench-serve: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_serve.sh

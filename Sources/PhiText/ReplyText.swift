@@ -9,8 +9,10 @@ public struct ReplyText {
     /// UTF-8 bytes decoded so far, whether shown or held back.
     public private(set) var decodedByteCount = 0
 
-    public init(tokenizer: Tokenizer, stopStrings: [String] = []) {
-        decoder = StreamingDecoder(tokenizer: tokenizer)
+    /// `continuing`: ids the reply continues (`echo`: the prompt's last token), so a leading
+    /// space is kept as in a decode of the whole sequence.
+    public init(tokenizer: Tokenizer, stopStrings: [String] = [], continuing: [Int] = []) {
+        decoder = StreamingDecoder(tokenizer: tokenizer, continuing: continuing)
         matcher = StopStringMatcher(stopStrings)
     }
 

@@ -19,9 +19,15 @@ public struct StreamingDecoder {
     private var contextCount = 0
     private var contextText = ""
 
-    public init(tokenizer: Tokenizer, skipSpecialTokens: Bool = false) {
+    /// `context`: ids the text continues (the end of a prompt the answer is appended to), so
+    /// that a leading space the decoder strips at the very start of a text ("▁upon" → "upon")
+    /// is kept: "Once" + " upon", as `decode` of the whole sequence reads.
+    public init(tokenizer: Tokenizer, skipSpecialTokens: Bool = false, continuing context: [Int] = []) {
         self.tokenizer = tokenizer
         self.skipSpecialTokens = skipSpecialTokens
+        window = context
+        contextCount = context.count
+        contextText = context.isEmpty ? "" : tokenizer.decode(context, skipSpecialTokens: skipSpecialTokens)
     }
 
     /// Adds one id and returns the text that became complete ("" while a character is

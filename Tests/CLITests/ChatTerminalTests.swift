@@ -60,7 +60,7 @@ import Testing
                 ])
         }
 
-        @Test("Ctrl-C stops the answer, keeps it marked cut; Ctrl-C at an empty prompt exits 0")
+        @Test("Ctrl-C stops the answer, keeps it marked cut; at an empty prompt it says how to leave")
         func interruptAnswer() throws {
             let dir = try ChatTinyModel.phi35.directory()
             defer { try? FileManager.default.removeItem(at: dir) }
@@ -79,7 +79,12 @@ import Testing
             try #require(t.waitFor(Self.prompt))
             t.type("/save \(saved)\r")
             try #require(t.waitFor("saved 2 messages"))
+            // Ctrl-C at an empty prompt does not end the chat (issue 27): it says how to.
             t.type("\u{03}")
+            try #require(t.waitFor("Use Ctrl + d or /bye to exit."), "\(t.text)")
+            t.type("\u{03}")  // and again: still here
+            try #require(t.waitFor("Use Ctrl + d or /bye to exit."), "\(t.text)")
+            t.type("\u{04}")
             #expect(t.exitStatus() == 0, "\(t.text)")
             Self.expectCooked(t)
             let messages = try Self.savedMessages(saved)

@@ -33,6 +33,37 @@ struct ModelNameCLITests {
         #expect(r.stderr.contains("hint: did you mean 'stories-260k'?"), "\(r.stderr)")
     }
 
+    /// Issue 27: run, chat and serve (which would download a missing Hub model) said only
+    /// "HF_HUB_OFFLINE is set" for a typo of a model in the cache.
+    @Test(
+        "a mistyped Hub id of a cached model gets 'did you mean' under HF_HUB_OFFLINE",
+        arguments: [
+            ["run", "org/tiny-modle", "hi"], ["chat", "org/tiny-modle"],
+            ["serve", "org/tiny-modle"], ["verify", "org/tiny-modle"],
+            ["inspect", "org/tiny-modle"],
+        ])
+    func typoOfCachedHubModel(_ arguments: [String]) throws {
+        let environment = try Self.emptyMachine()
+        let commit = String(repeating: "a", count: 40)
+        let repo = URL(fileURLWithPath: environment["HF_HUB_CACHE"]!)
+            .appendingPathComponent("models--org--tiny-model")
+        let snapshot = repo.appendingPathComponent("snapshots/" + commit)
+        try FileManager.default.createDirectory(at: snapshot, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: repo.appendingPathComponent("refs"), withIntermediateDirectories: true)
+        try Data(commit.utf8).write(to: repo.appendingPathComponent("refs/main"))
+        for file in try FileManager.default.contentsOfDirectory(atPath: TestPaths.storiesModel.path) {
+            try FileManager.default.copyItem(
+                at: TestPaths.storiesModel.appendingPathComponent(file),
+                to: snapshot.appendingPathComponent(file))
+        }
+        let r = try Phikit.run(arguments, environment: environment)
+        #expect(r.status == 66, "\(r.stderr)")
+        #expect(r.stderr.contains("hint: did you mean 'org/tiny-model'?"), "\(r.stderr)")
+        let ok = try Phikit.run(["inspect", "org/tiny-model"], environment: environment)
+        #expect(ok.status == 0, "\(ok.stderr)")
+    }
+
     @Test("a local model's name is suggested too")
     func typoOfLocalModel() throws {
         let environment = try Self.emptyMachine()

@@ -91,6 +91,22 @@ struct AnswerStreamTests {
         #expect(body.hasSuffix("data: [DONE]\n\n"))
     }
 
+    /// The answer's text (the JSON body's, or the streamed chunks' joined), and the body.
+    static func answer(_ handler: CompletionHandler, _ json: String) throws -> (String, JSONValue?) {
+        let channel = Recording()
+        handler.handle(.completions, body: Array(json.utf8), channel: channel)
+        #expect(channel.status == 200, "\(channel.body)")
+        if !json.contains(#""stream": true"#) {
+            let answer = try JSONValue(parsing: Array(channel.body.utf8))
+            return (answer["choices"]?.arrayValue?.first?["text"]?.stringValue ?? "", answer)
+        }
+        let text = try channel.body.components(separatedBy: "\n\n")
+            .filter { $0.hasPrefix("data: {") }
+            .map { try JSONValue(parsing: Array($0.dropFirst(6).utf8)) }
+            .compactMap { $0["choices"]?.arrayValue?.first?["text"]?.stringValue }.joined()
+        return (text, nil)
+    }
+
     @Test("echo: the answer starts with the prompt, streamed and not")
     func echo() throws {
         let container = try #require(SchedulerTests.container)
@@ -98,23 +114,34 @@ struct AnswerStreamTests {
         scheduler.start()
         defer { scheduler.shutdown() }
         let handler = Self.handler(scheduler, container: container)
-        func text(_ json: String) throws -> String {
-            let channel = Recording()
-            handler.handle(.completions, body: Array(json.utf8), channel: channel)
-            #expect(channel.status == 200, "\(channel.body)")
-            if !json.contains(#""stream": true"#) {
-                let answer = try JSONValue(parsing: Array(channel.body.utf8))
-                return answer["choices"]?.arrayValue?.first?["text"]?.stringValue ?? ""
-            }
-            return try channel.body.components(separatedBy: "\n\n")
-                .filter { $0.hasPrefix("data: {") }
-                .map { try JSONValue(parsing: Array($0.dropFirst(6).utf8)) }
-                .compactMap { $0["choices"]?.arrayValue?.first?["text"]?.stringValue }.joined()
-        }
+        func text(_ json: String) throws -> String { try Self.answer(handler, json).0 }
         let prompt = #""prompt": "Once upon a time", "max_tokens": 8, "temperature": 0"#
         let plain = try text("{\(prompt)}")
         #expect(!plain.isEmpty)
         #expect(try text(#"{\#(prompt), "echo": true}"#) == "Once upon a time" + plain)
         #expect(try text(#"{\#(prompt), "echo": true, "stream": true}"#) == "Once upon a time" + plain)
+    }
+
+    /// Issue 27: "Once" + "▁upon" came back as "Onceupon": the answer was decoded as a text of
+    /// its own, whose leading space the decoder strips.
+    @Test("echo keeps the space between the prompt and the answer")
+    func echoKeepsTheSpace() throws {
+        let container = try #require(SchedulerTests.container)
+        let scheduler = Self.scheduler(container)
+        scheduler.start()
+        defer { scheduler.shutdown() }
+        let handler = Self.handler(scheduler, container: container)
+        let prompt = #""prompt": "Once", "max_tokens": 6, "temperature": 0"#
+        // The answer's tokens as they read inside a text (log-probabilities decode each one
+        // after an anchor): what must follow "Once".
+        let (_, body) = try Self.answer(handler, #"{\#(prompt), "logprobs": 0}"#)
+        let tokens = try #require(
+            body?["choices"]?.arrayValue?.first?["logprobs"]?["tokens"]?.arrayValue)
+        let continuation = tokens.compactMap(\.stringValue).joined()
+        #expect(continuation.hasPrefix(" "), "the case needs an answer that starts a word")
+        for stream in ["", #", "stream": true"#] {
+            let echoed = try Self.answer(handler, #"{\#(prompt), "echo": true\#(stream)}"#).0
+            #expect(echoed == "Once" + continuation)
+        }
     }
 }

@@ -99,26 +99,72 @@ struct HTTPLimitsTests {
         }
     }
 
-    @Test("connections over the cap get 503")
+    @Test("only when every connection is being answered does one more get 503; /health still answers")
     func connectionCap() throws {
-        try withServer({ $0.maxConnections = 2 }) { server, _, _ in
-            let first = try RawClient(port: server.port)
-            let second = try RawClient(port: server.port)
-            for client in [first, second] {
+        try withServer({
+            $0.maxConnections = 2
+            $0.maxConnectionsPerClient = 2
+        }) { server, _, _ in
+            // Two answers in progress: nothing can be closed to make room.
+            let streams = try (0..<2).map { _ in try RawClient(port: server.port) }
+            for client in streams {
+                try client.send(get("/endless"))
+                #expect(try client.readHead().status == 200)
+            }
+            let refused = try RawClient(port: server.port)
+            try refused.send(get("/hello"))
+            let answer = try refused.readResponse()
+            #expect(answer.status == 503)
+            #expect(answer["retry-after"] == "1")
+            let monitor = try RawClient(port: server.port)
+            try monitor.send(get("/health"))
+            #expect(try monitor.readResponse().status == 200)
+            // A place frees when a client leaves.
+            streams[0].close()
+            #expect(eventually(5) { server.openConnections == 1 })
+            let next = try RawClient(port: server.port)
+            try next.send(get("/hello"))
+            #expect(try next.readResponse().status == 200)
+        }
+    }
+
+    /// Issue 27: 64 connections that sent nothing took every place, and real requests got
+    /// 503 for as long as they were reopened.
+    @Test("silent connections make room for real requests, the longest idle first")
+    func idleConnectionsMakeRoom() throws {
+        try withServer { server, _, log in
+            let silent = try (0..<64).map { _ in try RawClient(port: server.port) }
+            // One client address holds at most half of the 64 places.
+            #expect(eventually(5) { server.openConnections == 32 })
+            for _ in 0..<5 {
+                let client = try RawClient(port: server.port)
                 try client.send(get("/hello"))
                 #expect(try client.readResponse().status == 200)
             }
-            let third = try RawClient(port: server.port)
-            try third.send(get("/hello"))
-            let refused = try third.readResponse()
-            #expect(refused.status == 503)
-            #expect(refused["retry-after"] == "1")
-            // A slot frees when a client leaves.
-            first.close()
-            #expect(eventually { server.openConnections == 1 })
-            let fourth = try RawClient(port: server.port)
-            try fourth.send(get("/hello"))
-            #expect(try fourth.readResponse().status == 200)
+            #expect(try silent[0].isClosedByServer())
+            #expect(server.openConnections <= 33)
+            #expect(log.all.contains { $0.contains("closed: idle while the server was full") })
+        }
+        try withServer({
+            $0.maxConnections = 3
+            $0.maxConnectionsPerClient = 3
+        }) { server, _, _ in
+            let first = try RawClient(port: server.port)
+            try first.send(get("/hello"))
+            _ = try first.readResponse()  // kept alive, idle since
+            Thread.sleep(forTimeInterval: 0.05)
+            // Sending its request byte by byte: slow, but newer than the idle one.
+            let slow = try RawClient(port: server.port)
+            try slow.send("GET /hel")
+            let quiet = try RawClient(port: server.port)
+            #expect(eventually { server.openConnections == 3 })
+            let real = try RawClient(port: server.port)
+            try real.send(get("/hello"))
+            #expect(try real.readResponse().status == 200)
+            #expect(try first.isClosedByServer())  // idle the longest
+            try quiet.send(get("/hello"))
+            #expect(try quiet.readResponse().status == 200)
+            _ = slow
         }
     }
 

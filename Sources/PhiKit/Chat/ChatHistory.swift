@@ -53,12 +53,66 @@ public struct ChatHistory: Sendable, Equatable {
     /// message, so the conversation still starts with a user message. Returns how many
     /// messages went; 0 when only the newest user message (or nothing) is left.
     public mutating func dropOldestTurn() -> Int {
-        guard entries.count > 1 else { return 0 }
-        var end = 1
-        while end < entries.count && entries[end].message.role != "user" { end += 1 }
-        guard end < entries.count else { return 0 }  // the last turn is the one being asked
+        guard let end = turnStarts.first else { return 0 }
         entries.removeFirst(end)
         return end
+    }
+
+    /// Where the conversation may start after dropping old turns: the index of every user
+    /// message but the first entry. Dropping `k` turns keeps `entries[turnStarts[k - 1]...]`.
+    var turnStarts: [Int] {
+        entries.indices.dropFirst().filter { entries[$0].message.role == "user" }
+    }
+
+    /// Drops the fewest oldest turns for `fits` to accept the rest (the system message always
+    /// stays), or all but the newest turn when nothing fits; returns how many messages went
+    /// and `fits`' last answer for what is kept.
+    ///
+    /// Dropping one turn at a time and measuring the whole rest each time made a long
+    /// `--load` quadratic (2,000 messages 14.6 s, 8,000 over two minutes): here the kept part
+    /// is measured from the newest turn backwards, doubling the number of turns kept until
+    /// it no longer fits, then bisecting. Every measurement is of at most twice what is
+    /// finally kept (bounded by the context), so the cost is the one measurement of the
+    /// whole conversation plus a few of the context's size: linear in the conversation.
+    /// `fits` must be monotone: keeping fewer turns never makes the prompt longer.
+    public mutating func dropOldestTurns<Measure>(
+        until fits: (ChatHistory) throws -> (fits: Bool, measure: Measure)
+    ) rethrows -> (dropped: Int, measure: Measure) {
+        let whole = try fits(self)
+        let starts = turnStarts
+        guard !whole.fits, !starts.isEmpty else { return (0, whole.measure) }
+        func kept(_ turns: Int) -> ChatHistory {  // the newest `turns` turns (1...starts.count)
+            ChatHistory(system: system, entries: Array(entries[starts[starts.count - turns]...]))
+        }
+        // The most turns known to fit (0: none yet) and the fewest known not to.
+        var fitting = 0
+        var fittingMeasure: Measure?
+        var tooMany = starts.count + 1  // the whole conversation
+        var probe = 1
+        while probe < tooMany {
+            let result = try fits(kept(probe))
+            if result.fits {
+                (fitting, fittingMeasure) = (probe, result.measure)
+                probe *= 2
+            } else {
+                tooMany = probe
+                break
+            }
+        }
+        while tooMany - fitting > 1 {
+            let middle = (fitting + tooMany) / 2
+            let result = try fits(kept(middle))
+            if result.fits {
+                (fitting, fittingMeasure) = (middle, result.measure)
+            } else {
+                tooMany = middle
+            }
+        }
+        let keep = max(fitting, 1)
+        let measure = try fittingMeasure ?? fits(kept(keep)).measure
+        let dropped = starts[starts.count - keep]
+        entries.removeFirst(dropped)
+        return (dropped, measure)
     }
 
     // MARK: Files
@@ -76,11 +130,6 @@ public struct ChatHistory: Sendable, Equatable {
             return .object(fields)
         }
         return JSONValue.array(objects).pythonJSONDump(indent: 2) + "\n"
-    }
-
-    /// Writes `json()` to `path` atomically (a crash leaves the previous file).
-    public func save(to path: String) throws {
-        try AtomicFile.write(Array(json().utf8), to: path)
     }
 
     /// Reads a conversation file as `tokenize --chat` does; a leading system message becomes

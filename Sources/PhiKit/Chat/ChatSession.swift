@@ -102,20 +102,15 @@ public final class ChatSession {
     /// the answer's `maxTokens` fit the context (never the system message, never the new
     /// message). Returns the ids and how many messages went.
     private func fittedPrompt() throws -> (ids: [Int], dropped: Int) {
-        var dropped = 0
-        while true {
-            let ids = try container.encode(.chat(history.messages))
-            if ids.count + parameters.maxTokens <= maxContext { return (ids, dropped) }
-            let gone = history.dropOldestTurn()
-            if gone == 0 {
-                // Nothing left to drop: go on if the message fits with some room to answer.
-                guard ids.count < maxContext else {
-                    throw ChatError.messageTooLong(tokens: ids.count, context: maxContext)
-                }
-                return (ids, dropped)
-            }
-            dropped += gone
+        let (dropped, ids) = try history.dropOldestTurns { kept in
+            let ids = try container.encode(.chat(kept.messages))
+            return (ids.count + parameters.maxTokens <= maxContext, ids)
         }
+        // Nothing left to drop: go on if the message fits with some room to answer.
+        guard ids.count < maxContext else {
+            throw ChatError.messageTooLong(tokens: ids.count, context: maxContext)
+        }
+        return (ids, dropped)
     }
 }
 

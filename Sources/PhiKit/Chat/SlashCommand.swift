@@ -13,9 +13,10 @@ public enum SlashCommand: Sendable, Equatable {
     /// `/set NAME VALUE` changes a sampling setting; `/set` alone lists them.
     case set(name: String, value: String)
     case showSettings
-    case save(path: String)
+    /// `/save [--force] FILE`: `--force` replaces a file that is not a conversation.
+    case save(path: String, force: Bool = false)
     case load(path: String)
-    /// `/stats`: the last turn's figures, and from now on after every turn.
+    /// `/stats`: turns the figures after every answer on (showing the last turn's) or off.
     case stats
     case bye
 
@@ -39,7 +40,14 @@ public enum SlashCommand: Sendable, Equatable {
                 throw .missingArgument(command: "/set \(parts[0])", what: "a value")
             }
             return .set(name: String(parts[0]), value: String(parts[1]).trimmingWhitespace())
-        case "/save": return .save(path: try argument("a file name"))
+        case "/save":
+            let flag = rest.prefix { !$0.isWhitespace }
+            guard flag == "--force" else { return .save(path: try argument("a file name")) }
+            let path = String(rest.dropFirst(flag.count)).trimmingWhitespace()
+            guard !path.isEmpty else {
+                throw .missingArgument(command: "/save --force", what: "a file name")
+            }
+            return .save(path: path, force: true)
         case "/load": return .load(path: try argument("a file name"))
         case "/stats": return .stats
         case "/bye", "/exit", "/quit": return .bye
@@ -55,10 +63,12 @@ public enum SlashCommand: Sendable, Equatable {
         /set NAME VALUE       temp, top_p, top_k, min_p, max_tokens, seed,
                               repetition_penalty, repetition_context_size,
                               presence_penalty, frequency_penalty; /set lists them
-        /save FILE.json       write the conversation ([{"role", "content"}])
+        /save FILE.json       write the conversation ([{"role", "content"}]); replaces
+                              only an earlier conversation: /save --force FILE for any file
         /load FILE.json       continue a saved conversation
-        /stats                show prompt tokens (new, reused), time to first token, tok/s
-        /bye                  leave (also Ctrl-D, or Ctrl-C at an empty prompt)
+        /stats                figures after each answer (prompt tokens new and reused, time
+                              to first token, tok/s): on, or off again
+        /bye                  leave (also Ctrl-D; Ctrl-C only stops an answer)
         \"\"\"                   begin and end a message of several lines
         """
 }
@@ -111,18 +121,17 @@ public enum ChatSetting {
         parameters = changed
     }
 
-    /// `/set` with no arguments: the current values, one line.
+    /// `/set` with no arguments: every setting `/set` takes and its current value, one line
+    /// (the ones not in use say `none`).
     public static func describe(_ p: GenerationParameters) -> String {
         var parts = [
             "temp \(p.temperature)", "top_p \(p.topP)", "top_k \(p.topK)", "min_p \(p.minP)",
             "max_tokens \(p.maxTokens)",
         ]
-        if let penalty = p.repetitionPenalty {
-            parts.append("repetition_penalty \(penalty)")
-            parts.append("repetition_context_size \(p.repetitionContextSize)")
-        }
-        if p.presencePenalty != 0 { parts.append("presence_penalty \(p.presencePenalty)") }
-        if p.frequencyPenalty != 0 { parts.append("frequency_penalty \(p.frequencyPenalty)") }
+        parts.append("repetition_penalty \(p.repetitionPenalty.map { "\($0)" } ?? "none")")
+        parts.append("repetition_context_size \(p.repetitionContextSize)")
+        parts.append("presence_penalty \(p.presencePenalty)")
+        parts.append("frequency_penalty \(p.frequencyPenalty)")
         parts.append("seed \(p.seed.map { String(Int64(bitPattern: $0)) } ?? "none")")
         return parts.joined(separator: ", ")
     }

@@ -140,7 +140,13 @@ public struct OfflineModelMissing: UserFacingError {
     public var missing: ModelLocatorError
     public var message: String { missing.message }
     public var hint: String? {
-        "HF_HUB_OFFLINE is set, so phikit does not download it: unset HF_HUB_OFFLINE to pull it"
+        // A typo of a model in the cache is far likelier than a wish to download it.
+        if case .notDownloaded(_, _, _, _, let suggestion?) = missing {
+            return "did you mean '\(suggestion)'? HF_HUB_OFFLINE is set, so phikit does not "
+                + "download models"
+        }
+        return "HF_HUB_OFFLINE is set, so phikit does not download it: unset HF_HUB_OFFLINE to "
+            + "pull it"
     }
     public var exitCode: ExitCode { missing.exitCode }
 }

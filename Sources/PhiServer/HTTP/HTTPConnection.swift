@@ -12,13 +12,16 @@ struct ConnectionContext: Sendable {
 final class HTTPConnection {
     private let socket: ConnectionSocket
     private let context: ConnectionContext
+    /// What the server looks at to pick a connection to close when it is full.
+    private let activity: ConnectionActivity
     /// Received bytes not yet consumed by a request: at most one head (limit), one body
     /// (limit) and one receive more.
     private var buffer: [UInt8] = []
 
-    init(socket: ConnectionSocket, context: ConnectionContext) {
+    init(socket: ConnectionSocket, context: ConnectionContext, activity: ConnectionActivity) {
         self.socket = socket
         self.context = context
+        self.activity = activity
     }
 
     func run() {
@@ -50,6 +53,7 @@ final class HTTPConnection {
                 }
             }
             let idle = buffer.isEmpty
+            activity.enter(started == nil ? .idle : .reading)
             let timeout: Duration
             if let started {
                 timeout = ContinuousClock.now.duration(to: started + configuration.requestTimeout)
@@ -76,6 +80,7 @@ final class HTTPConnection {
     /// request from the buffer.
     private func readBody(_ head: HTTPRequestHead, started: ContinuousClock.Instant) -> HTTPRequest? {
         let needed = head.headLength + head.contentLength
+        activity.enter(.reading)
         if buffer.count < needed && head.expectsContinue {
             do { try socket.sendAll(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) } catch { return nil }
         }
@@ -101,6 +106,7 @@ final class HTTPConnection {
     private func serve(_ request: HTTPRequest, _ head: HTTPRequestHead, started: ContinuousClock.Instant)
         -> Bool
     {
+        activity.enter(.answering)
         let writer = HTTPResponseWriter(
             socket: socket, isHEAD: request.method == "HEAD", isHTTP10: head.isHTTP10,
             clientKeepAlive: head.keepAlive, extraHeaders: context.guards.corsHeaders,

@@ -10,7 +10,9 @@ public protocol HTTPResponder: Sendable {
 }
 
 /// HTTP/1.1 on POSIX sockets, one thread per connection, at most
-/// `configuration.maxConnections` of them (one more gets 503 and is closed).
+/// `configuration.maxConnections` of them (`ConnectionTable`: a newcomer takes the place of
+/// the longest idle or slow connection; only when every connection is being answered does
+/// it get 503, or the answer to GET /health).
 ///
 /// What the layer answers itself (an OpenAI-shaped JSON error body, then close unless noted):
 /// 400 malformed request line / header / target, missing or repeated Host on 1.1, duplicate or
@@ -19,7 +21,7 @@ public protocol HTTPResponder: Sendable {
 /// `maxBodyBytes` (also instead of 100 Continue); 414 request line over `maxHeaderBytes`; 417
 /// an Expect other than 100-continue; 431 head over `maxHeaderBytes` or more than 100 fields;
 /// 501 unknown transfer coding; 505 HTTP other than 1.0/1.1; 503 over the connection
-/// cap (Retry-After: 1). Kept open: 405 TRACE/CONNECT, 501 unknown method, 401 for `/v1` without
+/// cap while every connection is being answered (Retry-After: 1). Kept open: 405 TRACE/CONNECT, 501 unknown method, 401 for `/v1` without
 /// the key, 204 CORS preflight, 500 when a responder returned without answering.
 ///
 ///     let server = try HTTPServer(configuration: config, responder: router)
@@ -33,7 +35,8 @@ public final class HTTPServer: Sendable {
     private let listener: ListeningSocket
     private let context: ConnectionContext
     private let stopSignal: StopSignal
-    private let open = Mutex<(connections: Int, refusing: Int)>((0, 0))
+    private let table: Mutex<ConnectionTable>
+    private let refusing = Mutex(0)
     private let connections = DispatchGroup()
 
     /// Binds and listens at once (so `port` is known and a busy port fails here); a
@@ -42,6 +45,10 @@ public final class HTTPServer: Sendable {
         throws(HTTPServerError)
     {
         self.configuration = configuration
+        table = Mutex(
+            ConnectionTable(
+                capacity: configuration.maxConnections,
+                perClient: configuration.connectionsPerClient))
         listener = try ListeningSocket(host: configuration.host, port: configuration.port)
         port = listener.port
         stopSignal = StopSignal(wake: try WakePipe())
@@ -83,36 +90,68 @@ public final class HTTPServer: Sendable {
     public func stop() { stopSignal.stop() }
 
     /// The number of connections being served now (tests watch it).
-    public var openConnections: Int { open.withLock { $0.connections } }
+    public var openConnections: Int { table.withLock { $0.count } }
 
     private func admit(_ socket: ConnectionSocket) {
-        let admitted = open.withLock { state in
-            guard state.connections < configuration.maxConnections else { return false }
-            state.connections += 1
-            return true
+        let activity = ConnectionActivity()
+        let entry = ConnectionTable.Entry(
+            socket: socket, activity: activity, client: socket.clientAddress)
+        // `evict` is a no-op on a socket its thread already closed (the socket's own lock),
+        // so a victim that just ended is harmless.
+        let admitted = table.withLock { table -> Int? in
+            guard let (id, evicted) = table.admit(entry) else { return nil }
+            for victim in evicted { victim.socket.evict() }
+            if !configuration.quiet {
+                for victim in evicted {
+                    configuration.log(
+                        "\(victim.socket.peer) \"-\" closed: idle while the server was full "
+                            + "(\(configuration.maxConnections) connections, "
+                            + "\(configuration.connectionsPerClient) per client)")
+                }
+            }
+            return id
         }
-        guard admitted else { return refuseOverCapacity(socket) }
+        guard let id = admitted else { return refuseOverCapacity(socket) }
         connections.enter()
         let context = self.context
         Thread.detachNewThread { [self] in
-            HTTPConnection(socket: socket, context: context).run()
-            open.withLock { $0.connections -= 1 }
+            HTTPConnection(socket: socket, context: context, activity: activity).run()
+            table.withLock { $0.remove(id) }
             connections.leave()
         }
     }
 
-    /// Over the cap: 503 with Retry-After, on a short-lived thread of its own (a lingering
-    /// close takes up to half a second); past 16 of those, the socket is simply closed.
+    /// Every connection is being answered: 503 with Retry-After, on a short-lived thread of
+    /// its own (a lingering close takes up to half a second); past 16 of those, the socket is
+    /// simply closed. GET /health is answered even so: a monitor must tell a busy server from
+    /// a dead one.
     private func refuseOverCapacity(_ socket: ConnectionSocket) {
-        let refusing = open.withLock { state in
-            guard state.refusing < 16 else { return false }
-            state.refusing += 1
+        let admitted = refusing.withLock { count in
+            guard count < 16 else { return false }
+            count += 1
             return true
         }
-        guard refusing else { return socket.close() }
+        guard admitted else { return socket.close() }
         connections.enter()
         let configuration = self.configuration
+        let context = self.context
         Thread.detachNewThread { [self] in
+            defer {
+                refusing.withLock { $0 -= 1 }
+                connections.leave()
+            }
+            if let health = Self.healthRequest(on: socket, context: context) {
+                let writer = HTTPResponseWriter(
+                    socket: socket, isHEAD: health.method == "HEAD", isHTTP10: false,
+                    clientKeepAlive: false, extraHeaders: context.guards.corsHeaders)
+                context.responder.respond(to: health, writer: writer)
+                if !configuration.quiet {
+                    configuration.log(
+                        "\(socket.peer) \"\(health.method) \(health.path)\" \(writer.status) "
+                            + "\(writer.bodyBytes)B 0ms server full")
+                }
+                return socket.lingeringClose()
+            }
             var response = CannedResponse.error(
                 503, "the server is at its limit of \(configuration.maxConnections) connections")
             response.headers.append(("Retry-After", "1"))
@@ -124,9 +163,33 @@ public final class HTTPServer: Sendable {
                 configuration.log("\(socket.peer) \"-\" 503 \(response.body.count)B 0ms too many connections")
             }
             socket.lingeringClose()
-            open.withLock { $0.refusing -= 1 }
-            connections.leave()
         }
+    }
+
+    /// The request on a refused connection, if it is GET (or HEAD) /health: its head is
+    /// read for at most a second.
+    private static func healthRequest(
+        on socket: ConnectionSocket, context: ConnectionContext
+    ) -> HTTPRequest? {
+        var buffer: [UInt8] = []
+        let deadline = ContinuousClock.now + .seconds(1)
+        while buffer.count < context.configuration.maxHeaderBytes {
+            switch context.parser.parseHead(buffer) {
+            case .head(let head):
+                guard head.method == "GET" || head.method == "HEAD", head.path == "/health"
+                else { return nil }
+                return HTTPRequest(
+                    method: head.method, path: head.path, query: head.query,
+                    version: head.version, headers: head.headers, body: [])
+            case .failure: return nil
+            case .incomplete: break
+            }
+            let left = ContinuousClock.now.duration(to: deadline)
+            guard left > .zero, socket.waitReadable(wake: nil, timeout: left) == .readable,
+                case .bytes = socket.receive(into: &buffer)
+            else { return nil }
+        }
+        return nil
     }
 }
 

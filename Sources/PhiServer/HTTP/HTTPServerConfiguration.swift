@@ -4,8 +4,14 @@ public struct HTTPServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// 0 picks a free port; `HTTPServer.port` tells which.
     public var port: Int = 8080
-    /// Open connections at most; one more is answered 503 and closed.
+    /// Open connections at most. When one more arrives, the connection idle the longest
+    /// (kept alive with no request, or still sending its request) is closed to make room:
+    /// connections that send nothing cannot lock real requests out. Only when every
+    /// connection is being answered does the newcomer get 503 (GET /health is still answered).
     public var maxConnections: Int = 64
+    /// Open connections from one client address at most (default: half of `maxConnections`);
+    /// over it, that client's own longest idle connection makes room, else 503.
+    public var maxConnectionsPerClient: Int?
     /// Request line + header fields (→ 431; a request line alone over it → 414).
     public var maxHeaderBytes: Int = 16 * 1024
     /// Content-Length above this → 413 (before any of the body is read).
@@ -24,6 +30,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var corsOrigin: String?
     /// No access log lines (warnings still go to `log`).
     public var quiet: Bool = false
+    /// The per-client cap in effect.
+    public var connectionsPerClient: Int { maxConnectionsPerClient ?? max(1, maxConnections / 2) }
     /// Receives the access log and warnings, one line each, without a newline.
     public var log: @Sendable (String) -> Void = HTTPServerConfiguration.standardError
 

@@ -251,6 +251,24 @@ final class ConnectionSocket: Sendable {
 
     private func markGone() { state.withLock { $0.gone = true } }
 
+    /// The client's address without the port ("127.0.0.1", "[::1]"): what the per-client
+    /// connection cap counts.
+    var clientAddress: String {
+        guard let colon = peer.lastIndex(of: ":") else { return peer }
+        return String(peer[..<colon])
+    }
+
+    /// Ends the connection from another thread (the server needs its place): shuts the
+    /// socket down, so the connection's thread sees end of input and closes it. Under the
+    /// lock `close` takes, so it never reaches a descriptor number already reused.
+    func evict() {
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.gone = true
+            _ = shutdown(fd, Int32(SHUT_RDWR))
+        }
+    }
+
     /// Sends nothing more, then reads and drops what the client is still sending for a short
     /// while before closing, so an error response sent before the request was read is not
     /// destroyed by the reset that closing with unread data causes.

@@ -14,6 +14,8 @@ struct AnswerStream {
     let bodies: ResponseBodies
     let includeUsage: Bool
     let parseTools: Bool
+    /// Failures as the client reads them (no paths of the server's files).
+    let errorText: ErrorText
     /// `parallel_tool_calls`: false sends only the first call.
     var parallelToolCalls = true
     var keepAlive: Duration = .seconds(10)
@@ -52,7 +54,7 @@ struct AnswerStream {
                     switch event {
                     case .text: continue
                     case .failed(let error):
-                        channel.logNote = "failed: \(CompletionHandler.apiError(error).message)"
+                        channel.logNote = "failed: \(CompletionHandler.apiError(error, errorText).message)"
                         ended.insert(answer.index)
                     case .finished(let summary):
                         channel.logNote = CompletionHandler.logNote(summary)
@@ -101,7 +103,7 @@ struct AnswerStream {
                             index: index, content: content,
                             logprobs: wantsLogprobs ? entries : nil, usageNull: includeUsage))
                 case .failed(let error):
-                    let apiError = CompletionHandler.apiError(error)
+                    let apiError = CompletionHandler.apiError(error, errorText)
                     channel.logNote = "failed: \(apiError.message)"
                     try send(apiError.json)
                     try channel.finish()

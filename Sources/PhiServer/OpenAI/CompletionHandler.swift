@@ -32,7 +32,7 @@ struct CompletionHandler: Sendable {
             if request.stream {
                 AnswerStream(
                     answers: answers, channel: channel, bodies: bodies,
-                    includeUsage: request.includeUsage, parseTools: tools,
+                    includeUsage: request.includeUsage, parseTools: tools, errorText: errorText,
                     parallelToolCalls: request.parallelToolCalls, keepAlive: keepAlive
                 ).run()
             } else {
@@ -43,7 +43,7 @@ struct CompletionHandler: Sendable {
         } catch let error as APIError {
             try? channel.send(error)
         } catch {
-            try? channel.send(APIError.server("\(error)"))
+            try? channel.send(APIError.server(errorText.message(of: error)))
         }
     }
 
@@ -76,12 +76,12 @@ struct CompletionHandler: Sendable {
     private func generations(_ request: CompletionRequest) throws(APIError)
         -> [(request: GenerationRequest, start: String, prompt: Int)]
     {
-        let builder = PromptBuilder(container: container)
+        let builder = PromptBuilder(container: container, errorText: errorText)
         let stopTokens: StopTokens
         do {
             stopTokens = try container.stopTokens()
         } catch {
-            throw .server("\(error)")
+            throw .server(errorText.message(of: error))
         }
         let context = scheduler.configuration.contextSize
         var result: [(request: GenerationRequest, start: String, prompt: Int)] = []
@@ -112,9 +112,12 @@ struct CompletionHandler: Sendable {
             for choice in 0..<request.choices {
                 var seeded = parameters
                 seeded.seed = parameters.seed.map { $0 &+ UInt64(choice) }
-                let generation = GenerationRequest(
+                var generation = GenerationRequest(
                     prompt: prompt, parameters: seeded, stopTokens: stopTokens,
                     stopStrings: request.stop, logprobs: request.logprobs)
+                // The echoed prompt and the answer are one text: "Once" + " upon", not
+                // "Onceupon".
+                generation.continuesPrompt = request.echo
                 result.append((generation, answerStart, index))
             }
         }
@@ -140,7 +143,7 @@ struct CompletionHandler: Sendable {
                         logprobs += entries
                     case .failed(let error):
                         for other in answers { other.job.cancel() }
-                        throw Self.apiError(error)
+                        throw Self.apiError(error, errorText)
                     case .finished(let finished):
                         summary = finished
                     }
@@ -169,14 +172,17 @@ struct CompletionHandler: Sendable {
         return summary.finishReason == .length ? "length" : "stop"
     }
 
-    static func apiError(_ error: any Error) -> APIError {
+    static func apiError(_ error: any Error, _ text: ErrorText) -> APIError {
         switch error {
         case SchedulerRefusal.stopping: .stopping
-        case let failure as SchedulerFailure:
-            .server(
-                (failure.error as? any UserFacingError)?.message ?? "\(failure.error)")
-        default: .server("\(error)")
+        case let failure as SchedulerFailure: .server(text.message(of: failure.error))
+        default: .server(text.message(of: error))
         }
+    }
+
+    /// Library errors without the paths of the server's files.
+    var errorText: ErrorText {
+        ErrorText(modelDirectory: container.location.directory, modelID: modelID)
     }
 
     static func logNote(_ s: GenerationSummary) -> String {

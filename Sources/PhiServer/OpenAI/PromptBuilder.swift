@@ -9,6 +9,7 @@ import PhiKit
 /// with the tokenizer's BOS.
 struct PromptBuilder {
     let container: ModelContainer
+    let errorText: ErrorText
 
     func tokens(for input: CompletionRequest.Input) throws(APIError) -> [Int] {
         switch input {
@@ -16,7 +17,7 @@ struct PromptBuilder {
             do {
                 return try container.tokenizer.encode(text, addSpecialTokens: true)
             } catch {
-                let reason = (error as? any UserFacingError)?.message ?? "\(error)"
+                let reason = errorText.message(of: error)
                 throw .invalidRequest(
                     "The prompt could not be tokenized: \(reason)", param: "prompt",
                     code: "tokenizer_error")
@@ -44,10 +45,12 @@ struct PromptBuilder {
                 ).ids
             } catch let error as any UserFacingError {
                 throw .invalidRequest(
-                    "The chat template could not render these messages: \(error.message)",
+                    "The chat template could not render these messages: "
+                        + errorText.message(of: error),
                     param: "messages", code: "template_error")
             } catch {
-                throw .invalidRequest("\(error)", param: "messages", code: "template_error")
+                throw .invalidRequest(
+                    errorText.message(of: error), param: "messages", code: "template_error")
             }
         }
     }
@@ -87,7 +90,7 @@ struct PromptBuilder {
         do {
             return try container.tokenizer.encode(text, addSpecialTokens: false)
         } catch {
-            throw .server("\(error)")
+            throw .server(errorText.message(of: error))
         }
     }
 

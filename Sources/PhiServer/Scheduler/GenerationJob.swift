@@ -17,6 +17,9 @@ struct GenerationRequest: Sendable {
     var makeDrafter: (@Sendable () -> any TokenDrafter)? = nil
     /// Drafted tokens verified per step at most.
     var draftLength = 4
+    /// The answer's text continues the prompt's (`echo`): decoded after the prompt's last
+    /// token, so a leading space is not stripped as at the start of a text.
+    var continuesPrompt = false
 }
 
 /// The log-probability of one generated token and of the likeliest alternatives, from the

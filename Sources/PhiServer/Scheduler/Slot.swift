@@ -104,7 +104,9 @@ final class Slot {
             parameters: request.parameters, vocabularySize: session.model.vocabularySize,
             stopTokens: request.stopTokens, context: session.tokens,
             maxContext: session.maxContext,
-            text: ReplyText(tokenizer: tokenizer, stopStrings: request.stopStrings),
+            text: ReplyText(
+                tokenizer: tokenizer, stopStrings: request.stopStrings,
+                continuing: request.continuesPrompt ? Array(request.prompt.suffix(1)) : []),
             constraint: try request.makeConstraint?(), drafter: request.makeDrafter?(),
             logprobs: request.logprobs)
         generator = made

@@ -22,8 +22,8 @@ struct ChatCommand: Command {
         commands (/reset, /system, /set temp 0.7, /save, /load, /stats, /bye).
 
         Ctrl-C stops an answer (what was said stays in the conversation, marked "cut": true
-        when saved) and returns to the prompt; Ctrl-C at an empty prompt, Ctrl-D or /bye
-        leaves. When stdin is not a terminal, each line (or \"\"\" block) is a message and
+        when saved) and returns to the prompt; at an empty prompt it says how to leave: Ctrl-D
+        or /bye (so a key pressed once too often never loses the conversation). When stdin is not a terminal, each line (or \"\"\" block) is a message and
         each answer is printed followed by a blank line, with no prompt and no colours.
 
         arguments:
@@ -31,7 +31,8 @@ struct ChatCommand: Command {
 
         options:
           --system <text>          system message; also --system-prompt
-          --load <file.json>       continue a saved conversation ([{"role", "content"}])
+          --load <file.json>       continue a saved conversation ([{"role", "content"}]);
+                                   the chat says how many messages it read
           -m, --max-tokens <n>     longest answer (default: the registry's, else 1024);
                                    also -n
           --temp <t>               sampling temperature (default: the registry's, else 0.6);
@@ -49,7 +50,7 @@ struct ChatCommand: Command {
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
 
-        exit codes: 0 on /bye, Ctrl-D or Ctrl-C at an empty prompt; 64 bad options (or, on a
+        exit codes: 0 on /bye or Ctrl-D; 64 bad options (or, on a
           pipe, a refused message or command); 65 bad model files or no chat template;
           66 model not found
         """
@@ -87,7 +88,7 @@ struct ChatCommand: Command {
         let container = try PullProgressView.loadModel(model, threads: threads)
         let chat = try ChatSession(container: container, options: options)
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-        let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats)
+        let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats, loaded: load)
         try loop.run()
     }
 }

@@ -24,17 +24,20 @@ extension ChatLoop {
         case .set(let name, let value):
             try ChatSetting.apply(name, value, to: &chat.parameters)
             note("(\(ChatSetting.describe(chat.parameters)))")
-        case .save(let path):
-            try chat.history.save(to: path)
+        case .save(let path, let force):
+            try chat.history.save(to: path, force: force)
             note("(saved \(chat.history.messages.count) messages to \(path))")
         case .load(let path):
             chat.history = try ChatHistory.load(from: path)
             note("(loaded \(chat.history.messages.count) messages from \(path))")
         case .stats:
-            showStats = true
-            note(
-                chat.lastReply.map(Self.statistics)
-                    ?? "(no answer yet; figures follow each answer from now on)")
+            showStats.toggle()
+            guard showStats else {
+                note("(no more figures after the answers; /stats turns them on again)")
+                break
+            }
+            if let last = chat.lastReply { note(Self.statistics(last)) }
+            note("(figures follow each answer from now on; /stats turns them off)")
         }
         return .stay
     }

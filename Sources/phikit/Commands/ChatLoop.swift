@@ -18,8 +18,12 @@ final class ChatLoop {
     /// `run` does (StandardOutput: exit 74, quietly for a closed pipe).
     private var outputFailure: (any Error)?
 
-    init(chat: ChatSession, interactive: Bool, stats: Bool) {
+    /// The file `--load` read, said once at the start.
+    private let loaded: String?
+
+    init(chat: ChatSession, interactive: Bool, stats: Bool, loaded: String? = nil) {
         self.chat = chat
+        self.loaded = loaded
         self.interactive = interactive
         showStats = stats
         color = interactive && Self.colorAllowed
@@ -42,12 +46,18 @@ final class ChatLoop {
         if interactive {
             note("Send a message (/help for the commands, Ctrl-D or /bye to leave)")
         }
+        if let loaded {
+            note("(loaded \(chat.history.messages.count) messages from \(loaded))")
+        }
         let reader = MessageReader { [self] continuation in readLine(continuation) }
         loop: while true {
             switch reader.next() {
             case .end: break loop
             case .interrupt(let empty):
-                if empty { break loop }
+                // Leaving on Ctrl-C would lose an unsaved conversation to a key pressed once
+                // too often (the first stopped an answer or cleared the line): say how to
+                // leave instead, as ollama does.
+                if empty { note("Use Ctrl + d or /bye to exit.") }
             case .message(let text):
                 answer(text)
                 if let outputFailure { throw outputFailure }

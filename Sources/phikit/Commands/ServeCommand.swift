@@ -11,7 +11,8 @@ struct ServeCommand: Command {
     static let usage = """
         phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--queue <n>]
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
-                     [--cors-origin <origin>] [--kv-bits 8|16|32] [--threads <n>] [--quiet]
+                     [--cors-origin <origin>] [--max-connections <n>] [--kv-bits 8|16|32]
+                     [--threads <n>] [--quiet]
         """
     static let help = """
         Loads <model> and answers OpenAI API requests on http://<host>:<port>:
@@ -39,6 +40,11 @@ struct ServeCommand: Command {
                                    reuse (default: 2048)
           --api-key <key>          require "Authorization: Bearer <key>" on /v1 requests
           --cors-origin <origin>   allow browsers on <origin> (or *) to call the API
+          --max-connections <n>    open connections at most (default: 64), one client
+                                   address at most half of them; when full, the connection
+                                   idle the longest (or slowest to send its request) is
+                                   closed for a new one, and only when all are being
+                                   answered does a new one get 503 (GET /health still works)
         \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --quiet                  no access log
@@ -57,6 +63,7 @@ struct ServeCommand: Command {
     var promptCacheMB: Int
     var apiKey: String?
     var corsOrigin: String?
+    var maxConnections: Int
     var threads: Int?
     var cacheWidth: KVCacheWidth
     var quiet: Bool
@@ -70,6 +77,7 @@ struct ServeCommand: Command {
         promptCacheMB = try args.option("--prompt-cache-mb", as: Int.self) ?? 2048
         apiKey = try args.option("--api-key")
         corsOrigin = try args.option("--cors-origin")
+        maxConnections = try args.option("--max-connections", as: Int.self) ?? 64
         cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
@@ -85,6 +93,9 @@ struct ServeCommand: Command {
         if let maxKVSize, maxKVSize < 2 { throw UsageError("--max-kv-size must be at least 2") }
         guard promptCacheMB >= 0 else {
             throw UsageError("--prompt-cache-mb must not be negative")
+        }
+        guard (1...4096).contains(maxConnections) else {
+            throw UsageError("--max-connections must be between 1 and 4096")
         }
         if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
         if let threads, !(1...1024).contains(threads) {
@@ -104,8 +115,9 @@ struct ServeCommand: Command {
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth))
-        let configuration = HTTPServerConfiguration(
+        var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
+        configuration.maxConnections = maxConnections
         let server = try HTTPServer(
             configuration: configuration,
             responder: OpenAIResponder(container: container, scheduler: scheduler, names: [model]))

@@ -29,6 +29,49 @@ struct ChatHistoryTests {
         #expect(h.dropOldestTurn() == 0)
     }
 
+    /// Issue 27: `--load` of 8,000 messages took minutes, measuring the whole rest after each
+    /// dropped turn. The search keeps what dropping one turn at a time kept, and measures
+    /// little more than the conversation once.
+    @Test(arguments: [8_000, 2_001, 7, 2])
+    func dropsOldestTurnsInLinearWork(messages: Int) {
+        var h = ChatHistory(system: "Be brief.")
+        for i in 0..<messages {
+            // Uneven turns: some answers come in two messages, some turns have no answer.
+            let role = i % 5 == 4 ? "assistant" : (i % 2 == 0 ? "user" : "assistant")
+            h.append(role: role, content: String(repeating: "w", count: 1 + i % 13))
+        }
+        h.append(role: "user", content: "the new message")
+        for budget in [50, 400, 3_000, 1_000_000] {
+            func size(_ kept: ChatHistory) -> Int {
+                kept.messages.reduce(0) { $0 + $1.content.count + 4 }
+            }
+            // What dropping one turn at a time keeps: the first turn start from which the
+            // rest fits (sizes from the end, in one pass), else the newest turn alone.
+            var fromEnd = [Int](repeating: 0, count: h.entries.count + 1)
+            for i in h.entries.indices.reversed() {
+                fromEnd[i] = fromEnd[i + 1] + h.entries[i].message.content.count + 4
+            }
+            let systemSize = "Be brief.".count + 4
+            let starts = h.entries.indices.dropFirst().filter { h.entries[$0].message.role == "user" }
+            let expectedDropped =
+                systemSize + fromEnd[0] <= budget
+                ? 0 : (starts.first { systemSize + fromEnd[$0] <= budget } ?? starts.last!)
+            let expected = ChatHistory(
+                system: h.system, entries: Array(h.entries[expectedDropped...]))
+            var measured = 0
+            var actual = h
+            let (dropped, measure) = actual.dropOldestTurns { kept in
+                measured += kept.messages.count
+                return (size(kept) <= budget, size(kept))
+            }
+            #expect(actual == expected, "budget \(budget)")
+            #expect(dropped == expectedDropped && measure == size(expected))
+            // The whole once, then a few measurements of at most twice what is kept.
+            let kept = expected.messages.count
+            #expect(measured <= h.messages.count + 64 * (kept + 2), "measured \(measured)")
+        }
+    }
+
     @Test func savesAndLoadsWithTheCutMark() throws {
         var h = history(1)
         h.append(role: "user", content: "tell me 🤖\nall")
@@ -47,6 +90,58 @@ struct ChatHistoryTests {
         #expect(values[3]["cut"] == nil)
         // Only the files the chat wrote: no temporary left behind.
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path) == ["chat.json"])
+    }
+
+    @Test func saveReplacesOnlyRegularFilesAndEarlierConversations() throws {
+        let h = history(1)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        func path(_ name: String) -> String { dir.appendingPathComponent(name).path }
+
+        // A FIFO, a symlink (even to a conversation) and a directory stay what they are.
+        #expect(mkfifo(path("fifo"), 0o600) == 0)
+        try h.save(to: path("chat.json"))
+        try FileManager.default.createSymbolicLink(
+            atPath: path("link.json"), withDestinationPath: path("chat.json"))
+        try FileManager.default.createDirectory(
+            atPath: path("folder"), withIntermediateDirectories: false)
+        for (name, kind) in [
+            ("fifo", "a FIFO"), ("link.json", "a symbolic link"), ("folder", "a directory"),
+        ] {
+            #expect(throws: ChatSaveError.notRegularFile(path: path(name), kind: kind)) {
+                try h.save(to: path(name), force: true)
+            }
+        }
+        // A device is refused before anything is written (checked without writing, so a
+        // regression cannot replace the machine's /dev/null).
+        #expect(throws: ChatSaveError.notRegularFile(path: "/dev/null", kind: "a character device"))
+        {
+            try ChatSaveTarget.check("/dev/null", force: true)
+        }
+        var info = stat()
+        #expect(lstat(path("fifo"), &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        #expect(lstat(path("link.json"), &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+
+        // A file that is not a conversation is kept, unless forced.
+        let notes = Data("my notes, not a chat\n".utf8)
+        try notes.write(to: URL(fileURLWithPath: path("notes.txt")))
+        #expect(throws: ChatSaveError.notAConversation(path: path("notes.txt"))) {
+            try h.save(to: path("notes.txt"))
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path("notes.txt"))) == notes)
+        try h.save(to: path("notes.txt"), force: true)
+        #expect(try ChatHistory.load(from: path("notes.txt")) == h)
+
+        // An earlier conversation and an empty file are replaced without asking.
+        var longer = h
+        longer.append(role: "user", content: "more")
+        try longer.save(to: path("chat.json"))
+        #expect(try ChatHistory.load(from: path("chat.json")) == longer)
+        FileManager.default.createFile(atPath: path("empty.json"), contents: Data())
+        try h.save(to: path("empty.json"))
+        #expect(try ChatHistory.load(from: path("empty.json")) == h)
+        #expect(ChatSaveError.notAConversation(path: "n.txt").hint == "/save --force n.txt replaces it")
     }
 
     @Test func loadRefusesMessagesWithoutText() throws {
@@ -70,6 +165,11 @@ struct ChatHistoryTests {
         #expect(try SlashCommand.parse("/set temp 0.7") == .set(name: "temp", value: "0.7"))
         #expect(try SlashCommand.parse("/set") == .showSettings)
         #expect(try SlashCommand.parse("/save my chat.json") == .save(path: "my chat.json"))
+        #expect(try SlashCommand.parse("/save --force a.json") == .save(path: "a.json", force: true))
+        #expect(try SlashCommand.parse("/save --forceful") == .save(path: "--forceful"))
+        #expect(throws: SlashCommandError.missingArgument(command: "/save --force", what: "a file name")) {
+            try SlashCommand.parse("/save --force ")
+        }
         #expect(throws: SlashCommandError.unknown("/sav")) { try SlashCommand.parse("/sav x") }
         #expect(throws: SlashCommandError.missingArgument(command: "/load", what: "a file name")) {
             try SlashCommand.parse("/load")
@@ -97,5 +197,16 @@ struct ChatHistoryTests {
             try ChatSetting.apply("tmp", "1", to: &p)
         }
         #expect(p == before)
+        try ChatSetting.apply("repetition_penalty", "1.1", to: &p)
+        #expect(p.repetitionPenalty == 1.1)
+        try ChatSetting.apply("repetition_penalty", "none", to: &p)
+        #expect(p.repetitionPenalty == nil)
+        // /set alone: every setting, also those not in use.
+        for name in [
+            "temp", "top_p", "top_k", "min_p", "max_tokens", "repetition_penalty",
+            "repetition_context_size", "seed",
+        ] {
+            #expect(ChatSetting.describe(p).contains(name + " "), "\(name)")
+        }
     }
 }

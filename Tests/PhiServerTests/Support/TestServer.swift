@@ -24,7 +24,7 @@ struct TestResponder: HTTPResponder {
         let text = [("Content-Type", "text/plain")]
         do {
             switch request.path {
-            case "/hello", "/v1/models":
+            case "/hello", "/v1/models", "/health":
                 try writer.send(status: 200, headers: text, body: Array("hello".utf8))
             case "/echo":
                 log.recordBody(request.body)

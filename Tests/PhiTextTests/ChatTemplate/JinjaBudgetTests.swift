@@ -70,6 +70,61 @@ struct JinjaBudgetTests {
                 + String(repeating: ")", count: 20_000) + " }}")
     }
 
+    /// Issue 27: a list its namespace holds printed until the stack overflowed. jinja2 prints
+    /// `[<Namespace {'l': [...]}>]` (the list itself recurs); here lists are values, so the
+    /// namespace is what recurs — the same guard, one level further in.
+    @Test("a list that holds its own namespace prints, bounded")
+    func namespaceInItsList() throws {
+        #expect(
+            try render("{% set ns = namespace() %}{% set ns.l = [ns] %}{{ ns.l }}")
+                == "[<Namespace {'l': [<Namespace {...}>]}>]")
+    }
+
+    /// Issue 27: a string doubled 64 times through a namespace allocated until the kernel
+    /// killed the process; every way a value grows must meet the budget.
+    @Test(
+        "values grown step by step stop at the budget, however they grow",
+        arguments: [
+            "{% set ns = namespace(s='a') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
+            "{% set ns = namespace(s='a') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+            "{% set ns = namespace(s=['a']) %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}",
+            // Refused before a byte is built: 10,000 × 10,000 characters.
+            "{% set s = 'a' * 10000 %}{{ s.replace('a', s) }}",
+            "{% set s = 'a' * 10000 %}{{ s | replace('a', s) }}",
+            "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = '{0}{0}'.format(ns.s) %}{% endfor %}",
+            "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = '%s%s' % (ns.s, ns.s) %}{% endfor %}",
+            "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = [ns.s, ns.s] | join %}{% endfor %}",
+            "{% set ns = namespace(s='x') %}{% for i in range(64) %}{% set ns.s = ns.s ~ ns.s | string %}{% endfor %}",
+            // Small to hold (the items are shared), enormous to print, serialize or walk.
+            "{% set ns = namespace(s=['a']) %}{% for i in range(64) %}{% set ns.s = [ns.s, ns.s] %}{% endfor %}",
+            "{% set l = ['a' * 20000000] * 4 %}{{ l | join }}",
+            "{% set l = ['a' * 20000000] * 4 %}{{ l }}",
+            "{% set l = ['a' * 20000000] * 4 %}{{ l | tojson }}",
+            "{{ ('x\\n' * 1000000) | indent(1000) }}",
+            "{% for c in 'a' * 5000000 %}{% endfor %}",
+        ])
+    func growth(source: String) {
+        expectRefused(source, line: 1)
+    }
+
+    /// Each turn of a loop can wrap a stored value once more: printing, comparing and freeing
+    /// it recurse once per level, past any thread's stack (a segfault) without a bound.
+    @Test(
+        "values nest at most 500 levels",
+        arguments: [
+            "{% set ns = namespace(x=[]) %}{% for i in range(100000) %}{% set ns.x = [ns.x] %}{% endfor %}",
+            "{% set ns = namespace(x={}) %}{% for i in range(100000) %}{% set ns.x = {'a': ns.x} %}{% endfor %}",
+            "{% set ns = namespace(x=none) %}{% for i in range(100000) %}{% set ns.x = namespace(p=ns.x) %}{% endfor %}",
+            "{% set ns = namespace() %}{% for i in range(100000) %}{% set ns.x = ns %}{% endfor %}",
+        ])
+    func nesting(source: String) {
+        expectRefused(source, line: 1)
+        #expect(
+            (try? render(
+                "{% set ns = namespace(x=[]) %}{% for i in range(400) %}{% set ns.x = [ns.x] %}"
+                    + "{% endfor %}{{ ns.x | tojson | length }}")) == "802")
+    }
+
     @Test("loop() recursion is bounded like macro recursion")
     func loopRecursion() {
         expectRefused(
@@ -89,6 +144,16 @@ struct JinjaBudgetTests {
             ("{{ 'a' * 3 }}", "aaa"), ("{{ 'ab' | center(6) }}", "  ab  "),
             ("{{ 1.5 | round(400) }}", "1.5"), ("{{ '%.3f' % 1.5 }}", "1.500"),
             ("{{ '%d' % 1e18 }}", "1000000000000000000"),
+            // Issue 27: these trapped (SIGILL); jinja2 renders them.
+            ("{{ (-2**63) is divisibleby(-1) }}", "True"),
+            ("{{ (-2**63) is divisibleby(3) }}", "False"),
+            ("{{ 'abc' | center(-2**63) }}", "abc"),
+            // Issue 27: printing a namespace that holds itself recursed until the stack
+            // overflowed; Python's recursion guard prints the inner one as {...}.
+            (
+                "{% set ns = namespace() %}{% set ns.x = ns %}{{ ns }}",
+                "<Namespace {'x': <Namespace {...}>}>"
+            ),
         ])
     func parity(source: String, expected: String) throws {
         #expect(try render(source) == expected)

@@ -35,7 +35,9 @@ extension JinjaFilters {
                 "join", ["d", "attribute"], defaults: ["d": .string(""), "attribute": .none])
             var items = try v.iterate()
             if !p[1].isNone { items = items.map(attributeGetter(p[1], default: nil)) }
-            return .string(items.map(\.pythonString).joined(separator: p[0].pythonString))
+            return .string(
+                try JinjaBudget.joined(
+                    try items.map { try $0.pythonString }, separator: try p[0].pythonString))
         },
         "sum": { v, a, _ in
             let p = try a.bind(
@@ -116,7 +118,7 @@ extension JinjaFilters {
                 throw JinjaError.render("dictsort expects a mapping")
             }
             let position: Int
-            switch p[1].pythonString {
+            switch try p[1].pythonString {
             case "key": position = 0
             case "value": position = 1
             default: throw JinjaError.render("You can only sort by either \"key\" or \"value\"")
@@ -248,7 +250,7 @@ extension JinjaFilters {
             }
             transform = attributeGetter(positional.removeFirst(), default: nil)
         }
-        let testName: String? = positional.isEmpty ? nil : positional.removeFirst().pythonString
+        let testName: String? = positional.isEmpty ? nil : try positional.removeFirst().pythonString
         let testArgs = JinjaArguments(positional, keywords: a.keywords)
         if let testName, !JinjaTests.names.contains(testName) {
             throw JinjaError.render("no test named '\(testName)'")

@@ -19,29 +19,29 @@ enum JinjaFilters {
     private static let textFilters: [String: Filter] = [
         "string": { v, a, _ in
             _ = try a.bind("string", [])
-            return .string(v.pythonString)
+            return .string(try v.pythonString)
         },
         "upper": { v, a, _ in
             _ = try a.bind("upper", [])
-            return .string(v.pythonString.uppercased())
+            return .string(try v.pythonString.uppercased())
         },
         "lower": { v, a, _ in
             _ = try a.bind("lower", [])
-            return .string(v.pythonString.lowercased())
+            return .string(try v.pythonString.lowercased())
         },
         "capitalize": { v, a, _ in
             _ = try a.bind("capitalize", [])
-            return .string(PythonText.capitalize(v.pythonString))
+            return .string(try PythonText.capitalize(v.pythonString))
         },
         "title": { v, a, _ in
             _ = try a.bind("title", [])
-            return .string(jinjaTitle(v.pythonString))
+            return .string(try jinjaTitle(v.pythonString))
         },
         "trim": { v, a, _ in
             let chars = try a.bind("trim", ["chars"], defaults: ["chars": .none])[0]
-            let set = chars.isNone ? nil : Set(chars.pythonString.unicodeScalars)
+            let set = chars.isNone ? nil : Set(try chars.pythonString.unicodeScalars)
             return .string(
-                PythonText.strip(v.pythonString, leading: true, trailing: true) { scalar in
+                PythonText.strip(try v.pythonString, leading: true, trailing: true) { scalar in
                     set.map { $0.contains(scalar) } ?? scalar.isPythonWhitespace
                 })
         },
@@ -49,8 +49,8 @@ enum JinjaFilters {
             let p = try a.bind("replace", ["old", "new", "count"], defaults: ["count": .none])
             let count = p[2].isNone ? -1 : (p[2].intValue ?? -1)
             return .string(
-                PythonText.replace(
-                    v.pythonString, p[0].pythonString, p[1].pythonString, count: count))
+                try JinjaBudget.replace(
+                    try v.pythonString, try p[0].pythonString, try p[1].pythonString, count: count))
         },
         "indent": { v, a, _ in
             let p = try a.bind(
@@ -64,15 +64,22 @@ enum JinjaFilters {
                 try JinjaBudget.checkLength(width, "an indentation")
                 indentation = String(repeating: " ", count: width)
             }
-            return .string(
-                indent(v.pythonString, indentation, first: p[1].isTruthy, blank: p[2].isTruthy))
+            let text = try v.pythonString
+            // Every line may get the indentation.
+            let lines = text.utf8.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+            try JinjaBudget.checkLength(
+                JinjaBudget.product(lines, indentation.utf8.count) + text.utf8.count,
+                "an indented string")
+            return .string(indent(text, indentation, first: p[1].isTruthy, blank: p[2].isTruthy))
         },
         "center": { v, a, _ in
             let width =
                 try a.bind("center", ["width"], defaults: ["width": .int(80)])[0].intValue ?? 80
-            let s = v.pythonString
+            let s = try v.pythonString
             try JinjaBudget.checkLength(width, "a centred string")
-            let padding = max(0, width - s.unicodeScalars.count)
+            // A negative width (even -2**63, which trapped) pads nothing, as in Python.
+            let length = s.unicodeScalars.count
+            let padding = width > length ? width - length : 0
             // Python's str.center puts the odd space on the right unless the width is odd.
             let left = padding / 2 + (padding & width & 1)
             return .string(
@@ -90,22 +97,22 @@ enum JinjaFilters {
         },
         "wordcount": { v, a, _ in
             _ = try a.bind("wordcount", [])
-            let words = v.pythonString.unicodeScalars.split {
+            let words = try v.pythonString.unicodeScalars.split {
                 !($0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_")
             }
             return .int(words.count)
         },
         "escape": { v, a, _ in
             _ = try a.bind("escape", [])
-            return .string(htmlEscape(v.pythonString))
+            return .string(try htmlEscape(v.pythonString))
         },
         "e": { v, a, _ in
             _ = try a.bind("e", [])
-            return .string(htmlEscape(v.pythonString))
+            return .string(try htmlEscape(v.pythonString))
         },
         "safe": { v, a, _ in
             _ = try a.bind("safe", [])
-            return v.isUndefined ? .string("") : .string(v.pythonString)
+            return v.isUndefined ? .string("") : .string(try v.pythonString)
         },
         "format": { v, a, _ in
             guard a.positional.isEmpty || a.keywords.isEmpty else {
@@ -199,7 +206,7 @@ enum JinjaFilters {
 
     private static func truncate(_ s: String, _ p: [JinjaValue]) throws -> String {
         let length = p[0].intValue ?? 255
-        let end = p[2].pythonString
+        let end = try p[2].pythonString
         let leeway = p[3].intValue ?? 5
         let scalars = Array(s.unicodeScalars)
         let endCount = end.unicodeScalars.count

@@ -17,14 +17,14 @@ enum JinjaGlobals {
         define("range", range)
         define("dict") { args in .dict(try makeDict(args, checkNames: false)) }
         define("namespace") { [unowned cycles] args in
-            let namespace = JinjaNamespace(try makeDict(args, checkNames: true))
+            let namespace = try JinjaNamespace(try makeDict(args, checkNames: true))
             cycles.register(namespace)
             return .namespace(namespace)
         }
         define("joiner", joiner)
         define("raise_exception") { args in
             let message = try args.bind("raise_exception", ["message"])[0]
-            throw JinjaError(kind: .raised, message: message.pythonString)
+            throw JinjaError(kind: .raised, message: try message.pythonString)
         }
         define("strftime_now") { args in
             let format = try args.bind("strftime_now", ["format"])[0]
@@ -100,10 +100,10 @@ enum JinjaGlobals {
             }
         }
         for (name, value) in args.keywords { dict.set(name, value) }
-        if checkNames, let bad = dict.keys.first(where: { $0.pythonString.hasPrefix("_") }) {
+        if checkNames, let bad = dict.keys.first(where: { (try? $0.pythonString)?.hasPrefix("_") == true }) {
             throw JinjaError.render(
                 "Chat templates cannot store underscore-prefixed attributes on a namespace, "
-                    + "but got \(bad.pythonRepr)"
+                    + "but got \((try? bad.pythonRepr) ?? "?")"
             )
         }
         return dict

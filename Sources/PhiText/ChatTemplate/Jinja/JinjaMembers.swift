@@ -37,7 +37,7 @@ enum JinjaMembers {
             return member
         }
         if case .string(let name) = key { return missing(value, attribute: name) }
-        return .undefined("'\(value.typeName) object' has no item \(key.pythonRepr)")
+        return .undefined("'\(value.typeName) object' has no item \((try? key.pythonRepr) ?? key.typeName)")
     }
 
     private static func element<T>(_ items: [T], _ index: Int) -> T? {
@@ -126,7 +126,7 @@ enum JinjaMembers {
                 JinjaFunction(name: "index") { args in
                     let x = try args.bind("index", ["value"])[0]
                     guard let i = items.firstIndex(where: { $0.pythonEquals(x) }) else {
-                        throw JinjaError.render("\(x.pythonRepr) is not in list")
+                        throw JinjaError.render("\((try? x.pythonRepr) ?? x.typeName) is not in list")
                     }
                     return .int(i)
                 })

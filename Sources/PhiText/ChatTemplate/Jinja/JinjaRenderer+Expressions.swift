@@ -1,6 +1,10 @@
 extension JinjaRenderer {
     func evaluate(_ expr: JinjaExpr, in scope: JinjaScope) throws -> JinjaValue {
-        try atLine(expr.line) { try evaluateKind(expr.kind, in: scope) }
+        try atLine(expr.line) {
+            let value = try evaluateKind(expr.kind, in: scope)
+            try JinjaBudget.check(value)
+            return value
+        }
     }
 
     private func evaluateKind(_ kind: JinjaExpr.Kind, in scope: JinjaScope) throws -> JinjaValue {
@@ -37,7 +41,9 @@ extension JinjaRenderer {
             let value = try evaluate(left, in: scope)
             return value.isTruthy ? value : try evaluate(right, in: scope)
         case .concat(let parts):
-            return .string(try parts.map { try evaluate($0, in: scope).pythonString }.joined())
+            return .string(
+                try JinjaBudget.joined(
+                    try parts.map { try evaluate($0, in: scope).pythonString }, separator: ""))
         case .compare(let first, let comparisons):
             return .bool(try evaluateComparisons(first, comparisons, in: scope))
         case .conditional(let test, let then, let otherwise):

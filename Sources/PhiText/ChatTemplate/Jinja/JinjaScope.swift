@@ -37,6 +37,7 @@ final class JinjaScope {
     func assign(_ target: JinjaTarget, _ value: JinjaValue) throws {
         switch target {
         case .name(let name):
+            _ = try JinjaBudget.checkNesting(value)
             set(name, value)
         case .namespaceAttribute(let name, let attribute):
             guard case .namespace(let ns) = lookup(name) else {
@@ -47,7 +48,7 @@ final class JinjaScope {
                     "Chat templates cannot store underscore-prefixed attributes on a namespace, "
                         + "but got '\(attribute)'")
             }
-            ns.attributes.set(attribute, value)
+            try ns.set(attribute, value)
         case .tuple(let targets):
             let items = try value.iterate()
             guard items.count == targets.count else {

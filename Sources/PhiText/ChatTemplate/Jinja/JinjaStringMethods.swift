@@ -45,7 +45,7 @@ enum JinjaStringMethods {
             else {
                 throw JinjaError.render("replace() arguments must be str, str, int")
             }
-            return .string(PythonText.replace(s, old, new, count: count))
+            return .string(try JinjaBudget.replace(s, old, new, count: count))
         },
         "find": { s, a in .int(try find(s, a, "find", fromEnd: false)) },
         "rfind": { s, a in .int(try find(s, a, "rfind", fromEnd: true)) },
@@ -62,7 +62,7 @@ enum JinjaStringMethods {
                 }
                 return text
             }
-            return .string(parts.joined(separator: s))
+            return .string(try JinjaBudget.joined(parts, separator: s))
         },
         "format": { s, a in .string(try PythonBraceFormat.format(s, a)) },
         "isdigit": { s, _ in

@@ -82,6 +82,7 @@ struct PythonJSONEncoder {
             if i > 0 { out += itemSeparator }
             if let newline { out += newline }
             try item(i, &out)
+            try JinjaBudget.checkLength(out.utf8.count, "JSON text")
         }
         if let indent { out += "\n" + String(repeating: indent, count: level) }
         out += close
@@ -105,6 +106,11 @@ struct PythonJSONEncoder {
     /// A quoted JSON string: `ensure_ascii=False` escapes only quotes, backslashes and control
     /// characters; `ensure_ascii=True` also everything outside printable ASCII.
     private func writeString(_ s: String, into out: inout String) {
+        // Printable ASCII without quotes or backslashes (most text) needs no escaping.
+        if PythonText.needsNoEscaping(s, quote: 0x22) {
+            out += "\"" + s + "\""
+            return
+        }
         let json = JSONValue.string(s)
         out += ensureASCII ? json.pythonJSONDump() : json.serialized()
     }

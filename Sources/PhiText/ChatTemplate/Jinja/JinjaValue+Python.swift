@@ -4,40 +4,107 @@ import PhiFormats
 // containers print their items with `repr` (`['a', 1]`), so both are needed byte for byte.
 
 extension JinjaValue {
-    /// `str(value)`; an undefined value prints as "".
+    /// `str(value)`; an undefined value prints as "". Throws when the text would exceed the
+    /// rendering budget (a list holding one long string four million times prints as
+    /// petabytes) or the value nests deeper than any template needs.
     var pythonString: String {
-        switch self {
-        case .undefined: ""
-        case .string(let s): s
-        case .none, .bool, .int, .double, .list, .tuple, .dict: pythonRepr
-        case .namespace(let ns): "<Namespace \(JinjaValue.dict(ns.attributes).pythonRepr)>"
-        case .loop(let loop): "<LoopContext \(loop.index0 + 1)/\(loop.items.count)>"
-        case .function(let f): "<function \(f.name)>"
+        get throws {
+            if case .string(let s) = self { return s }
+            var printer = PythonPrinter()
+            try printer.str(self)
+            return printer.out
         }
     }
 
     /// `repr(value)`.
     var pythonRepr: String {
-        switch self {
-        case .undefined: "Undefined"
-        case .none: "None"
-        case .bool(let b): b ? "True" : "False"
-        case .int(let i): String(i)
-        case .double(let d): Self.pythonFloat(d)
-        case .string(let s): Self.pythonQuoted(s)
-        case .list(let items): "[" + items.map(\.pythonRepr).joined(separator: ", ") + "]"
-        case .tuple(let items):
-            items.count == 1
-                ? "(" + items[0].pythonRepr + ",)"
-                : "(" + items.map(\.pythonRepr).joined(separator: ", ") + ")"
-        case .dict(let d):
-            "{"
-                + d.items.map { $0.key.pythonRepr + ": " + $0.value.pythonRepr }
-                .joined(separator: ", ") + "}"
-        case .namespace, .loop, .function: pythonString
+        get throws {
+            var printer = PythonPrinter()
+            try printer.repr(self)
+            return printer.out
+        }
+    }
+}
+
+/// `str` and `repr` of values, bounded: the text stops at the budget's length, nesting at
+/// `JinjaBudget.maxNesting`, and a namespace met again inside itself prints as Python's
+/// recursion guard does (`<Namespace {...}>`), where it recursed until the stack overflowed.
+private struct PythonPrinter {
+    var out = ""
+    private var depth = 0
+    private var printing: Set<ObjectIdentifier> = []
+
+    private mutating func append(_ text: String) throws {
+        out += text
+        if out.utf8.count > JinjaBudget.maxLength {
+            throw JinjaBudget.exceeded("printing a value of more than \(JinjaBudget.maxLength) bytes")
         }
     }
 
+    mutating func str(_ value: JinjaValue) throws {
+        switch value {
+        case .undefined: break
+        case .string(let s): try append(s)
+        case .none, .bool, .int, .double, .list, .tuple, .dict: try repr(value)
+        case .namespace(let ns):
+            let id = ObjectIdentifier(ns)
+            guard !printing.contains(id) else { return try append("<Namespace {...}>") }
+            printing.insert(id)
+            defer { printing.remove(id) }
+            try append("<Namespace ")
+            try repr(.dict(ns.attributes))
+            try append(">")
+        case .loop(let loop): try append("<LoopContext \(loop.index0 + 1)/\(loop.items.count)>")
+        case .function(let f): try append("<function \(f.name)>")
+        }
+    }
+
+    mutating func repr(_ value: JinjaValue) throws {
+        switch value {
+        case .undefined: try append("Undefined")
+        case .none: try append("None")
+        case .bool(let b): try append(b ? "True" : "False")
+        case .int(let i): try append(String(i))
+        case .double(let d): try append(JinjaValue.pythonFloat(d))
+        case .string(let s): try append(JinjaValue.pythonQuoted(s))
+        case .list(let items): try sequence("[", items, "]")
+        case .tuple(let items): try sequence("(", items, items.count == 1 ? ",)" : ")")
+        case .dict(let d):
+            try enter()
+            defer { depth -= 1 }
+            try append("{")
+            for (i, item) in d.items.enumerated() {
+                if i > 0 { try append(", ") }
+                try repr(item.key)
+                try append(": ")
+                try repr(item.value)
+            }
+            try append("}")
+        case .namespace, .loop, .function: try str(value)
+        }
+    }
+
+    private mutating func sequence(_ open: String, _ items: [JinjaValue], _ close: String) throws {
+        try enter()
+        defer { depth -= 1 }
+        try append(open)
+        for (i, item) in items.enumerated() {
+            if i > 0 { try append(", ") }
+            try repr(item)
+        }
+        try append(close)
+    }
+
+    /// One level deeper (the caller steps back out).
+    private mutating func enter() throws {
+        guard depth < JinjaBudget.maxNesting else {
+            throw JinjaBudget.exceeded("a value nested more than \(JinjaBudget.maxNesting) levels")
+        }
+        depth += 1
+    }
+}
+
+extension JinjaValue {
     /// `repr(float)`: shortest round-trip digits, Python's layout (`1.0`, `1e-05`, `1e+16`).
     static func pythonFloat(_ d: Double) -> String {
         if d.isNaN { return "nan" }
@@ -49,6 +116,10 @@ extension JinjaValue {
     /// A string literal as Python's `repr` writes it: single quotes unless the text has a
     /// single quote and no double quote; backslash escapes for non-printable characters.
     static func pythonQuoted(_ s: String) -> String {
+        // Printable ASCII without quotes or backslashes (most text) is quoted as it is.
+        if PythonText.needsNoEscaping(s, quote: 0x27) {
+            return "'" + s + "'"
+        }
         let quote: Unicode.Scalar =
             s.unicodeScalars.contains("'") && !s.unicodeScalars.contains("\"") ? "\"" : "'"
         var out = String.UnicodeScalarView()
@@ -193,7 +264,10 @@ extension JinjaValue {
     func iterate() throws -> [JinjaValue] {
         switch self {
         case .list(let items), .tuple(let items): return items
-        case .string(let s): return s.unicodeScalars.map { .string(String($0)) }
+        case .string(let s):
+            // One boxed value per character: a 60 MB string made gigabytes of them.
+            try JinjaBudget.checkItems(s.unicodeScalars.count, "the characters of a string")
+            return s.unicodeScalars.map { .string(String($0)) }
         case .dict(let d): return d.keys
         case .undefined: return []
         default: throw JinjaError.render("'\(typeName)' object is not iterable")

@@ -110,9 +110,25 @@ extension JinjaValue {
 /// iterations (plain `set` inside a loop is local to the iteration).
 final class JinjaNamespace {
     var attributes: JinjaDict
+    /// 1 + the deepest nesting of a value it was ever given (JinjaBudget.nesting): a
+    /// namespace that holds itself, or a chain of namespaces, counts one more per level
+    /// without being walked.
+    private(set) var nesting = 1
 
-    init(_ attributes: JinjaDict) {
+    init(_ attributes: JinjaDict) throws {
         self.attributes = attributes
+        // As deep as a dict of the same attributes.
+        nesting = try JinjaBudget.checkNesting(.dict(attributes))
+    }
+
+    /// `set ns.name = value`.
+    func set(_ name: String, _ value: JinjaValue) throws {
+        let depth = 1 + (try JinjaBudget.checkNesting(value))
+        guard depth <= JinjaBudget.maxNesting else {
+            throw JinjaBudget.exceeded("a value nested more than \(JinjaBudget.maxNesting) levels")
+        }
+        nesting = max(nesting, depth)
+        attributes.set(name, value)
     }
 }
 

@@ -31,6 +31,7 @@ enum PythonBraceFormat {
             let field = String(pythonScalars: scalars[scalars.startIndex..<close])
             scalars = scalars[scalars.index(after: close)...]
             out += try render(field, args, &autoIndex)
+            try JinjaBudget.checkLength(out.utf8.count, "a formatted string")
         }
         return out
     }
@@ -76,7 +77,7 @@ enum PythonBraceFormat {
                 if path.first == "]" { path = path.dropFirst() }
             }
         }
-        let text = conversion == "r" ? value.pythonRepr : nil
+        let text = conversion == "r" ? try value.pythonRepr : nil
         return try apply(spec, to: value, text: text)
     }
 
@@ -90,7 +91,7 @@ enum PythonBraceFormat {
 
     private static func apply(_ spec: String, to value: JinjaValue, text: String?) throws -> String
     {
-        guard !spec.isEmpty else { return text ?? value.pythonString }
+        guard !spec.isEmpty else { return try text ?? value.pythonString }
         var chars = Array(spec)[...]
         var fill: Character = " "
         var align: Character?
@@ -125,7 +126,7 @@ enum PythonBraceFormat {
         var body: String
         switch type {
         case nil, "s":
-            body = text ?? value.pythonString
+            body = try text ?? value.pythonString
             if let precision, case .string = value {
                 body = String(body.unicodeScalars.prefix(precision).map(Character.init))
             }
@@ -146,7 +147,7 @@ enum PythonBraceFormat {
         try JinjaBudget.checkLength(width, "a formatted field")
         let padding = max(0, width - body.unicodeScalars.count)
         guard padding > 0 else { return body }
-        let isNumber = value.numericValue != nil && !(value.pythonString.isEmpty)
+        let isNumber = try value.numericValue != nil && !value.pythonString.isEmpty
         switch align ?? (isNumber && type != "s" ? ">" : "<") {
         case ">": return String(repeating: fill, count: padding) + body
         case "^":

@@ -58,6 +58,7 @@ enum PythonPercentFormat {
                 value = positional.removeFirst()
             }
             out += try convert(value!, conversion, precision: precision)
+            try JinjaBudget.checkLength(out.utf8.count, "a formatted string")
         }
         guard positional.isEmpty || mapping != nil else {
             throw JinjaError.render("not all arguments converted during string formatting")
@@ -69,8 +70,8 @@ enum PythonPercentFormat {
         _ value: JinjaValue, _ conversion: Unicode.Scalar, precision: Int?
     ) throws -> String {
         switch conversion {
-        case "s": return value.pythonString
-        case "r": return value.pythonRepr
+        case "s": return try value.pythonString
+        case "r": return try value.pythonRepr
         case "d", "i":
             if let i = value.intValue { return String(i) }
             if case .double(let d) = value, d.isFinite {

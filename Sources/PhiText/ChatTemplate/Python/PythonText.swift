@@ -95,6 +95,18 @@ enum PythonText {
     }
 
     /// `s.replace(old, new, count)`; an empty `old` inserts `new` around every code point.
+    /// Whether `s` is printable ASCII without `quote` or a backslash: text that Python's repr
+    /// and json.dumps copy as it is between quotes (the fast path for long strings).
+    static func needsNoEscaping(_ s: String, quote: UInt8) -> Bool {
+        var s = s
+        return s.withUTF8 { bytes in
+            for byte in bytes where byte < 0x20 || byte >= 0x7F || byte == quote || byte == 0x5C {
+                return false
+            }
+            return true
+        }
+    }
+
     static func replace(_ s: String, _ old: String, _ new: String, count: Int) -> String {
         let scalars = Array(s.unicodeScalars)
         let pattern = Array(old.unicodeScalars)
