@@ -53,9 +53,9 @@ public final class Generator {
     private let logprobs: Int?
     private var text: (any GeneratedText)?
     private var mask: TokenMask?
-    /// How often each token was generated (presence and frequency penalties).
+    /// How often each token was generated (presence and frequency penalties, when on).
     private var counts: [Int: Int] = [:]
-    private var drafted = 0
+    private let tracksCounts: Bool
 
     /// - Parameters:
     ///   - context: the tokens already in the sequence (the prompt, or the whole session),
@@ -78,6 +78,7 @@ public final class Generator {
         self.drafter = drafter
         self.logprobs = logprobs
         tokens = context
+        tracksCounts = parameters.presencePenalty != 0 || parameters.frequencyPenalty != 0
         sampler = Sampler(parameters: parameters, vocabularySize: vocabularySize)
         if constraint != nil { mask = TokenMask(vocabularySize: vocabularySize) }
     }
@@ -99,10 +100,7 @@ public final class Generator {
         let room = min(
             limit, parameters.maxTokens - generatedCount, maxContext - tokens.count)
         guard room > 0 else { return [] }
-        drafted = 0
-        let proposal = Array(drafter.draft(after: tokens, limit: room).prefix(room))
-        drafted = proposal.count
-        return proposal
+        return Array(drafter.draft(after: tokens, limit: room).prefix(room))
     }
 
     /// Verifies `draft` with the logits of `draft.count + 1` positions: `logits[i]` follows
@@ -201,7 +199,7 @@ public final class Generator {
         let offset = text?.decodedByteCount ?? 0
         let piece = text?.append(token) ?? ""
         tokens.append(token)
-        counts[token, default: 0] += 1
+        if tracksCounts { counts[token, default: 0] += 1 }
         generatedCount += 1
         try constraint?.advance(token)
         step.tokens.append(

@@ -68,10 +68,13 @@ enum TerminalMode {
 
     /// While an answer streams: Ctrl-C is SIGINT (it stops the answer); keys typed ahead are
     /// neither echoed into the answer nor edited by the line discipline (Backspace, Ctrl-D),
-    /// so the editor gets them as typed.
+    /// so the editor gets them as typed. NOFLSH: the signal must not flush the terminal's
+    /// queues, which dropped answer text already written (but kept in the conversation) and
+    /// keys typed ahead.
     static func enterAnswer() {
         var quiet = original.pointee
         quiet.c_lflag &= ~tcflag_t(ECHO | ICANON)
+        quiet.c_lflag |= tcflag_t(NOFLSH)
         apply(quiet)
     }
 
