@@ -14,12 +14,16 @@ struct HTTPSecurityTests {
             try client.send(get("/v1/models"))
             let missing = try client.readResponse()
             #expect(missing.status == 401)
+            // OpenAI's words for a missing key (issue 27), and for a wrong one.
             #expect(
                 missing.text
-                    == #"{"error":{"message":"Incorrect API key provided. Send it as 'Authorization: Bearer <key>'.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#
+                    == #"{"error":{"message":"You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). This server was started with --api-key.","type":"invalid_request_error","param":null,"code":null}}"#
             )
             try client.send(get("/v1/models", "Authorization: Bearer sk-test-7f3a9d\r\n"))
-            #expect(try client.readResponse().status == 401)
+            let wrong = try client.readResponse()
+            #expect(wrong.status == 401)
+            #expect(wrong.text.contains(#""message":"Incorrect API key provided."#))
+            #expect(wrong.text.contains(#""code":"invalid_api_key""#))
             try client.send(get("/v1/models", "Authorization: Bearer \(key)x\r\n"))
             #expect(try client.readResponse().status == 401)
             try client.send(get("/v1/models", "Authorization: bearer \(key)\r\n"))

@@ -2,8 +2,10 @@
 """Drives the chat page (GET /) of `phikit serve` in headless Chromium (Debian's `chromium`,
 through the DevTools protocol; pip install websocket-client): types a message, presses Enter,
 and waits for the streamed answer. The model is a scripted one (serve_support.py) whose
-answer is known, so the check is exact. Saves a screenshot (default
-/tmp/phikit-chat-page.png) to look at.
+answer is known, so the check is exact. Then, on a server started with --api-key: the page
+asks for the key, loads the model once it is typed (kept in sessionStorage), answers, Stop
+ends a (throttled) answer keeping what came, and New chat clears the conversation. Saves
+screenshots (default /tmp/phikit-chat-page.png, and -key.png beside it) to look at.
 
     PHIKIT_BIN=.build/release/phikit python3 scripts/serve/chat_page_check.py [screenshot.png]
 
@@ -59,6 +61,27 @@ class Browser:
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
                            awaitPromise=True)
         return result.get("result", {}).get("value")
+
+    def wait_for(self, expression, seconds=60):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(0.1)
+        return self.evaluate(expression)
+
+    def press_enter(self):
+        for kind in ("keyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", type=kind, key="Enter", code="Enter",
+                      windowsVirtualKeyCode=13, nativeVirtualKeyCode=13,
+                      **({"text": "\r"} if kind == "keyDown" else {}))
+
+    def screenshot(self, path):
+        shot = self.call("Page.captureScreenshot", format="png")
+        with open(path, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+        print("screenshot:", path)
 
     def close(self):
         self.socket.close()
@@ -126,10 +149,85 @@ def main():
     finally:
         browser.close()
         check("server exits 0 on SIGTERM", server.stop() == 0)
+    try:
+        check_api_key(model, screenshot.replace(".png", "-key.png"), check)
+    finally:
         shutil.rmtree(model, ignore_errors=True)
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
+
+
+def check_api_key(model, screenshot, check):
+    """The page on a server with --api-key: asks, loads, answers, stops, starts anew."""
+    key = "sk-page-check"
+    server = Server(model, "--api-key", key)
+    browser = Browser()
+    try:
+        browser.call("Page.enable")
+        browser.call("Page.navigate", url=server.base + "/")
+        note = browser.wait_for("document.getElementById('keynote').textContent", 30)
+        check("with --api-key the page asks for the key", note and "needs an API key" in note,
+              note)
+        check("the key field is marked and focused", browser.evaluate(
+            "document.activeElement.id === 'key' && "
+            "document.getElementById('key').classList.contains('needed')"))
+        browser.call("Input.insertText", text=key)
+        browser.evaluate("document.getElementById('key').dispatchEvent(new Event('change'))")
+        name = browser.wait_for("document.getElementById('model').textContent", 30)
+        check("once the key is typed the models load", name == os.path.basename(model), name)
+        check("the key is kept in the tab's session only", browser.evaluate(
+            f"sessionStorage.getItem('phikit-key') === '{key}' && localStorage.length === 0"))
+        browser.evaluate("document.getElementById('input').focus()")
+        browser.call("Input.insertText", text="Hi!")
+        browser.press_enter()
+        answer = browser.wait_for("""(() => {
+            const a = document.querySelector('.assistant');
+            return a && a.querySelector('.meta') ? a.firstChild.textContent : null; })()""")
+        check("with the key the answer streams in full", answer == GREETING, answer)
+        # Stop: the stream is throttled to a trickle so the answer is still coming.
+        browser.call("Network.enable")
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
+                     downloadThroughput=300, uploadThroughput=-1)
+        browser.evaluate("document.getElementById('input').focus()")
+        browser.call("Input.insertText", text="Again, please.")
+        browser.press_enter()
+        started = browser.wait_for("""(() => {
+            const a = document.querySelectorAll('.assistant')[1];
+            return a && a.textContent.length > 0; })()""")
+        check("Stop is enabled while answering", started and browser.evaluate(
+            "!document.getElementById('stop').disabled"))
+        browser.evaluate("document.getElementById('stop').click()")
+        meta = browser.wait_for("""(() => {
+            const m = document.querySelectorAll('.assistant')[1].querySelector('.meta');
+            return m && m.textContent; })()""", 30)
+        partial = browser.evaluate(
+            "document.querySelectorAll('.assistant')[1].firstChild.textContent")
+        check("Stop ends the answer and says so", meta and meta.startswith("stopped"), meta)
+        check("what came before Stop stays", partial and GREETING.startswith(partial)
+              and partial != GREETING, partial)
+        check("Send is back after Stop", browser.evaluate(
+            "!document.getElementById('send').disabled && document.getElementById('stop').disabled"))
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
+                      downloadThroughput=-1, uploadThroughput=-1)
+        browser.screenshot(screenshot)
+        browser.evaluate("document.getElementById('newchat').click()")
+        check("New chat clears the conversation", browser.evaluate(
+            "document.getElementById('log').children.length === 0"))
+        browser.evaluate("document.getElementById('input').focus()")
+        browser.call("Input.insertText", text="Hello again")
+        browser.press_enter()
+        answer = browser.wait_for("""(() => {
+            const a = document.querySelector('.assistant');
+            return a && a.querySelector('.meta') ? a.firstChild.textContent : null; })()""")
+        check("a new chat answers afresh", answer == GREETING, answer)
+        check("no error bubble with the key", browser.evaluate(
+            "document.querySelector('.error')") is None)
+        check("the key is never in the access log",
+              not any(key in line for line in server.lines))
+    finally:
+        browser.close()
+        check("server with --api-key exits 0 on SIGTERM", server.stop() == 0)
 
 
 if __name__ == "__main__":

@@ -63,13 +63,21 @@ struct RequestGuards: Sendable {
             return preflight(request)
         }
         if let apiKey, request.path == "/v1" || request.path.hasPrefix("/v1/") {
-            guard let presented = bearerToken(request.headers["authorization"]),
-                constantTimeEqual(presented, apiKey)
-            else {
-                var refusal = CannedResponse.error(
-                    401,
-                    "Incorrect API key provided. Send it as 'Authorization: Bearer <key>'.",
-                    code: "invalid_api_key")
+            let presented = bearerToken(request.headers["authorization"])
+            guard let presented, constantTimeEqual(presented, apiKey) else {
+                // OpenAI's words for each case, so clients and people recognise them.
+                var refusal =
+                    presented == nil
+                    ? CannedResponse.error(
+                        401,
+                        "You didn't provide an API key. You need to provide your API key in an "
+                            + "Authorization header using Bearer auth (i.e. Authorization: "
+                            + "Bearer YOUR_KEY). This server was started with --api-key.")
+                    : CannedResponse.error(
+                        401,
+                        "Incorrect API key provided. Send the key this server was started with "
+                            + "as 'Authorization: Bearer <key>'.",
+                        code: "invalid_api_key")
                 refusal.headers.append(("WWW-Authenticate", "Bearer"))
                 return refusal
             }

@@ -5,7 +5,8 @@ import PhiKit
 /// Everything from a parsed request to the bytes of the answer: the routes of an
 /// OpenAI-compatible server, over one loaded model and its scheduler.
 ///
-///     POST /v1/chat/completions   POST /v1/completions   GET /v1/models   GET /health   GET /
+///     POST /v1/chat/completions   POST /v1/completions   GET /v1/models[/{id}]   GET /health
+///     GET /
 public struct OpenAIResponder: HTTPResponder {
     let completions: CompletionHandler
     let created = Int(Date().timeIntervalSince1970)
@@ -36,6 +37,10 @@ public struct OpenAIResponder: HTTPResponder {
         case "/v1/completions":
             route = ("POST", { completions.handle(.completions, body: request.body, channel: channel) })
         case "/v1/models": route = ("GET", { try channel.sendJSON(JSONBody(value: models)) })
+        case _ where path.hasPrefix("/v1/models/"):
+            // The official client's models.retrieve(id); ids such as org/name keep their slash.
+            let id = String(path.dropFirst("/v1/models/".count))
+            route = ("GET", { try retrieve(id, channel) })
         case "/health": route = ("GET", { try health(channel) })
         case "/":
             route = (
@@ -61,22 +66,26 @@ public struct OpenAIResponder: HTTPResponder {
     }
 
     private var models: JSONValue {
+        .object([("object", .string("list")), ("data", .array([model]))])
+    }
+
+    /// The served model as `/v1/models` lists it and `/v1/models/{id}` returns it.
+    private var model: JSONValue {
         .object([
-            ("object", .string("list")),
-            (
-                "data",
-                .array([
-                    .object([
-                        ("id", .string(completions.modelID)), ("object", .string("model")),
-                        ("created", .int(created)), ("owned_by", .string("phikit")),
-                        (
-                            "context_length",
-                            .int(completions.scheduler.configuration.contextSize)
-                        ),
-                    ])
-                ])
-            ),
+            ("id", .string(completions.modelID)), ("object", .string("model")),
+            ("created", .int(created)), ("owned_by", .string("phikit")),
+            ("context_length", .int(completions.scheduler.configuration.contextSize)),
         ])
+    }
+
+    /// `GET /v1/models/{id}`: the model under any name requests may use, else 404 in
+    /// OpenAI's shape (code model_not_found).
+    private func retrieve(_ id: String, _ channel: ResponseChannel) throws {
+        let name = id.removingPercentEncoding ?? id
+        guard completions.modelNames.contains(name) else {
+            return try channel.send(APIError.unknownModel(name, served: completions.modelID))
+        }
+        try channel.sendJSON(JSONBody(value: model))
     }
 
     /// 200 with the slots' load: the server answers only once the model is loaded.

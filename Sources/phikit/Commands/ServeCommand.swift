@@ -11,13 +11,14 @@ struct ServeCommand: Command {
     static let usage = """
         phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--queue <n>]
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
-                     [--cors-origin <origin>] [--max-connections <n>] [--kv-bits 8|16|32]
-                     [--threads <n>] [--quiet]
+                     [--cors-origin <origin>] [--max-connections <n>] [--max-body <size>]
+                     [--kv-bits 8|16|32] [--threads <n>] [--quiet]
         """
     static let help = """
         Loads <model> and answers OpenAI API requests on http://<host>:<port>:
         POST /v1/chat/completions and /v1/completions (streamed as server-sent events with
-        "stream": true), GET /v1/models, GET /health, and a chat page at GET /. Up to
+        "stream": true), GET /v1/models and /v1/models/<id>, GET /health, and a chat page at
+        GET / (it asks for the key when the server has one). Up to
         --parallel requests generate at once, each with its own KV cache; a new request joins
         between tokens, more wait in a queue of --queue (then 503 with Retry-After). A request
         whose prompt extends an earlier conversation reuses its cached prefix
@@ -40,6 +41,8 @@ struct ServeCommand: Command {
                                    reuse (default: 2048)
           --api-key <key>          require "Authorization: Bearer <key>" on /v1 requests
           --cors-origin <origin>   allow browsers on <origin> (or *) to call the API
+          --max-body <size>        largest request body: bytes, or with K, M or G
+                                   (default: 1M); a larger one gets 413 before it is read
           --max-connections <n>    open connections at most (default: 64), one client
                                    address at most half of them; when full, the connection
                                    idle the longest (or slowest to send its request) is
@@ -64,6 +67,7 @@ struct ServeCommand: Command {
     var apiKey: String?
     var corsOrigin: String?
     var maxConnections: Int
+    var maxBody: Int
     var threads: Int?
     var cacheWidth: KVCacheWidth
     var quiet: Bool
@@ -78,6 +82,8 @@ struct ServeCommand: Command {
         apiKey = try args.option("--api-key")
         corsOrigin = try args.option("--cors-origin")
         maxConnections = try args.option("--max-connections", as: Int.self) ?? 64
+        let body = try args.option("--max-body")
+        maxBody = try body.map(Self.size) ?? (1 << 20)
         cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
@@ -118,6 +124,7 @@ struct ServeCommand: Command {
         var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections
+        configuration.maxBodyBytes = maxBody
         let server = try HTTPServer(
             configuration: configuration,
             responder: OpenAIResponder(container: container, scheduler: scheduler, names: [model]))
@@ -132,6 +139,21 @@ struct ServeCommand: Command {
         try server.run()
         scheduler.shutdown()
         signals.cancel()
+    }
+
+    /// "4096", "64K", "2M", "1G" (powers of 1024) for --max-body.
+    static func size(_ text: String) throws -> Int {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        let unit = text.last.flatMap { units[Character($0.uppercased())] }
+        let digits = unit == nil ? text : String(text.dropLast())
+        guard let number = Int(digits), number >= 1,
+            case let (bytes, overflow) = number.multipliedReportingOverflow(by: unit ?? 1),
+            !overflow, bytes <= 1 << 32
+        else {
+            throw UsageError(
+                "--max-body must be a size from 1 byte to 4G, such as 65536, 512K or 8M; got '\(text)'")
+        }
+        return bytes
     }
 
     static func hostForURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }

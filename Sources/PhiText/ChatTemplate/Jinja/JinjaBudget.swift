@@ -113,10 +113,12 @@ enum JinjaBudget {
         var visits = 0
         let depth = try nesting(value, visits: &visits)
         guard depth <= maxNesting else {
-            throw exceeded("a value nested more than \(maxNesting) levels")
+            throw tooDeep
         }
         return depth
     }
+
+    static let tooDeep = exceeded("a value nested more than \(maxNesting) levels")
 
     /// `a * b` for sizes: nil when it overflows.
     static func product(_ a: Int, _ b: Int) -> Int {

@@ -98,7 +98,7 @@ private struct PythonPrinter {
     /// One level deeper (the caller steps back out).
     private mutating func enter() throws {
         guard depth < JinjaBudget.maxNesting else {
-            throw JinjaBudget.exceeded("a value nested more than \(JinjaBudget.maxNesting) levels")
+            throw JinjaBudget.tooDeep
         }
         depth += 1
     }

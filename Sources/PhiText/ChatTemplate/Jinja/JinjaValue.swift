@@ -125,7 +125,7 @@ final class JinjaNamespace {
     func set(_ name: String, _ value: JinjaValue) throws {
         let depth = 1 + (try JinjaBudget.checkNesting(value))
         guard depth <= JinjaBudget.maxNesting else {
-            throw JinjaBudget.exceeded("a value nested more than \(JinjaBudget.maxNesting) levels")
+            throw JinjaBudget.tooDeep
         }
         nesting = max(nesting, depth)
         attributes.set(name, value)
