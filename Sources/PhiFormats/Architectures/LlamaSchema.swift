@@ -10,6 +10,29 @@ public struct LlamaSchema: ArchitectureSchema {
     public var outputHead: String { "lm_head" }
     /// transformers' LlamaConfig.
     public var defaultMaxPositions: Int { 2048 }
+    public var fieldsType: any ArchitectureFields.Type { Fields.self }
+
+    /// The config.json fields only llama reads: its bias switches, which phikit requires off
+    /// (every llama checkpoint it targets has none).
+    public struct Fields: ArchitectureFields, Equatable {
+        /// `attention_bias`: q/k/v/o with biases.
+        public var attentionBias = false
+        /// `mlp_bias`: gate/up/down with biases.
+        public var mlpBias = false
+
+        public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case attentionBias = "attention_bias"
+            case mlpBias = "mlp_bias"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            attentionBias = try c.decodeIfPresent(Bool.self, forKey: .attentionBias) ?? false
+            mlpBias = try c.decodeIfPresent(Bool.self, forKey: .mlpBias) ?? false
+        }
+    }
 
     /// mlx order: embed_tokens; per layer self_attn (q_proj, k_proj, v_proj, o_proj), mlp
     /// (gate_proj, down_proj, up_proj), input_layernorm, post_attention_layernorm; norm;
@@ -48,9 +71,9 @@ public struct LlamaSchema: ArchitectureSchema {
         if let act = config.hiddenAct, act != "silu" {
             throw config.invalid("hidden_act", "'\(act)' is not supported for llama (silu)")
         }
-        if config.attentionBias {
-            throw config.invalid(
-                "attention_bias", "must be false for llama (phikit runs projections without biases)")
+        let fields = config.fields(Fields.self)
+        for (field, on) in [("attention_bias", fields.attentionBias), ("mlp_bias", fields.mlpBias)] where on {
+            throw config.invalid(field, "must be false for llama (phikit runs projections without biases)")
         }
         if config.partialRotaryFactor != 1 {
             throw config.invalid(

@@ -48,9 +48,8 @@ extension ModelConfig {
                 "partial_rotary_factor",
                 "gives an odd or empty rotary dimension \(ropeDim) (head_dim \(headDim))")
         }
-        for (field, eps) in [("rms_norm_eps", rmsNormEps), ("layer_norm_eps", layerNormEps)]
-        where !(eps > 0) || !eps.isFinite {
-            throw invalid(field, "must be positive")
+        guard rmsNormEps > 0, rmsNormEps.isFinite else {
+            throw invalid("rms_norm_eps", "must be positive")
         }
         // Below 1 the inverse frequencies theta^-e overflow to infinity and every angle is NaN.
         guard ropeTheta >= 1, ropeTheta.isFinite else {

@@ -34,7 +34,7 @@ struct TinyModelTests {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
             config: golden.config, seed: golden.seed, amplitude: golden.amplitude)
-        try check(dir.path, golden.float32, tolerance: Self.floatTolerance)
+        try check(dir.path, golden.float32, tolerance: Self.floatTolerance, label: name + " float32")
     }
 
     @Test(
@@ -43,7 +43,7 @@ struct TinyModelTests {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
             config: golden.config, seed: golden.seed, amplitude: golden.amplitude, dtype: .bf16)
-        try check(dir.path, golden.bfloat16, tolerance: Self.floatTolerance)
+        try check(dir.path, golden.bfloat16, tolerance: Self.floatTolerance, label: name + " bfloat16")
     }
 
     @Test(
@@ -57,19 +57,20 @@ struct TinyModelTests {
             let dir = try TinyModels.writeQuantized(
                 from: source.path, quantization: variant.quantization)
             #expect(try TinyModels.tensorHashes(dir.path) == variant.tensorHashes)
-            try check(dir.path, variant.cases, tolerance: Self.quantizedTolerance)
+            try check(dir.path, variant.cases, tolerance: Self.quantizedTolerance, label: name + " mlx")
         }
     }
 
     private func check(
-        _ directory: String, _ cases: [EngineGoldens.Case], tolerance: Float
+        _ directory: String, _ cases: [EngineGoldens.Case], tolerance: Float, label: String
     ) throws {
         let model = try ModelArchitectures.load(directory: directory)
         let session = try InferenceSession(model: model)
         for c in cases {
             session.reset()
             let difference = relativeDifference(try session.prefill(c.prompt), c.lastLogits)
-            #expect(difference < tolerance, "prompt of \(c.prompt.count) tokens")
+            #expect(difference < tolerance, "\(label): prompt of \(c.prompt.count) tokens")
+            print("\(label) \(c.prompt.count)-token prompt: relative difference \(difference)")
             session.reset()
             let tokens = try greedy(session, prompt: c.prompt, count: c.greedy.count)
             #expect(tokens == c.greedy, "prompt of \(c.prompt.count) tokens")

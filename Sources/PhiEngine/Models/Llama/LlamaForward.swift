@@ -45,51 +45,31 @@ extension LlamaModel {
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))
-            rmsNorm(layer.inputNorm, st, rows: 0..<n)
-            linear(layer.query, normed, tokens: n, into: st.queries.pointer, st, pool)
-            linear(layer.key, normed, tokens: n, into: st.keys.pointer, st, pool)
-            linear(layer.value, normed, tokens: n, into: st.values.pointer, st, pool)
+            st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
+            st.shared.linear(layer.query, normed, tokens: n, into: st.queries.pointer, pool: pool)
+            st.shared.linear(layer.key, normed, tokens: n, into: st.keys.pointer, pool: pool)
+            st.shared.linear(layer.value, normed, tokens: n, into: st.values.pointer, pool: pool)
             for span in spans {
                 span.attend(
                     layer: l, queries: queries, keys: keys, values: values,
                     out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
             }
-            linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
+            st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 
             // ---- MLP: x += down_proj(up_proj(h) * silu(gate_proj(h)))
-            rmsNorm(layer.postAttentionNorm, st, rows: 0..<n)
-            linear(layer.gate, normed, tokens: n, into: st.gate.pointer, st, pool)
-            linear(layer.up, normed, tokens: n, into: st.up.pointer, st, pool)
+            st.shared.rmsNorm(layer.postAttentionNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
+            st.shared.linear(layer.gate, normed, tokens: n, into: st.gate.pointer, pool: pool)
+            st.shared.linear(layer.up, normed, tokens: n, into: st.up.pointer, pool: pool)
             pk_silu_mul_split(st.activation.pointer, st.gate.pointer, st.up.pointer, n * ffn)
-            linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer, st, pool)
+            st.shared.linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
         }
 
         // ---- logits of the last tokens: lm_head(norm(x))
         guard logitRows > 0 else { return }
         let rows = (n - logitRows)..<n
-        rmsNorm(w.finalNorm, st, rows: rows)
-        linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, st, pool)
-    }
-
-    /// normed[t] = rmsnorm(x[t]) · weight, for the rows t of the block.
-    private func rmsNorm(_ weight: [Float], _ st: LlamaBuffers, rows: Range<Int>) {
-        let dim = shape.hidden
-        weight.withUnsafeBufferPointer { w in
-            for t in rows {
-                pk_rmsnorm(st.normed[t * dim], st.x[t * dim], w.baseAddress, dim, shape.rmsNormEps)
-            }
-        }
-    }
-
-    /// y[n][rows] = x[n][cols] · Wᵀ through the fused kernels, each weight read once for the
-    /// whole block; every token's row is computed the same way whatever else is in the block.
-    private func linear(
-        _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens n: Int,
-        into y: UnsafeMutablePointer<Float>, _ st: LlamaBuffers, _ pool: WorkerPool
-    ) {
-        pool.matvec(
-            m, x, tokens: n, into: y, prep: st.prepared.pointer, prepStride: st.preparedStride)
+        st.shared.rmsNorm(w.finalNorm, rows: rows, width: dim, eps: s.rmsNormEps)
+        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
     }
 }

@@ -52,14 +52,15 @@ final class PhiWeights: ArchitectureWeights, @unchecked Sendable {  // immutable
             return Norm(weight: try reader.vector(module), bias: try reader.bias(module))
         }
         embedding = try reader.matrix(layout.module("model.embed_tokens"))
+        let qkLayerNorm = config.fields(PhiSchema.Fields.self).qkLayerNorm
         layers = try (0..<config.layerCount).map { i in
             let p = "model.layers.\(i)."
             return Layer(
                 inputNorm: try norm(p + "input_layernorm"),
                 query: try linear(p + "self_attn.q_proj"), key: try linear(p + "self_attn.k_proj"),
                 value: try linear(p + "self_attn.v_proj"), dense: try linear(p + "self_attn.dense"),
-                queryNorm: config.qkLayerNorm ? try norm(p + "self_attn.q_layernorm") : nil,
-                keyNorm: config.qkLayerNorm ? try norm(p + "self_attn.k_layernorm") : nil,
+                queryNorm: qkLayerNorm ? try norm(p + "self_attn.q_layernorm") : nil,
+                keyNorm: qkLayerNorm ? try norm(p + "self_attn.k_layernorm") : nil,
                 fc1: try linear(p + "mlp.fc1"), fc2: try linear(p + "mlp.fc2"))
         }
         finalNorm = try norm("model.final_layernorm")
