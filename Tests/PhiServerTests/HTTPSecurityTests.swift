@@ -16,7 +16,7 @@ struct HTTPSecurityTests {
             #expect(missing.status == 401)
             #expect(
                 missing.text
-                    == #"{"error":{"message":"Incorrect API key provided. Send it as 'Authorization: Bearer <key>'.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#
+                    == #"{"error":{"message":"Incorrect API key provided. Send it as 'Authorization: Bearer <key>' or 'x-api-key: <key>'.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}"#
             )
             try client.send(get("/v1/models", "Authorization: Bearer sk-test-7f3a9d\r\n"))
             #expect(try client.readResponse().status == 401)
@@ -26,7 +26,14 @@ struct HTTPSecurityTests {
             #expect(try client.readResponse().status == 200)
             try client.send(get("/hello"))  // outside /v1: no key needed
             #expect(try client.readResponse().status == 200)
-            #expect(eventually { logLines.all.count >= 5 })
+            // Anthropic's clients send `x-api-key`, and read errors in Anthropic's shape.
+            try client.send(get("/v1/models", "x-api-key: \(key)\r\n"))
+            #expect(try client.readResponse().status == 200)
+            try client.send(get("/v1/messages", "x-api-key: \(key)x\r\n"))
+            let anthropic = try client.readResponse()
+            #expect(anthropic.status == 401)
+            #expect(anthropic.text.hasPrefix(#"{"type":"error","error":{"type":"authentication_error","#))
+            #expect(eventually { logLines.all.count >= 7 })
             #expect(!logLines.all.contains { $0.contains(key) || $0.contains("sk-test") })
         }
     }

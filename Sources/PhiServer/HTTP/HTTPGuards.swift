@@ -63,13 +63,20 @@ struct RequestGuards: Sendable {
             return preflight(request)
         }
         if let apiKey, request.path == "/v1" || request.path.hasPrefix("/v1/") {
-            guard let presented = bearerToken(request.headers["authorization"]),
-                constantTimeEqual(presented, apiKey)
-            else {
-                var refusal = CannedResponse.error(
-                    401,
-                    "Incorrect API key provided. Send it as 'Authorization: Bearer <key>'.",
-                    code: "invalid_api_key")
+            // Anthropic's clients send the key as `x-api-key`.
+            let presented =
+                bearerToken(request.headers["authorization"])
+                ?? request.headers["x-api-key"].map { Array($0.utf8) }
+            guard let presented, constantTimeEqual(presented, apiKey) else {
+                let message =
+                    "Incorrect API key provided. Send it as 'Authorization: Bearer <key>' or "
+                    + "'x-api-key: <key>'."
+                var refusal =
+                    request.path.hasPrefix("/v1/messages")
+                    ? CannedResponse(
+                        status: 401, headers: [("Content-Type", "application/json")],
+                        body: Array(AnthropicError.json(status: 401, message: message).serialized().utf8))
+                    : CannedResponse.error(401, message, code: "invalid_api_key")
                 refusal.headers.append(("WWW-Authenticate", "Bearer"))
                 return refusal
             }

@@ -24,6 +24,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var corsOrigin: String?
     /// No access log lines (warnings still go to `log`).
     public var quiet: Bool = false
+    /// Access log lines as text or as JSON objects.
+    public var accessLogFormat: AccessLogFormat = .text
     /// Receives the access log and warnings, one line each, without a newline.
     public var log: @Sendable (String) -> Void = HTTPServerConfiguration.standardError
 

@@ -17,27 +17,17 @@ struct CompletionHandler: Sendable {
     /// How long a streamed answer may stay silent (queued, or a long prompt being read)
     /// before a `: keep-alive` comment tells proxies and clients it is still coming.
     var keepAlive: Duration = .seconds(10)
+    /// Counts every finished and refused request, for /metrics.
+    var metrics = ServerMetrics()
 
     func handle(_ endpoint: CompletionRequest.Endpoint, body: [UInt8], channel: ResponseChannel) {
         do {
             let request = try CompletionRequest(endpoint, body: body)
-            if let model = request.model, !modelNames.contains(model) {
-                throw APIError.unknownModel(model, served: modelID)
-            }
-            let (generation, answerStart) = try generation(request)
-            let job = GenerationJob(generation) { [channel] in channel.isPeerGone }
-            do {
-                try scheduler.submit(job)
-            } catch {
-                switch error {
-                case .queueFull(let waiting, _): throw APIError.queueFull(waiting: waiting)
-                case .stopping: throw APIError.stopping
-                }
-            }
+            let (job, answerStart) = try start(request, channel: channel)
             let bodies = ResponseBodies(
                 endpoint: endpoint, id: Self.newID(endpoint == .chat ? "chatcmpl-" : "cmpl-"),
                 created: Int(Date().timeIntervalSince1970), model: modelID)
-            let tools: Bool = if case .chat(_, let tools) = request.input { !tools.isEmpty } else { false }
+            let tools = request.offersTools
             if request.stream {
                 AnswerStream(
                     job: job, channel: channel, bodies: bodies, includeUsage: request.includeUsage,
@@ -56,10 +46,34 @@ struct CompletionHandler: Sendable {
         }
     }
 
+    /// Checks the model name, renders the prompt and queues the job: the one way into the
+    /// scheduler for every API (chat completions, Responses, Anthropic Messages), so they
+    /// share its slots and its prompt cache. `answerStart`: see `generation(_:)`.
+    func start(_ request: CompletionRequest, channel: ResponseChannel) throws(APIError)
+        -> (job: GenerationJob, answerStart: String)
+    {
+        if let model = request.model, !modelNames.contains(model) {
+            throw APIError.unknownModel(model, served: modelID)
+        }
+        let (generation, answerStart) = try generation(request)
+        let job = GenerationJob(
+            generation, clientGone: { [channel] in channel.isPeerGone }, observer: metrics.record)
+        do {
+            try scheduler.submit(job)
+        } catch {
+            if case .queueFull = error { metrics.recordRefusal() }
+            switch error {
+            case .queueFull(let waiting, _): throw APIError.queueFull(waiting: waiting)
+            case .stopping: throw APIError.stopping
+            }
+        }
+        return (job, answerStart)
+    }
+
     /// The scheduler's request (the prompt's tokens, checked against the context, and the
     /// sampling parameters), and the text the answer starts with before what is generated:
     /// the prompt for `echo`, the call's start forced by `tool_choice`.
-    private func generation(_ request: CompletionRequest) throws(APIError)
+    func generation(_ request: CompletionRequest) throws(APIError)
         -> (GenerationRequest, answerStart: String)
     {
         let builder = PromptBuilder(container: container)
@@ -106,33 +120,18 @@ struct CompletionHandler: Sendable {
         _ job: GenerationJob, _ bodies: ResponseBodies, channel: ResponseChannel,
         parseTools: Bool, parallelToolCalls: Bool, start: String
     ) throws {
-        var text = start
-        var logprobs: [TokenLogprob] = []
-        while true {
-            for event in job.take() {
-                switch event {
-                case .text(let piece, let entries):
-                    text += piece
-                    logprobs += entries
-                case .failed(let error):
-                    throw Self.apiError(error)
-                case .finished(let summary):
-                    channel.logNote = Self.logNote(summary)
-                    var content: String? = text
-                    var calls: [ToolCall] = []
-                    if parseTools {
-                        (content, calls) = ToolCallSyntax.parse(
-                            text, parallel: parallelToolCalls, makeID: { Self.newID("call_") })
-                    }
-                    let body = bodies.answer(
-                        content: content, calls: calls,
-                        logprobs: job.request.logprobs == nil ? nil : logprobs,
-                        finishReason: Self.finishReason(summary, calls: calls), summary: summary)
-                    try channel.sendJSON(JSONBody(value: body))
-                    return
-                }
-            }
+        let answer = try CollectedAnswer(job, start: start, channel: channel)
+        var content: String? = answer.text
+        var calls: [ToolCall] = []
+        if parseTools {
+            (content, calls) = ToolCallSyntax.parse(
+                answer.text, parallel: parallelToolCalls, makeID: { Self.newID("call_") })
         }
+        let body = bodies.answer(
+            content: content, calls: calls,
+            logprobs: job.request.logprobs == nil ? nil : answer.logprobs,
+            finishReason: Self.finishReason(answer.summary, calls: calls), summary: answer.summary)
+        try channel.sendJSON(JSONBody(value: body))
     }
 
     static func finishReason(_ summary: GenerationSummary, calls: [ToolCall]) -> String {

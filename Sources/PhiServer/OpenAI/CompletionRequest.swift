@@ -147,7 +147,7 @@ struct CompletionRequest {
     }
 
     /// `stop`: a string or a list of up to 16 non-empty strings.
-    private static func stop(_ f: RequestFields) throws(APIError) -> [String] {
+    static func stop(_ f: RequestFields) throws(APIError) -> [String] {
         guard let value = f.value("stop") else { return [] }
         let list: [String]
         if let single = value.stringValue {

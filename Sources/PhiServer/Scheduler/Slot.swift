@@ -94,7 +94,8 @@ final class Slot {
             .finished(
                 GenerationSummary(
                     promptTokens: job.request.prompt.count, cachedTokens: cachedTokens,
-                    completionTokens: generated, finishReason: reason)))
+                    completionTokens: generated, finishReason: reason,
+                    stopString: matcher.matched)))
     }
 
     private enum Ending { case stopString, end }

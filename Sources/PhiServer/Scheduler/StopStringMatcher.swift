@@ -7,6 +7,8 @@ struct StopStringMatcher {
     private let stops: [[UInt8]]
     /// Received but not yet released.
     private var pending: [UInt8] = []
+    /// The stop string that ended the text, once one did (Anthropic's `stop_sequence`).
+    private(set) var matched: String?
 
     init(_ stops: [String]) {
         self.stops = stops.map { Array($0.utf8) }.filter { !$0.isEmpty }
@@ -17,7 +19,8 @@ struct StopStringMatcher {
     mutating func append(_ piece: String) -> (text: String, stopped: Bool) {
         pending.append(contentsOf: piece.utf8)
         guard !stops.isEmpty else { return (release(pending.count), false) }
-        if let cut = firstMatch() {
+        if let (cut, stop) = firstMatch() {
+            matched = String(decoding: stops[stop], as: UTF8.self)
             let text = String(decoding: pending[..<cut], as: UTF8.self)
             pending.removeAll()
             return (text, true)
@@ -34,14 +37,14 @@ struct StopStringMatcher {
         return text
     }
 
-    /// The start of the earliest stop string in `pending`.
-    private func firstMatch() -> Int? {
-        var best: Int?
-        for stop in stops where stop.count <= pending.count {
+    /// The start of the earliest stop string in `pending`, and which one it is.
+    private func firstMatch() -> (start: Int, stop: Int)? {
+        var best: (start: Int, stop: Int)?
+        for (index, stop) in stops.enumerated() where stop.count <= pending.count {
             var i = 0
-            while i + stop.count <= pending.count, i < (best ?? Int.max) {
+            while i + stop.count <= pending.count, i < (best?.start ?? Int.max) {
                 if pending[i] == stop[0] && pending[i..<(i + stop.count)].elementsEqual(stop) {
-                    best = i
+                    best = (i, index)
                     break
                 }
                 i += 1
