@@ -18,8 +18,11 @@
 #                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make bench-verify     phikit verify vs cat and sha256sum of a 2.1 GB MLX 4-bit Phi-3.5-mini
 #   make serve-check      phikit serve against the official openai client (chat, completions,
-#                         streaming, usage, logprobs, tools, errors) and its chat page in headless
-#                         Chromium (installs openai, websocket-client and chromium if missing)
+#                         streaming, usage, logprobs, tools, errors), the openai Responses and
+#                         anthropic Messages SDKs (text, streams, tool round trips, agent loops,
+#                         400s in each API's shape, /metrics through prometheus_client's parser;
+#                         SDK_MODEL=<model> runs them on a real model too) and its chat page in
+#                         headless Chromium (installs the SDKs and chromium if missing)
 #   make serve-soak       a bounded mixed-load soak of phikit serve with RSS samples
 #                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
@@ -125,8 +128,9 @@ SOAK_CLIENTS ?= 8
 
 serve-check: build
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
-	python3 -m pip install -q openai websocket-client
+	python3 -m pip install -q openai anthropic prometheus-client websocket-client
 	PHIKIT_BIN=$(BIN) python3 scripts/serve/openai_client_test.py
+	PHIKIT_BIN=$(BIN) python3 scripts/serve/agent_sdk_check.py $(SDK_MODEL)
 	PHIKIT_BIN=$(BIN) python3 scripts/serve/chat_page_check.py
 
 serve-soak: build

@@ -29,6 +29,15 @@ struct MessagesRequest {
         _ = try f.object("metadata")
         // Extended thinking is for models that think; this one answers directly.
         _ = try f.object("thinking")
+        // Structured output needs schema-constrained sampling, which is not there yet: a
+        // schema accepted and not enforced would be a promise broken. `effort` is a hint.
+        let format = try f.object("output_config")?.value("format") ?? f.value("output_format")
+        if format != nil {
+            throw .invalidRequest(
+                "'output_config.format' is not yet supported: this server has no "
+                    + "schema-constrained sampling yet", param: "output_config",
+                code: "unsupported_value")
+        }
         for field in ["mcp_servers", "container"] where f.value(field) != nil {
             throw .invalidRequest("'\(field)' is not supported by this server", param: field,
                 code: "unsupported_value")
