@@ -159,6 +159,32 @@ struct ServeAgentAPITests {
         #expect((notFound["error"] as? [String: Any])?["type"] as? String == "not_found_error")
     }
 
+    @Test("a greedy answer through either API equals phikit run on the same rendered prompt")
+    func greedyEqualsRun() throws {
+        let model = try TinyChatModel.phi35.write()
+        defer { try? FileManager.default.removeItem(at: model) }
+        let run = try Phikit.run(
+            ["run", model.path, "-p", "Tell me a story", "--system", "Be brief", "-m", "24", "--json"])
+        let lone = try #require(
+            try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let server = try ServeProcess(model.path)
+        let (_, responses) = try server.post(
+            "/v1/responses",
+            ["instructions": "Be brief", "input": "Tell me a story", "max_output_tokens": 24,
+             "temperature": 0])
+        let output = (responses["output"] as? [[String: Any]])?.first?["content"] as? [[String: Any]]
+        #expect(output?.first?["text"] as? String == lone["text"] as? String)
+        #expect((responses["usage"] as? [String: Any])?["input_tokens"] as? Int == lone["prompt_tokens"] as? Int)
+        let (_, message) = try server.post(
+            "/v1/messages",
+            ["model": model.lastPathComponent, "system": "Be brief", "max_tokens": 24, "temperature": 0,
+             "messages": [["role": "user", "content": "Tell me a story"]]])
+        let text = (message["content"] as? [[String: Any]])?.first?["text"] as? String
+        #expect(text == lone["text"] as? String)
+        let expectedStop = lone["stop_reason"] as? String == "eos" ? "end_turn" : "max_tokens"
+        #expect(message["stop_reason"] as? String == expectedStop)
+    }
+
     @Test("one prompt cache for the three APIs: the same conversation is cached across them")
     func sharedCache() throws {
         let model = try TinyChatModel.scripted(TinyChatModel.toolScript)
