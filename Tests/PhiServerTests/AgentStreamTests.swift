@@ -21,6 +21,10 @@ struct AgentStreamTests {
         return job
     }
 
+    static func answer(_ job: GenerationJob, _ channel: Recording, tools: Bool) -> PendingAnswer {
+        PendingAnswer(job: job, channel: channel, parseTools: tools, keepAlive: .milliseconds(20))
+    }
+
     static func summary(_ reason: FinishReason, completion: Int = 7) -> GenerationSummary {
         GenerationSummary(promptTokens: 3, cachedTokens: 2, completionTokens: completion, finishReason: reason)
     }
@@ -47,8 +51,7 @@ struct AgentStreamTests {
             contextSize: 64)
         let object = ResponseObject(
             id: "resp_1", createdAt: 0, model: "m", echo: request.echo, tools: request.tools)
-        return ResponsesStream(
-            job: job, channel: channel, object: object, parseTools: tools, keepAlive: .milliseconds(20))
+        return ResponsesStream(answer: Self.answer(job, channel, tools: tools), object: object)
     }
 
     @Test("responses: text deltas, then the call as a function_call item, then completed with usage")
@@ -99,8 +102,7 @@ struct AgentStreamTests {
 
     static func messages(_ job: GenerationJob, _ channel: Recording, tools: Bool = true) -> MessagesStream {
         MessagesStream(
-            job: job, channel: channel, bodies: MessageBodies(id: "msg_1", model: "m"),
-            parseTools: tools, keepAlive: .milliseconds(20))
+            answer: Self.answer(job, channel, tools: tools), bodies: MessageBodies(id: "msg_1", model: "m"))
     }
 
     @Test("messages: a text block, a tool_use block with its input as JSON, stop_reason tool_use")

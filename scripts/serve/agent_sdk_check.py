@@ -23,7 +23,7 @@ import anthropic
 import openai
 from prometheus_client.parser import text_string_to_metric_families
 
-from serve_support import Server, write_scripted_model
+from serve_support import Server, check, summary, write_scripted_model
 
 TOOL_SCRIPT = ('Let me check.<|tool_call|>{"name":"get_weather","arguments":{"city": "Paris"}}'
                '<|/tool_call|>')
@@ -37,12 +37,6 @@ RESPONSES_TOOL = {"type": "function", "name": "get_weather", "description": "The
 GREEDY = {"temperature": 0}
 ANTHROPIC_TOOL = {"name": "get_weather", "description": "The weather in a city",
                   "input_schema": RESPONSES_TOOL["parameters"]}
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok    " if condition else "FAIL  ") + name + ("" if condition else f"  ({detail})"))
 
 
 def weather(city):
@@ -369,6 +363,4 @@ if __name__ == "__main__":
     scripted()
     if len(sys.argv) > 1:
         real(sys.argv[1])
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(summary())

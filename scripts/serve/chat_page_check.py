@@ -22,7 +22,7 @@ import urllib.request
 
 import websocket
 
-from serve_support import Server, write_scripted_model
+from serve_support import Server, check, summary, write_scripted_model
 
 GREETING = "Hello from phikit! Every word arrives the moment it is generated."
 
@@ -72,12 +72,6 @@ def main():
     model = write_scripted_model(GREETING)
     server = Server(model)
     browser = Browser()
-    results = []
-
-    def check(name, condition, detail=""):
-        results.append(bool(condition))
-        print(("ok    " if condition else "FAIL  ") + name + ("" if condition else f"  ({detail})"))
-
     try:
         browser.call("Page.enable")
         browser.call("Page.navigate", url=server.base + "/")
@@ -127,9 +121,7 @@ def main():
         browser.close()
         check("server exits 0 on SIGTERM", server.stop() == 0)
         shutil.rmtree(model, ignore_errors=True)
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -22,18 +22,12 @@ import time
 import urllib.request
 import uuid
 
-from serve_support import Server, write_scripted_model
+from serve_support import Server, check, summary, write_scripted_model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ANSWER = "Hello from phikit! Every word arrives the moment it is generated."
 SYSTEM = ("You are a careful coding agent. Read the files you are given, explain what you "
           "change and why, keep every answer short, and never invent an API.")
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok    " if condition else "FAIL  ") + name + ("" if condition else f"  ({detail})"))
 
 
 def free_port():
@@ -177,9 +171,7 @@ def main():
         stops = [replica.stop() for replica in replicas]
         check("replicas exit 0 on SIGTERM", stops == [0, 0], stops)
         shutil.rmtree(model, ignore_errors=True)
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

@@ -12,35 +12,23 @@ struct MessagesHandler: Sendable {
     func handle(body: [UInt8], channel: ResponseChannel) {
         do {
             let request = try MessagesRequest(body: body, contextSize: contextSize)
-            let (job, answerStart) = try completions.start(request.completion, channel: channel)
+            let answer = try completions.start(request.completion, channel: channel)
             let bodies = MessageBodies(id: CompletionHandler.newID("msg_"), model: completions.modelID)
-            let parseTools = request.completion.offersTools
-            let parallel = request.completion.parallelToolCalls
             if request.completion.stream {
-                MessagesStream(
-                    job: job, channel: channel, bodies: bodies, parseTools: parseTools,
-                    parallelToolCalls: parallel, answerStart: answerStart,
-                    keepAlive: completions.keepAlive
-                ).run()
+                MessagesStream(answer: answer, bodies: bodies).run()
                 return
             }
-            let answer = try CollectedAnswer(job, start: answerStart, channel: channel)
-            var text = answer.text
-            var uses: [(ToolCall, JSONValue)] = []
-            if parseTools {
-                let (content, calls) = ToolCallSyntax.parse(
-                    answer.text, parallel: parallel, makeID: { CompletionHandler.newID("toolu_") })
-                let split = MessageBodies.split(calls)
-                (text, uses) = ((content ?? "") + split.text, split.uses)
-            }
-            var content: [JSONValue] = text.isEmpty ? [] : [MessageBodies.textBlock(text)]
-            content += uses.map { MessageBodies.toolUseBlock($0.0, input: $0.1) }
+            let whole = try answer.collect(callIDPrefix: "toolu_")
+            let (uses, asText) = MessageBodies.split(whole.calls)
+            let text = (whole.content ?? "") + asText
+            let content =
+                (text.isEmpty ? [] : [MessageBodies.textBlock(text)])
+                + uses.map { MessageBodies.toolUseBlock($0.0, input: $0.1) }
             try channel.sendJSON(
                 JSONBody(
                     value: bodies.message(
-                        content: content,
-                        stop: MessageBodies.stop(answer.summary, calls: uses.map(\.0)),
-                        usage: MessageBodies.usage(answer.summary))))
+                        content: content, stop: MessageBodies.stop(whole.summary, calls: uses.map(\.0)),
+                        usage: MessageBodies.usage(whole.summary))))
         } catch let error as APIError {
             try? channel.sendAnthropic(error)
         } catch {

@@ -68,7 +68,7 @@ enum MessagesInput {
                                 + "has that id", param: name)
                     }
                     let output = try b.value("content").map { v throws(APIError) in
-                        try Self.text(v, b.name("content"))
+                        try v.joinedText(b.name("content"), partTypes: ["text"])
                     } ?? ""
                     results.append(
                         .object([
@@ -108,23 +108,5 @@ enum MessagesInput {
             throw .invalidType(b.name("input"), expected: "an object (the tool's arguments)")
         }
         return ToolCall(id: id, name: name, arguments: input.serialized())
-    }
-
-    /// A string, or text blocks joined (`system`, a tool result's content).
-    static func text(_ value: JSONValue, _ name: String) throws(APIError) -> String {
-        if let text = value.stringValue { return text }
-        guard let blocks = value.arrayValue else {
-            throw .invalidType(name, expected: "a string or a list of text blocks")
-        }
-        var text = ""
-        for (i, block) in blocks.enumerated() {
-            guard block["type"]?.stringValue == "text", let piece = block["text"]?.stringValue else {
-                throw .invalidRequest(
-                    "'\(name)[\(i)]' must be a text block ({\"type\": \"text\", \"text\": …}): "
-                        + "this model reads text only", param: name)
-            }
-            text += piece
-        }
-        return text
     }
 }

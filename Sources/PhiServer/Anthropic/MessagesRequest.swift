@@ -63,7 +63,7 @@ struct MessagesRequest {
     /// `system`: a string or a list of text blocks (joined).
     private static func system(_ f: RequestFields) throws(APIError) -> [JSONValue] {
         guard let value = f.value("system") else { return [] }
-        let text = try MessagesInput.text(value, "system")
+        let text = try value.joinedText("system", partTypes: ["text"])
         return [.object([("role", .string("system")), ("content", .string(text))])]
     }
 

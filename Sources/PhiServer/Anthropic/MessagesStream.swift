@@ -12,44 +12,29 @@ import PhiFormats
 /// or an `error` event. While nothing is generated, `ping` events keep the stream alive.
 /// Text from `<|tool_call|>` on is held until the answer is complete, then sent as calls.
 struct MessagesStream {
-    let job: GenerationJob
-    let channel: ResponseChannel
+    let answer: PendingAnswer
     let bodies: MessageBodies
-    let parseTools: Bool
-    var parallelToolCalls = true
-    var answerStart = ""
-    var keepAlive: Duration = .seconds(10)
 
     private static let ping = JSONValue.object([("type", .string("ping"))])
 
     private final class State {
         var blocks = 0
         var textOpen = false
-        var tools = ToolCallStream()
     }
 
     func run() {
         let state = State()
-        var stream = JobStream(job: job, channel: channel, keepAlive: keepAlive)
-        stream.keepAliveBytes = Array("event: ping\ndata: \(Self.ping.serialized())\n\n".utf8)
-        stream.run(
-            first: answerStart.isEmpty ? [] : [.text(answerStart, [])],
+        answer.stream(
+            keepAliveBytes: Array("event: ping\ndata: \(Self.ping.serialized())\n\n".utf8),
+            callIDPrefix: "toolu_",
             begin: {
-                let usage = MessageBodies.startUsage(promptTokens: job.request.prompt.count)
+                let usage = MessageBodies.startUsage(promptTokens: answer.job.request.prompt.count)
                 try send("message_start", [("message", bodies.message(content: [], stop: nil, usage: usage))])
-                try channel.writeEvent("ping", Self.ping)
+                try answer.channel.writeEvent("ping", Self.ping)
             },
-            handle: { event in
-                switch event {
-                case .text(let text, _):
-                    try sendText(parseTools ? state.tools.append(text) : text, state)
-                case .failed(let error):
-                    try channel.writeEvent("error", AnthropicError.json(CompletionHandler.apiError(error)))
-                case .finished(let summary):
-                    guard summary.finishReason != .cancelled else { return }
-                    try finish(summary, state)
-                }
-            })
+            text: { text, _ in try sendText(text, state) },
+            finish: { held, calls, summary in try finish(held, calls, summary, state) },
+            failed: { error in try answer.channel.writeEvent("error", AnthropicError.json(error)) })
     }
 
     private func sendText(_ text: String, _ state: State) throws {
@@ -75,16 +60,12 @@ struct MessagesStream {
         state.blocks += 1
     }
 
-    private func finish(_ summary: GenerationSummary, _ state: State) throws {
-        var calls: [ToolCall] = []
-        if parseTools {
-            let (content, parsed) = state.tools.finish(parallel: parallelToolCalls) {
-                CompletionHandler.newID("toolu_")
-            }
-            let (uses, asText) = MessageBodies.split(parsed)
-            calls = uses.map(\.0)
-            try sendText((content ?? "") + asText, state)
-        }
+    private func finish(
+        _ held: String?, _ parsed: [ToolCall], _ summary: GenerationSummary, _ state: State
+    ) throws {
+        let (uses, asText) = MessageBodies.split(parsed)
+        let calls = uses.map(\.0)
+        try sendText((held ?? "") + asText, state)
         try closeText(state)
         for call in calls {
             let index = JSONValue.int(state.blocks)
@@ -123,6 +104,6 @@ struct MessagesStream {
     }
 
     private func send(_ type: String, _ members: [(key: String, value: JSONValue)]) throws {
-        try channel.writeEvent(type, .object([("type", .string(type))] + members))
+        try answer.channel.writeEvent(type, .object([("type", .string(type))] + members))
     }
 }

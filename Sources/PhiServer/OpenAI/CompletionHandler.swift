@@ -23,21 +23,20 @@ struct CompletionHandler: Sendable {
     func handle(_ endpoint: CompletionRequest.Endpoint, body: [UInt8], channel: ResponseChannel) {
         do {
             let request = try CompletionRequest(endpoint, body: body)
-            let (job, answerStart) = try start(request, channel: channel)
+            let answer = try start(request, channel: channel)
             let bodies = ResponseBodies(
                 endpoint: endpoint, id: Self.newID(endpoint == .chat ? "chatcmpl-" : "cmpl-"),
                 created: Int(Date().timeIntervalSince1970), model: modelID)
-            let tools = request.offersTools
             if request.stream {
-                AnswerStream(
-                    job: job, channel: channel, bodies: bodies, includeUsage: request.includeUsage,
-                    parseTools: tools, parallelToolCalls: request.parallelToolCalls,
-                    answerStart: answerStart, keepAlive: keepAlive
-                ).run()
+                AnswerStream(answer: answer, bodies: bodies, includeUsage: request.includeUsage).run()
             } else {
-                try answer(
-                    job, bodies, channel: channel, parseTools: tools,
-                    parallelToolCalls: request.parallelToolCalls, start: answerStart)
+                let whole = try answer.collect()
+                let body = bodies.answer(
+                    content: whole.content, calls: whole.calls,
+                    logprobs: request.logprobs == nil ? nil : whole.logprobs,
+                    finishReason: Self.finishReason(whole.summary, calls: whole.calls),
+                    summary: whole.summary)
+                try channel.sendJSON(JSONBody(value: body))
             }
         } catch let error as APIError {
             try? channel.send(error)
@@ -48,9 +47,9 @@ struct CompletionHandler: Sendable {
 
     /// Checks the model name, renders the prompt and queues the job: the one way into the
     /// scheduler for every API (chat completions, Responses, Anthropic Messages), so they
-    /// share its slots and its prompt cache. `answerStart`: see `generation(_:)`.
+    /// share its slots and its prompt cache.
     func start(_ request: CompletionRequest, channel: ResponseChannel) throws(APIError)
-        -> (job: GenerationJob, answerStart: String)
+        -> PendingAnswer
     {
         if let model = request.model, !modelNames.contains(model) {
             throw APIError.unknownModel(model, served: modelID)
@@ -67,7 +66,9 @@ struct CompletionHandler: Sendable {
             case .stopping: throw APIError.stopping
             }
         }
-        return (job, answerStart)
+        return PendingAnswer(
+            job: job, channel: channel, answerStart: answerStart, parseTools: request.offersTools,
+            parallelToolCalls: request.parallelToolCalls, keepAlive: keepAlive)
     }
 
     /// The scheduler's request (the prompt's tokens, checked against the context, and the
@@ -113,25 +114,6 @@ struct CompletionHandler: Sendable {
             prompt: prompt, parameters: parameters, stopTokens: stopTokens,
             stopStrings: request.stop, logprobs: request.logprobs)
         return (generation, answerStart)
-    }
-
-    /// Waits for the whole answer, then sends it as one JSON object.
-    private func answer(
-        _ job: GenerationJob, _ bodies: ResponseBodies, channel: ResponseChannel,
-        parseTools: Bool, parallelToolCalls: Bool, start: String
-    ) throws {
-        let answer = try CollectedAnswer(job, start: start, channel: channel)
-        var content: String? = answer.text
-        var calls: [ToolCall] = []
-        if parseTools {
-            (content, calls) = ToolCallSyntax.parse(
-                answer.text, parallel: parallelToolCalls, makeID: { Self.newID("call_") })
-        }
-        let body = bodies.answer(
-            content: content, calls: calls,
-            logprobs: job.request.logprobs == nil ? nil : answer.logprobs,
-            finishReason: Self.finishReason(answer.summary, calls: calls), summary: answer.summary)
-        try channel.sendJSON(JSONBody(value: body))
     }
 
     static func finishReason(_ summary: GenerationSummary, calls: [ToolCall]) -> String {

@@ -186,29 +186,11 @@ struct CompletionRequest {
             }
             var copy = message
             if let content = m.value("content"), content.stringValue == nil {
-                copy.set("content", .string(try text(ofParts: content, m.name("content"))))
+                copy.set("content", .string(try content.joinedText(m.name("content"), partTypes: ["text"])))
             }
             result.append(copy)
         }
         return result
-    }
-
-    private static func text(ofParts content: JSONValue, _ name: String) throws(APIError)
-        -> String
-    {
-        guard let parts = content.arrayValue else {
-            throw .invalidType(name, expected: "a string or a list of content parts")
-        }
-        var text = ""
-        for (i, part) in parts.enumerated() {
-            guard part["type"]?.stringValue == "text", let piece = part["text"]?.stringValue else {
-                throw .invalidRequest(
-                    "'\(name)[\(i)]' must be a text part ({\"type\": \"text\", \"text\": …}): "
-                        + "this model reads text only", param: name, code: "unsupported_value")
-            }
-            text += piece
-        }
-        return text
     }
 
     /// `tool_choice`: "none", "auto", "required" or `{"type": "function", "function":

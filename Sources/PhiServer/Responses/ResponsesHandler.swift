@@ -12,33 +12,21 @@ struct ResponsesHandler: Sendable {
         do {
             let request = try ResponsesRequest(
                 body: body, contextSize: completions.scheduler.configuration.contextSize)
-            let (job, answerStart) = try completions.start(request.completion, channel: channel)
+            let answer = try completions.start(request.completion, channel: channel)
             let object = ResponseObject(
                 id: CompletionHandler.newID("resp_"), createdAt: Int(Date().timeIntervalSince1970),
                 model: completions.modelID, echo: request.echo, tools: request.tools)
-            let parseTools = request.completion.offersTools
-            let parallel = request.completion.parallelToolCalls
             if request.completion.stream {
-                ResponsesStream(
-                    job: job, channel: channel, object: object, parseTools: parseTools,
-                    parallelToolCalls: parallel, answerStart: answerStart,
-                    keepAlive: completions.keepAlive
-                ).run()
+                ResponsesStream(answer: answer, object: object).run()
                 return
             }
-            let answer = try CollectedAnswer(job, start: answerStart, channel: channel)
-            var content: String? = answer.text
-            var calls: [ToolCall] = []
-            if parseTools {
-                (content, calls) = ToolCallSyntax.parse(
-                    answer.text, parallel: parallel, makeID: { CompletionHandler.newID("call_") })
-            }
-            let status = ResponseObject.status(answer.summary)
+            let whole = try answer.collect()
+            let status = ResponseObject.status(whole.summary)
             let output = object.output(
-                content: content, calls: calls, messageID: CompletionHandler.newID("msg_"),
-                status: status)
+                content: whole.content, calls: whole.calls,
+                messageID: CompletionHandler.newID("msg_"), status: status)
             try channel.sendJSON(
-                JSONBody(value: object.body(status, output: output, summary: answer.summary)))
+                JSONBody(value: object.body(status, output: output, summary: whole.summary)))
         } catch let error as APIError {
             try? channel.send(error)
         } catch {

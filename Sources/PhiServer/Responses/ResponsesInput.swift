@@ -91,30 +91,6 @@ enum ResponsesInput {
         ])
     }
 
-    /// A string, or a list of `input_text` / `output_text` parts, joined. Images and files
-    /// are refused: the model reads text.
-    private static func text(_ content: JSONValue?, _ name: String) throws(APIError) -> String {
-        guard let content else { throw .invalidRequest("'\(name)' is missing", param: name) }
-        if let text = content.stringValue { return text }
-        guard let parts = content.arrayValue else {
-            throw .invalidType(name, expected: "a string or a list of content parts")
-        }
-        var text = ""
-        for (i, part) in parts.enumerated() {
-            let type = part["type"]?.stringValue
-            guard type == "input_text" || type == "output_text",
-                let piece = part["text"]?.stringValue
-            else {
-                throw .invalidRequest(
-                    "'\(name)[\(i)]' has type \(type.map { "\"\($0)\"" } ?? "null"): this model "
-                        + "reads text only (\"input_text\" or \"output_text\" parts)",
-                    param: name, code: "unsupported_value")
-            }
-            text += piece
-        }
-        return text
-    }
-
     /// A replayed call: its arguments must be JSON (the model wrote JSON; anything else was
     /// altered on the way and would teach the model a syntax it does not use).
     private static func functionCall(_ f: RequestFields) throws(APIError)
@@ -153,5 +129,11 @@ enum ResponsesInput {
     /// A call's output: a string, or text parts.
     private static func output(_ f: RequestFields) throws(APIError) -> String {
         try text(f.value("output"), f.name("output"))
+    }
+
+    /// A string, or `input_text` / `output_text` parts joined.
+    private static func text(_ content: JSONValue?, _ name: String) throws(APIError) -> String {
+        guard let content else { throw .invalidRequest("'\(name)' is missing", param: name) }
+        return try content.joinedText(name, partTypes: ["input_text", "output_text"])
     }
 }

@@ -14,13 +14,8 @@ import PhiFormats
 /// Text from `<|tool_call|>` on is held until the answer is complete, then sent as calls (or
 /// as text, when it is no valid call).
 struct ResponsesStream {
-    let job: GenerationJob
-    let channel: ResponseChannel
+    let answer: PendingAnswer
     let object: ResponseObject
-    let parseTools: Bool
-    var parallelToolCalls = true
-    var answerStart = ""
-    var keepAlive: Duration = .seconds(10)
 
     /// What has been sent so far.
     private final class State {
@@ -28,31 +23,22 @@ struct ResponsesStream {
         var output: [JSONValue] = []
         /// The message item's text, once its `output_item.added` went out.
         var messageText: String?
-        var tools = ToolCallStream()
         let messageID = CompletionHandler.newID("msg_")
     }
 
     func run() {
         let state = State()
-        JobStream(job: job, channel: channel, keepAlive: keepAlive).run(
-            first: answerStart.isEmpty ? [] : [.text(answerStart, [])],
+        answer.stream(
             begin: {
                 try send("response.created", state, [("response", object.body(.inProgress))])
                 try send("response.in_progress", state, [("response", object.body(.inProgress))])
             },
-            handle: { event in
-                switch event {
-                case .text(let text, _):
-                    try sendText(parseTools ? state.tools.append(text) : text, state)
-                case .failed(let error):
-                    let failure = CompletionHandler.apiError(error)
-                    try send(
-                        "response.failed", state,
-                        [("response", object.body(.failed, output: state.output, error: failure))])
-                case .finished(let summary):
-                    guard summary.finishReason != .cancelled else { return }
-                    try finish(summary, state)
-                }
+            text: { text, _ in try sendText(text, state) },
+            finish: { held, calls, summary in try finish(held, calls, summary, state) },
+            failed: { error in
+                try send(
+                    "response.failed", state,
+                    [("response", object.body(.failed, output: state.output, error: error))])
             })
     }
 
@@ -84,15 +70,10 @@ struct ResponsesStream {
             ])
     }
 
-    private func finish(_ summary: GenerationSummary, _ state: State) throws {
-        var calls: [ToolCall] = []
-        if parseTools {
-            let (content, parsed) = state.tools.finish(parallel: parallelToolCalls) {
-                CompletionHandler.newID("call_")
-            }
-            calls = parsed
-            try sendText(content ?? "", state)
-        }
+    private func finish(
+        _ held: String?, _ calls: [ToolCall], _ summary: GenerationSummary, _ state: State
+    ) throws {
+        try sendText(held ?? "", state)
         let status = ResponseObject.status(summary)
         if state.messageText == nil && calls.isEmpty { try openMessage(state) }
         if let text = state.messageText {
@@ -140,6 +121,6 @@ struct ResponsesStream {
         let event = JSONValue.object(
             [("type", .string(type)), ("sequence_number", .int(state.sequence))] + members)
         state.sequence += 1
-        try channel.writeEvent(type, event)
+        try answer.channel.writeEvent(type, event)
     }
 }
