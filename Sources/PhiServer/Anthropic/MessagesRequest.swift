@@ -58,6 +58,9 @@ struct MessagesRequest {
             parallelToolCalls: parallel, model: model, stream: try f.bool("stream") ?? false,
             maxTokens: maxTokens, temperature: temperature, topP: topP, topK: topK,
             stop: stopStrings)
+        // Claude Code asks for up to 32,000 tokens whatever the model: Anthropic's
+        // max_tokens is a bound the answer may stop before, so the context's end is one.
+        completion.maxTokensIsBound = true
     }
 
     /// `system`: a string or a list of text blocks (joined).

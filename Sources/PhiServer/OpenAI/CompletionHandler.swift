@@ -94,12 +94,12 @@ struct CompletionHandler: Sendable {
         guard prompt.count < context else {
             throw .contextLength(prompt: prompt.count, completion: nil, context: context)
         }
-        if let asked = request.maxTokens, prompt.count + asked > context {
+        if let asked = request.maxTokens, prompt.count + asked > context, !request.maxTokensIsBound {
             throw .contextLength(prompt: prompt.count, completion: asked, context: context)
         }
         let fallback = request.endpoint == .chat ? context - prompt.count : 16
         let parameters = GenerationParameters(
-            maxTokens: request.maxTokens ?? min(fallback, context - prompt.count),
+            maxTokens: min(request.maxTokens ?? fallback, context - prompt.count),
             temperature: Float(request.temperature), topP: Float(request.topP),
             topK: request.topK, minP: Float(request.minP),
             repetitionPenalty: request.repetitionPenalty.map(Float.init),

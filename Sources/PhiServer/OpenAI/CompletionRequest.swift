@@ -38,6 +38,10 @@ struct CompletionRequest {
     var includeUsage: Bool
     /// nil: until the context is full (chat) or 16 (completions, as OpenAI).
     var maxTokens: Int?
+    /// `maxTokens` is only a bound (Anthropic's `max_tokens`, which its clients set far above
+    /// a small model's context): the answer then ends at the context's end, with the same
+    /// finish reason, instead of the request being refused.
+    var maxTokensIsBound = false
     var temperature: Double
     var topP: Double
     var topK: Int

@@ -88,6 +88,8 @@ struct ServeAgentAPITests {
         let cached = ((turn["usage"] as? [String: Any])?["input_tokens_details"] as? [String: Any])?["cached_tokens"] as? Int
         #expect((cached ?? 0) > 0)
 
+        let (tooLong, _) = try server.post("/v1/responses", ["input": "x", "max_output_tokens": 32000])
+        #expect(tooLong == 400)  // as chat completions: OpenAI refuses what cannot fit
         let (refused, error) = try server.post(
             "/v1/responses", ["input": "x", "previous_response_id": "resp_1"])
         #expect(refused == 400)
@@ -152,6 +154,12 @@ struct ServeAgentAPITests {
         #expect(missing == 400)
         #expect(error["type"] as? String == "error")
         #expect((error["error"] as? [String: Any])?["type"] as? String == "invalid_request_error")
+        // Claude Code's max_tokens (32,000) is a bound beyond this context: answered.
+        let (bounded, bound) = try server.post(
+            "/v1/messages",
+            ["model": model.lastPathComponent, "max_tokens": 32000, "temperature": 0,
+             "messages": [["role": "user", "content": Self.question]]])
+        #expect(bounded == 200 && bound["stop_reason"] as? String == "end_turn")
         let (unknown, notFound) = try server.post(
             "/v1/messages",
             ["model": "claude-sonnet-4", "max_tokens": 5, "messages": [["role": "user", "content": "x"]]])
