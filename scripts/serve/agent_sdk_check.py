@@ -350,8 +350,19 @@ def real(model_path):
         check(f"{model}: a non-empty chat answer", bool(chat.strip()), chat)
         r = responses_text(openai_client, model, chat)
         messages_text(anthropic_client, model, chat)
-        responses_errors(openai_client, model, [])
-        messages_errors(anthropic_client, model, [])
+        # A replayed call and its result, for the bad-input checks to corrupt (this model's
+        # template may take no tools; the checks are refused before any rendering).
+        responses_errors(openai_client, model, [
+            {"role": "user", "content": QUESTION},
+            {"type": "function_call", "call_id": "call_1", "name": "get_weather",
+             "arguments": '{"city": "Paris"}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": weather("Paris")}])
+        messages_errors(anthropic_client, model, [
+            {"role": "user", "content": QUESTION},
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                                               "name": "get_weather", "input": {"city": "Paris"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                          "content": weather("Paris")}]}])
         r = openai_client.responses.create(model=model, input=QUESTION, max_output_tokens=2)
         check(f"{model}: still answering after the bad input", r.status == "incomplete")
         metrics(server)

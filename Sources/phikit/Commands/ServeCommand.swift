@@ -41,7 +41,8 @@ struct ServeCommand: Command {
                                    prompt is refused with 400, never truncated
           --prompt-cache-mb <n>    memory for the KV caches of finished requests kept for
                                    reuse (default: 2048)
-          --api-key <key>          require "Authorization: Bearer <key>" on /v1 requests
+          --api-key <key>          require "Authorization: Bearer <key>" (or Anthropic's
+                                   "x-api-key: <key>") on /v1 requests
           --cors-origin <origin>   allow browsers on <origin> (or *) to call the API
         \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
