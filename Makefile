@@ -23,8 +23,14 @@
 #                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make bench-verify     phikit verify vs cat and sha256sum of a 2.1 GB MLX 4-bit Phi-3.5-mini
 #   make serve-check      phikit serve against the official openai client (chat, completions,
-#                         streaming, usage, logprobs, tools, errors) and its chat page in headless
-#                         Chromium (installs openai, websocket-client and chromium if missing)
+#                         streaming, usage, logprobs, tools, errors), the openai Responses and
+#                         anthropic Messages SDKs (text, streams, tool round trips, agent loops,
+#                         400s in each API's shape, /metrics through prometheus_client's parser;
+#                         SDK_MODEL=<model> runs them on a real model too) and its chat page in
+#                         headless Chromium (installs the SDKs and chromium if missing)
+#   make fleet-check      two phikit serve replicas behind Debian's nginx with prefix affinity
+#                         (docs/fleet.md): each API's second turn shows cached_tokens through
+#                         the proxy (installs nginx if missing)
 #   make serve-soak       a bounded mixed-load soak of phikit serve with RSS samples
 #                         (SOAK_SECONDS=180, SOAK_CLIENTS=8)
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
@@ -65,7 +71,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve serve-check fleet-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -140,9 +146,14 @@ SOAK_CLIENTS ?= 8
 
 serve-check: build
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
-	python3 -m pip install -q openai websocket-client
+	python3 -m pip install -q openai anthropic prometheus-client websocket-client
 	PHIKIT_BIN=$(BIN) python3 scripts/serve/openai_client_test.py
+	PHIKIT_BIN=$(BIN) python3 scripts/serve/agent_sdk_check.py $(SDK_MODEL)
 	PHIKIT_BIN=$(BIN) python3 scripts/serve/chat_page_check.py
+
+fleet-check: build
+	@command -v nginx >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nginx; }
+	PHIKIT_BIN=$(BIN) python3 scripts/serve/fleet_check.py
 
 serve-soak: build
 	PHIKIT_BIN=$(BIN) python3 scripts/serve/soak.py $(SOAK_SECONDS) $(SOAK_CLIENTS)

@@ -17,7 +17,7 @@ struct HTTPSecurityTests {
             // OpenAI's words for a missing key (issue 27), and for a wrong one.
             #expect(
                 missing.text
-                    == #"{"error":{"message":"You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY). This server was started with --api-key.","type":"invalid_request_error","param":null,"code":null}}"#
+                    == #"{"error":{"message":"You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY), or as 'x-api-key: <key>'. This server was started with --api-key.","type":"invalid_request_error","param":null,"code":null}}"#
             )
             try client.send(get("/v1/models", "Authorization: Bearer sk-test-7f3a9d\r\n"))
             let wrong = try client.readResponse()
@@ -30,7 +30,14 @@ struct HTTPSecurityTests {
             #expect(try client.readResponse().status == 200)
             try client.send(get("/hello"))  // outside /v1: no key needed
             #expect(try client.readResponse().status == 200)
-            #expect(eventually { logLines.all.count >= 5 })
+            // Anthropic's clients send `x-api-key`, and read errors in Anthropic's shape.
+            try client.send(get("/v1/models", "x-api-key: \(key)\r\n"))
+            #expect(try client.readResponse().status == 200)
+            try client.send(get("/v1/messages", "x-api-key: \(key)x\r\n"))
+            let anthropic = try client.readResponse()
+            #expect(anthropic.status == 401)
+            #expect(anthropic.text.hasPrefix(#"{"type":"error","error":{"type":"authentication_error","#))
+            #expect(eventually { logLines.all.count >= 7 })
             #expect(!logLines.all.contains { $0.contains(key) || $0.contains("sk-test") })
         }
     }

@@ -24,7 +24,7 @@ import urllib.request
 
 import websocket
 
-from serve_support import Server, write_scripted_model
+from serve_support import Server, check, summary, write_scripted_model
 
 GREETING = "Hello from phikit! Every word arrives the moment it is generated."
 
@@ -95,12 +95,6 @@ def main():
     model = write_scripted_model(GREETING)
     server = Server(model)
     browser = Browser()
-    results = []
-
-    def check(name, condition, detail=""):
-        results.append(bool(condition))
-        print(("ok    " if condition else "FAIL  ") + name + ("" if condition else f"  ({detail})"))
-
     try:
         browser.call("Page.enable")
         browser.call("Page.navigate", url=server.base + "/")
@@ -153,9 +147,7 @@ def main():
         check_api_key(model, screenshot.replace(".png", "-key.png"), check)
     finally:
         shutil.rmtree(model, ignore_errors=True)
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 def check_api_key(model, screenshot, check):

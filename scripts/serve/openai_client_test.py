@@ -14,7 +14,7 @@ import sys
 
 import openai
 
-from serve_support import Server, phikit_binary, write_scripted_model
+from serve_support import Server, check, phikit_binary, summary, write_scripted_model
 
 TOOL_SCRIPT = ('Let me check.<|tool_call|>{"name":"get_weather","arguments":{"city": "Paris"}}'
                '<|/tool_call|>')
@@ -27,12 +27,6 @@ WEATHER_TOOL = {
                        "required": ["city"]},
     },
 }
-results = []
-
-
-def check(name, condition, detail=""):
-    results.append(bool(condition))
-    print(("ok    " if condition else "FAIL  ") + name + ("" if condition else f"  ({detail})"))
 
 
 def expect_error(name, kind, call, status, fragment=""):
@@ -240,6 +234,4 @@ def scripted():
 if __name__ == "__main__":
     stories()
     scripted()
-    failed = results.count(False)
-    print(f"{len(results) - failed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    sys.exit(summary())

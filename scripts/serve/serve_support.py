@@ -22,6 +22,22 @@ PHI4_TOKENIZER = os.path.join(FIXTURES, "_derived", "microsoft--Phi-4-mini-instr
 ASSISTANT, END = 200019, 200020
 
 
+RESULTS = []
+
+
+def check(name, condition, detail=""):
+    """Records one check and prints it: "ok    NAME", or "FAIL  NAME  (DETAIL)"."""
+    RESULTS.append(bool(condition))
+    print(("ok    " if condition else "FAIL  ") + name + ("" if condition else f"  ({detail})"))
+
+
+def summary():
+    """Prints "N passed, M failed"; returns the exit status (1 when any failed)."""
+    failed = RESULTS.count(False)
+    print(f"{len(RESULTS) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
 def phikit_binary():
     return os.environ.get("PHIKIT_BIN", os.path.join(ROOT, ".build", "release", "phikit"))
 

@@ -107,9 +107,11 @@ final class HTTPConnection {
         -> Bool
     {
         activity.enter(.answering)
+        let requestID = RequestID.of(request.headers)
         let writer = HTTPResponseWriter(
             socket: socket, isHEAD: request.method == "HEAD", isHTTP10: head.isHTTP10,
-            clientKeepAlive: head.keepAlive, extraHeaders: context.guards.corsHeaders,
+            clientKeepAlive: head.keepAlive,
+            extraHeaders: context.guards.corsHeaders + [(RequestID.header, requestID)],
             isStopping: { [stop = context.stop] in stop.isStopping })
         if let answer = context.guards.answer(request) {
             try? writer.send(status: answer.status, headers: answer.headers, body: answer.body)
@@ -126,7 +128,7 @@ final class HTTPConnection {
         if writer.state == .failed { note += note.isEmpty ? "write failed" : " (write failed)" }
         logLine(
             "\(request.method) \(request.path)", status: writer.status, bytes: writer.bodyBytes,
-            started: started, note: note)
+            started: started, requestID: requestID, note: note)
         // A stream the responder left open cannot be ended cleanly: closing tells the client
         // it was cut (no final chunk), instead of a silently truncated "complete" answer.
         return writer.state == .finished && !writer.closesConnection && !context.stop.isStopping
@@ -144,14 +146,15 @@ final class HTTPConnection {
     }
 
     private func logLine(
-        _ request: String, status: Int, bytes: Int, started: ContinuousClock.Instant, note: String
+        _ request: String, status: Int, bytes: Int, started: ContinuousClock.Instant,
+        requestID: String? = nil, note: String
     ) {
         guard !context.configuration.quiet else { return }
         let elapsed = ContinuousClock.now - started
         let ms = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
-        let shown = request.count > 200 ? request.prefix(200) + "…" : Substring(request)
-        let trailer = note.isEmpty ? "" : " \(note)"
-        context.configuration.log(
-            "\(socket.peer) \"\(shown)\" \(status) \(bytes)B \(Int(ms.rounded()))ms\(trailer)")
+        let entry = AccessLogEntry(
+            peer: socket.peer, request: request, status: status, bytes: bytes,
+            milliseconds: Int(ms.rounded()), requestID: requestID, note: note)
+        context.configuration.log(entry.line(context.configuration.accessLogFormat))
     }
 }

@@ -63,21 +63,29 @@ struct RequestGuards: Sendable {
             return preflight(request)
         }
         if let apiKey, request.path == "/v1" || request.path.hasPrefix("/v1/") {
-            let presented = bearerToken(request.headers["authorization"])
+            // Anthropic's clients send the key as `x-api-key`.
+            let presented =
+                bearerToken(request.headers["authorization"])
+                ?? request.headers["x-api-key"].map { Array($0.utf8) }
             guard let presented, constantTimeEqual(presented, apiKey) else {
-                // OpenAI's words for each case, so clients and people recognise them.
-                var refusal =
+                // OpenAI's words for each case, so clients and people recognise them; Anthropic's
+                // error shape on its own route.
+                let message =
                     presented == nil
-                    ? CannedResponse.error(
-                        401,
-                        "You didn't provide an API key. You need to provide your API key in an "
-                            + "Authorization header using Bearer auth (i.e. Authorization: "
-                            + "Bearer YOUR_KEY). This server was started with --api-key.")
-                    : CannedResponse.error(
-                        401,
-                        "Incorrect API key provided. Send the key this server was started with "
-                            + "as 'Authorization: Bearer <key>'.",
-                        code: "invalid_api_key")
+                    ? "You didn't provide an API key. You need to provide your API key in an "
+                        + "Authorization header using Bearer auth (i.e. Authorization: "
+                        + "Bearer YOUR_KEY), or as 'x-api-key: <key>'. This server was started "
+                        + "with --api-key."
+                    : "Incorrect API key provided. Send it as 'Authorization: Bearer <key>' or "
+                        + "'x-api-key: <key>'."
+                var refusal =
+                    request.path.hasPrefix("/v1/messages")
+                    ? CannedResponse(
+                        status: 401, headers: [("Content-Type", "application/json")],
+                        body: Array(AnthropicError.json(status: 401, message: message).serialized().utf8))
+                    : presented == nil
+                        ? CannedResponse.error(401, message)
+                        : CannedResponse.error(401, message, code: "invalid_api_key")
                 refusal.headers.append(("WWW-Authenticate", "Bearer"))
                 return refusal
             }

@@ -32,6 +32,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var quiet: Bool = false
     /// The per-client cap in effect.
     public var connectionsPerClient: Int { maxConnectionsPerClient ?? max(1, maxConnections / 2) }
+    /// Access log lines as text or as JSON objects.
+    public var accessLogFormat: AccessLogFormat = .text
     /// Receives the access log and warnings, one line each, without a newline.
     public var log: @Sendable (String) -> Void = HTTPServerConfiguration.standardError
 

@@ -17,6 +17,8 @@ struct CompletionHandler: Sendable {
     /// How long a streamed answer may stay silent (queued, or a long prompt being read)
     /// before a `: keep-alive` comment tells proxies and clients it is still coming.
     var keepAlive: Duration = .seconds(10)
+    /// Counts every finished and refused request, for /metrics.
+    var metrics = ServerMetrics()
 
     func handle(_ endpoint: CompletionRequest.Endpoint, body: [UInt8], channel: ResponseChannel) {
         do {
@@ -47,6 +49,24 @@ struct CompletionHandler: Sendable {
         }
     }
 
+    /// The one answer of a request from another API (Responses, Anthropic Messages): checks
+    /// the model name, renders the prompt and queues the job through the same scheduler, so
+    /// every API shares its slots and its prompt cache.
+    func start(_ request: CompletionRequest, channel: ResponseChannel) throws(APIError)
+        -> PendingAnswer
+    {
+        if let model = request.model, !modelNames.contains(model) {
+            throw APIError.unknownModel(model, served: modelID)
+        }
+        let generations = try generations(request)
+        guard generations.count == 1, let answer = try submit(generations, channel: channel).first
+        else { throw .invalidRequest("One answer per request here.", param: nil) }
+        return PendingAnswer(
+            job: answer.job, channel: channel, answerStart: answer.start,
+            parseTools: request.offersTools, parallelToolCalls: request.parallelToolCalls,
+            keepAlive: keepAlive, errorText: errorText)
+    }
+
     /// Queues every answer's job; when one is refused, the ones queued are abandoned.
     private func submit(
         _ generations: [(request: GenerationRequest, start: String, prompt: Int)],
@@ -54,10 +74,12 @@ struct CompletionHandler: Sendable {
     ) throws(APIError) -> [Answer] {
         var answers: [Answer] = []
         for (request, start, prompt) in generations {
-            let job = GenerationJob(request) { [channel] in channel.isPeerGone }
+            let job = GenerationJob(
+                request, clientGone: { [channel] in channel.isPeerGone }, observer: metrics.record)
             do {
                 try scheduler.submit(job)
             } catch {
+                if case .queueFull = error { metrics.recordRefusal() }
                 for answer in answers { answer.job.cancel() }
                 switch error {
                 case .queueFull(let waiting, _): throw .queueFull(waiting: waiting)

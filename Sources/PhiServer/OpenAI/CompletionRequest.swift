@@ -46,6 +46,10 @@ struct CompletionRequest {
     /// The sampling fields given (nil: the model's default, see
     /// `ModelContainer.parameters(_:for:)`), checked by `GenerationParameters.validate`.
     var settings = GenerationSettings()
+    /// `maxTokens` is only a bound (Anthropic's `max_tokens`, which its clients set far above
+    /// a small model's context): the answer then ends at the context's end, with the same
+    /// finish reason, instead of the request being refused.
+    var maxTokensIsBound = false
     var stop: [String]
     /// `n`: how many choices to generate (choice i seeded with `seed + i`).
     var choices = 1
@@ -171,7 +175,7 @@ struct CompletionRequest {
     }
 
     /// `stop`: a string or a list of up to 16 non-empty strings.
-    private static func stop(_ f: RequestFields) throws(APIError) -> [String] {
+    static func stop(_ f: RequestFields) throws(APIError) -> [String] {
         guard let value = f.value("stop") else { return [] }
         let list: [String]
         if let single = value.stringValue {
@@ -210,29 +214,11 @@ struct CompletionRequest {
             }
             var copy = message
             if let content = m.value("content"), content.stringValue == nil {
-                copy.set("content", .string(try text(ofParts: content, m.name("content"))))
+                copy.set("content", .string(try content.joinedText(m.name("content"), partTypes: ["text"])))
             }
             result.append(copy)
         }
         return result
-    }
-
-    private static func text(ofParts content: JSONValue, _ name: String) throws(APIError)
-        -> String
-    {
-        guard let parts = content.arrayValue else {
-            throw .invalidType(name, expected: "a string or a list of content parts")
-        }
-        var text = ""
-        for (i, part) in parts.enumerated() {
-            guard part["type"]?.stringValue == "text", let piece = part["text"]?.stringValue else {
-                throw .invalidRequest(
-                    "'\(name)[\(i)]' must be a text part ({\"type\": \"text\", \"text\": …}): "
-                        + "this model reads text only", param: name, code: "unsupported_value")
-            }
-            text += piece
-        }
-        return text
     }
 
     /// `tool_choice`: "none", "auto", "required" or `{"type": "function", "function":

@@ -5,10 +5,13 @@ import PhiKit
 /// Everything from a parsed request to the bytes of the answer: the routes of an
 /// OpenAI-compatible server, over one loaded model and its scheduler.
 ///
-///     POST /v1/chat/completions   POST /v1/completions   GET /v1/models[/{id}]   GET /health
-///     GET /
+///     POST /v1/chat/completions   POST /v1/completions   POST /v1/responses
+///     POST /v1/messages   POST /v1/messages/count_tokens   GET /v1/models[/{id}]   GET /health
+///     GET /ready   GET /metrics   GET /
 public struct OpenAIResponder: HTTPResponder {
     let completions: CompletionHandler
+    let responses: ResponsesHandler
+    let messages: MessagesHandler
     let created = Int(Date().timeIntervalSince1970)
 
     /// `names`: what requests may call the model besides its id (the alias or path `serve`
@@ -21,6 +24,8 @@ public struct OpenAIResponder: HTTPResponder {
         completions = CompletionHandler(
             container: container, scheduler: scheduler, modelID: id,
             modelNames: Set([id, container.location.directory] + names), keepAlive: keepAlive)
+        responses = ResponsesHandler(completions: completions)
+        messages = MessagesHandler(completions: completions)
     }
 
     public func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
@@ -36,12 +41,29 @@ public struct OpenAIResponder: HTTPResponder {
             route = ("POST", { completions.handle(.chat, body: request.body, channel: channel) })
         case "/v1/completions":
             route = ("POST", { completions.handle(.completions, body: request.body, channel: channel) })
+        case "/v1/responses":
+            route = ("POST", { responses.handle(body: request.body, channel: channel) })
+        case "/v1/messages":
+            route = ("POST", { messages.handle(body: request.body, channel: channel) })
+        case "/v1/messages/count_tokens":
+            route = ("POST", { messages.countTokens(body: request.body, channel: channel) })
         case "/v1/models": route = ("GET", { try channel.sendJSON(JSONBody(value: models)) })
         case _ where path.hasPrefix("/v1/models/"):
             // The official client's models.retrieve(id); ids such as org/name keep their slash.
             let id = String(path.dropFirst("/v1/models/".count))
             route = ("GET", { try retrieve(id, channel) })
         case "/health": route = ("GET", { try health(channel) })
+        case "/ready": route = ("GET", { try ready(channel) })
+        case "/metrics":
+            route = (
+                "GET",
+                {
+                    try channel.send(
+                        status: 200,
+                        headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8")],
+                        body: Array(metricsPage.text.utf8))
+                }
+            )
         case "/":
             route = (
                 "GET",
@@ -88,7 +110,33 @@ public struct OpenAIResponder: HTTPResponder {
         try channel.sendJSON(JSONBody(value: model))
     }
 
-    /// 200 with the slots' load: the server answers only once the model is loaded.
+    private var metricsPage: MetricsPage {
+        let scheduler = completions.scheduler
+        return MetricsPage(
+            metrics: completions.metrics.snapshot, load: scheduler.load,
+            cacheUse: scheduler.cacheUse, slots: scheduler.configuration.parallel,
+            contextSize: scheduler.configuration.contextSize)
+    }
+
+    /// Ready for a request to start generating at once: the model is loaded (the server
+    /// listens only then) and a slot is free. 503 with Retry-After otherwise, so a load
+    /// balancer sends the request elsewhere; /health still says the process is alive.
+    private func ready(_ channel: ResponseChannel) throws {
+        let load = completions.scheduler.load
+        let slots = completions.scheduler.configuration.parallel
+        let free = load.active + load.waiting < slots
+        try channel.sendJSON(
+            status: free ? 200 : 503,
+            JSONBody(
+                value: .object([
+                    ("status", .string(free ? "ready" : "busy")),
+                    ("slots_generating", .int(load.active)), ("requests_waiting", .int(load.waiting)),
+                    ("slots", .int(slots)),
+                ])), headers: free ? [] : [("Retry-After", "1")])
+    }
+
+    /// 200 with the slots' load: the server answers only once the model is loaded, so this
+    /// says the process is alive (whether it has room is /ready).
     private func health(_ channel: ResponseChannel) throws {
         let load = completions.scheduler.load
         try channel.sendJSON(

@@ -81,3 +81,28 @@ struct RequestFields {
             param: name(key), code: "invalid_value")
     }
 }
+
+extension JSONValue {
+    /// Message content as the model reads it: a string, or a list of text parts joined.
+    /// Each API names its text parts (`text`; `input_text` and `output_text`); a part of
+    /// another type (an image, a file) is a 400 naming it: this server's models read text.
+    func joinedText(_ name: String, partTypes: Set<String>) throws(APIError) -> String {
+        if let text = stringValue { return text }
+        let types = partTypes.sorted().map { "\"\($0)\"" }.joined(separator: " or ")
+        guard let parts = arrayValue else {
+            throw .invalidType(name, expected: "a string or a list of \(types) parts")
+        }
+        var text = ""
+        for (i, part) in parts.enumerated() {
+            let type = part["type"]?.stringValue
+            guard let type, partTypes.contains(type), let piece = part["text"]?.stringValue else {
+                throw .invalidRequest(
+                    "'\(name)[\(i)]' is a \(type.map { "\"\($0)\"" } ?? "untyped") part: this "
+                        + "model reads text only (\(types) parts with \"text\")",
+                    param: name, code: "unsupported_value")
+            }
+            text += piece
+        }
+        return text
+    }
+}

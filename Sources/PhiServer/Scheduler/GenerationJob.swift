@@ -52,6 +52,8 @@ struct GenerationSummary: Sendable, Equatable {
     var cachedTokens: Int
     var completionTokens: Int
     var finishReason: FinishReason
+    /// The stop string that ended the answer, when one did.
+    var stopString: String? = nil
 }
 
 /// What the scheduler reports to the connection that waits for the answer.
@@ -63,6 +65,13 @@ enum GenerationEvent: Sendable {
     case failed(any Error & Sendable)
 }
 
+/// When a job got its slot, produced its first text and finished (nil: not yet).
+struct JobTiming: Sendable {
+    var admitted: ContinuousClock.Instant?
+    var firstText: ContinuousClock.Instant?
+    var finished: ContinuousClock.Instant?
+}
+
 /// One request in the scheduler: its inputs, the events it produced so far (consumed by the
 /// connection's thread), and whether the client is still there.
 final class GenerationJob: @unchecked Sendable {
@@ -72,18 +81,39 @@ final class GenerationJob: @unchecked Sendable {
     private let condition = NSCondition()
     private var events: [GenerationEvent] = []
     private var cancelled = false
+    /// Told the summary and timing when the job finishes (the server's metrics).
+    private let observer: (@Sendable (GenerationSummary, JobTiming) -> Void)?
+    private var timing = JobTiming()
 
-    init(_ request: GenerationRequest, clientGone: @escaping @Sendable () -> Bool = { false }) {
+    init(
+        _ request: GenerationRequest, clientGone: @escaping @Sendable () -> Bool = { false },
+        observer: (@Sendable (GenerationSummary, JobTiming) -> Void)? = nil
+    ) {
         self.request = request
         self.clientGone = clientGone
+        self.observer = observer
+    }
+
+    /// Scheduler side: the job got a slot (its prompt is read from now on).
+    func markAdmitted() {
+        condition.lock()
+        timing.admitted = .now
+        condition.unlock()
     }
 
     /// Scheduler side: hands an event to the waiting connection.
     func post(_ event: GenerationEvent) {
         condition.lock()
+        switch event {
+        case .text: if timing.firstText == nil { timing.firstText = .now }
+        case .finished: timing.finished = .now
+        case .failed: break
+        }
+        let timing = self.timing
         events.append(event)
         condition.signal()
         condition.unlock()
+        if case .finished(let summary) = event { observer?(summary, timing) }
     }
 
     /// Connection side: the next events, waiting for at least one.

@@ -44,6 +44,10 @@ public final class Scheduler: @unchecked Sendable {
     private let condition = NSCondition()
     private var waiting: [GenerationJob] = []
     private var activeCount = 0
+    /// Positions held in the active slots' KV caches, and bytes the prompt cache keeps, as
+    /// of the last turn (for /metrics).
+    private var kvTokens = 0
+    private var cachedBytes = 0
     private var stopping = false
     private var finished = false
     /// Only the scheduler thread touches these.
@@ -98,6 +102,14 @@ public final class Scheduler: @unchecked Sendable {
         for job in dropped { job.post(.failed(SchedulerRefusal.stopping)) }
     }
 
+    /// The KV caches' use as of the last turn, for /metrics: positions held by the
+    /// generating slots, and bytes kept by the prompt cache.
+    var cacheUse: (slotTokens: Int, promptCacheBytes: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (kvTokens, cachedBytes)
+    }
+
     /// Requests generating and waiting, for /health.
     public var load: (active: Int, waiting: Int) {
         condition.lock()
@@ -139,6 +151,7 @@ public final class Scheduler: @unchecked Sendable {
     /// Gives `job` a session: the cached one sharing the longest prefix with its prompt,
     /// else a fresh one while there is room, else the least recently used.
     private func admit(_ job: GenerationJob) {
+        job.markAdmitted()
         let prompt = job.request.prompt
         do {
             let entry: CachedSession
@@ -198,8 +211,11 @@ public final class Scheduler: @unchecked Sendable {
                 return try slot.accept(logits)
             }
         }
+        let held = active.reduce(0) { $0 + $1.session.position }
         condition.lock()
         activeCount = active.count
+        kvTokens = held
+        cachedBytes = cache.residentBytes
         condition.unlock()
     }
 

@@ -93,7 +93,8 @@ final class Slot {
             .finished(
                 GenerationSummary(
                     promptTokens: job.request.prompt.count, cachedTokens: cachedTokens,
-                    completionTokens: generated, finishReason: reason)))
+                    completionTokens: generated, finishReason: reason,
+                    stopString: matcher.matched)))
     }
 
     /// The generator, made on first use: the prompt is in the session by then.

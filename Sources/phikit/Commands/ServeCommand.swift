@@ -9,21 +9,23 @@ struct ServeCommand: Command {
     static let name = "serve"
     static let summary = "Serve a model over an OpenAI-compatible HTTP API"
     static let usage = """
-        phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--queue <n>]
+        phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--max-queue <n>]
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
                      [--cors-origin <origin>] [--max-connections <n>] [--max-body <size>]
-                     [--kv-bits 8|16|32] [--threads <n>] [--quiet]
+                     [--kv-bits 8|16|32] [--threads <n>] [--log-format text|json] [--quiet]
         """
     static let help = """
-        Loads <model> and answers OpenAI API requests on http://<host>:<port>:
-        POST /v1/chat/completions and /v1/completions (streamed as server-sent events with
-        "stream": true), GET /v1/models and /v1/models/<id>, GET /health, and a chat page at
-        GET / (it asks for the key when the server has one). Up to
-        --parallel requests generate at once, each with its own KV cache; a new request joins
-        between tokens, more wait in a queue of --queue (then 503 with Retry-After). A request
-        whose prompt extends an earlier conversation reuses its cached prefix
-        (usage.prompt_tokens_details.cached_tokens). A client that disconnects stops its
-        generation within one token.
+        Loads <model> and answers on http://<host>:<port>: OpenAI's POST /v1/chat/completions,
+        /v1/completions and /v1/responses, Anthropic's POST /v1/messages and
+        /v1/messages/count_tokens (all streamed as server-sent events with "stream": true),
+        GET /v1/models and /v1/models/<id>, GET /health (alive), GET /ready (a slot is free;
+        else 503), GET /metrics (Prometheus), and a chat page at GET / (it asks for the key
+        when the server has one). Up to --parallel requests
+        generate at once, each with its own KV cache; a new request joins between tokens,
+        more wait in a queue of --max-queue (then 503 with Retry-After). A request whose
+        prompt extends an earlier conversation, through any of the APIs, reuses its cached
+        prefix (cached_tokens in the usage). A client that disconnects stops its generation
+        within one token. X-Request-ID is echoed (a new one when none came) and logged.
 
         arguments:
           <model>                  registry alias, Hub id or model directory
@@ -33,13 +35,15 @@ struct ServeCommand: Command {
                                    without --api-key prints a warning)
           --port <n>               port (default: 8080; 0 picks a free one)
           --parallel <n>           requests generating at once (default: 4)
-          --queue <n>              requests waiting for a slot (default: 32)
+          --max-queue <n>          requests waiting for a slot (default: 32; --queue is
+                                   the same)
           --max-kv-size <n>        tokens each request's KV cache holds, prompt and answer
                                    (default: the model's context, at most 4096); a longer
                                    prompt is refused with 400, never truncated
           --prompt-cache-mb <n>    memory for the KV caches of finished requests kept for
                                    reuse (default: 2048)
-          --api-key <key>          require "Authorization: Bearer <key>" on /v1 requests
+          --api-key <key>          require "Authorization: Bearer <key>" (or Anthropic's
+                                   "x-api-key: <key>") on /v1 requests
           --cors-origin <origin>   allow browsers on <origin> (or *) to call the API
           --max-body <size>        largest request body: bytes, or with K, M or G
                                    (default: 1M); a larger one gets 413 before it is read
@@ -50,6 +54,7 @@ struct ServeCommand: Command {
                                    answered does a new one get 503 (GET /health still works)
         \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
+          --log-format text|json   access log lines as text (default) or JSON objects
           --quiet                  no access log
 
         Prints one access log line per request on stderr (method, path, status, tokens,
@@ -71,12 +76,13 @@ struct ServeCommand: Command {
     var threads: Int?
     var cacheWidth: KVCacheWidth
     var quiet: Bool
+    var logFormat: AccessLogFormat
 
     init(_ args: inout ArgumentReader) throws {
         host = try args.option("--host") ?? "127.0.0.1"
         port = try args.option("--port", as: Int.self) ?? 8080
         parallel = try args.option("--parallel", as: Int.self) ?? 4
-        queue = try args.option("--queue", as: Int.self) ?? 32
+        queue = try args.option("--max-queue", as: Int.self) ?? args.option("--queue", as: Int.self) ?? 32
         maxKVSize = try args.option("--max-kv-size", as: Int.self)
         promptCacheMB = try args.option("--prompt-cache-mb", as: Int.self) ?? 2048
         apiKey = try args.option("--api-key")
@@ -87,6 +93,11 @@ struct ServeCommand: Command {
         cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
+        let format = try args.option("--log-format") ?? "text"
+        guard let logFormat = AccessLogFormat(rawValue: format) else {
+            throw UsageError("--log-format must be text or json, not '\(format)'")
+        }
+        self.logFormat = logFormat
         model = try args.positional("model")
         try args.finish()
         guard (0...65535).contains(port) else {
@@ -95,7 +106,7 @@ struct ServeCommand: Command {
         guard (1...64).contains(parallel) else {
             throw UsageError("--parallel must be between 1 and 64")
         }
-        guard queue >= 0 else { throw UsageError("--queue must not be negative") }
+        guard queue >= 0 else { throw UsageError("--max-queue must not be negative") }
         if let maxKVSize, maxKVSize < 2 { throw UsageError("--max-kv-size must be at least 2") }
         guard promptCacheMB >= 0 else {
             throw UsageError("--prompt-cache-mb must not be negative")
@@ -125,6 +136,7 @@ struct ServeCommand: Command {
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections
         configuration.maxBodyBytes = maxBody
+        configuration.accessLogFormat = logFormat
         let server = try HTTPServer(
             configuration: configuration,
             responder: OpenAIResponder(container: container, scheduler: scheduler, names: [model]))

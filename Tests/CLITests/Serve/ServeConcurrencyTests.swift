@@ -43,7 +43,7 @@ struct ServeConcurrencyTests {
     func hangUpAndQueueFull() throws {
         let model = try TinyChatModel.slowDirectory()
         defer { try? FileManager.default.removeItem(at: model) }
-        let server = try ServeProcess(model.path, ["--parallel", "1", "--queue", "0"])
+        let server = try ServeProcess(model.path, ["--parallel", "1", "--max-queue", "0"])
         let fd = try TestHTTP.connect(port: server.port)
         try TestHTTP.send(
             fd, "POST", "/v1/completions",
@@ -73,6 +73,41 @@ struct ServeConcurrencyTests {
         let (status, _) = try server.post(
             "/v1/completions", ["prompt": "Hello", "max_tokens": 2, "temperature": 0])
         #expect(status == 200)
+    }
+
+    @Test("while the only slot is busy: 503 in each API's shape, /ready busy, /health alive, refusals counted")
+    func busy() throws {
+        let model = try TinyChatModel.slowDirectory()
+        defer { try? FileManager.default.removeItem(at: model) }
+        let server = try ServeProcess(model.path, ["--parallel", "1", "--max-queue", "0"])
+        #expect(try server.request("GET", "/ready").status == 200)
+        let fd = try TestHTTP.connect(port: server.port)
+        defer { close(fd) }
+        try TestHTTP.send(
+            fd, "POST", "/v1/completions",
+            body: #"{"prompt": "Hello", "max_tokens": 2000, "stream": true}"#, headers: [])
+        var received: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while !String(decoding: received, as: UTF8.self).contains("data: ") {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            guard n > 0 else { break }
+            received += buffer[0..<n]
+        }
+        let refused = try server.request(
+            "POST", "/v1/responses", json: #"{"input": "x", "max_output_tokens": 1}"#)
+        #expect(refused.status == 503 && refused.headers["retry-after"] == "1")
+        #expect((try refused.object()["error"] as? [String: Any])?["code"] as? String == "queue_full")
+        let overloaded = try server.request(
+            "POST", "/v1/messages",
+            json: #"{"model": "\#(model.lastPathComponent)", "max_tokens": 1, "messages": [{"role": "user", "content": "x"}]}"#)
+        #expect(overloaded.status == 503 && overloaded.headers["retry-after"] == "1")
+        #expect((try overloaded.object()["error"] as? [String: Any])?["type"] as? String == "overloaded_error")
+        #expect(try server.request("GET", "/health").status == 200)
+        let ready = try server.request("GET", "/ready")
+        #expect(ready.status == 503 && ready.headers["retry-after"] == "1")
+        let metrics = try server.request("GET", "/metrics").body
+        #expect(metrics.contains("phikit_requests_refused_total 2\n"))
+        #expect(metrics.contains("llamacpp:requests_processing 1\n"))
     }
 
     @Test("SIGTERM and SIGINT stop the server with exit 0", arguments: [SIGTERM, SIGINT])
