@@ -47,6 +47,7 @@
 #                    quantized by llama.cpp (F16 … Q4_K_M) → phikit convert → values vs
 #                    gguf.quants, greedy vs a float64 reference and llama.cpp, mlx_lm.load
 #                    (needs llama-cpp-python, mlx-lm; scripts/gguf/check_models.py)
+#   make bench-eval       what each MLX format costs: perplexity, KL, top-1 vs float (stories-260k)
 #   make bench-mx         kernel speed of each MLX weight format (affine q4, mxfp4, nvfp4, mxfp8,
 #                         mixed widths) on the full-size Phi-3.5-mini matrices, vs bandwidth
 #   make install     PREFIX=/usr/local: the binary (stripped), registry.json and the bundled
@@ -71,7 +72,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve serve-check fleet-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -115,6 +116,9 @@ bench-convert: build
 
 bench-run: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_run.sh
+
+bench-eval: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_eval.sh
 
 bench-gguf-convert: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_gguf_convert.sh

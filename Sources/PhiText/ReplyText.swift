@@ -19,6 +19,9 @@ public struct ReplyText {
     /// A stop string has appeared: generation should end (it is not in `text`).
     public var isStopped: Bool { matcher.isStopped }
 
+    /// The stop string that ended the reply, if one did.
+    public var matchedStopString: String? { matcher.matched }
+
     /// Adds a generated token; returns the text that may be shown now ("" while undecided).
     public mutating func append(_ token: Int) -> String {
         let piece = decoder.append(token)

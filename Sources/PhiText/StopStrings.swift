@@ -12,6 +12,8 @@ public struct StopStringMatcher: Sendable, Equatable {
     private var held: [UInt8] = []
     /// Set once a stop string has appeared; later text is ignored.
     public private(set) var isStopped = false
+    /// The stop string that ended the reply (Anthropic's `stop_sequence` names it).
+    public private(set) var matched: String?
 
     public init(_ stops: [String]) {
         self.stops = stops.filter { !$0.isEmpty }.map { Array($0.utf8) }
@@ -26,8 +28,9 @@ public struct StopStringMatcher: Sendable, Equatable {
         guard !isStopped else { return "" }
         guard !stops.isEmpty else { return text }
         let buffer = held + Array(text.utf8)
-        if let start = firstMatch(in: buffer) {
+        if let (start, stop) = firstMatch(in: buffer) {
             isStopped = true
+            matched = String(decoding: stop, as: UTF8.self)
             held = []
             return String(decoding: buffer[..<start], as: UTF8.self)
         }
@@ -43,21 +46,23 @@ public struct StopStringMatcher: Sendable, Equatable {
         return isStopped ? "" : String(decoding: held, as: UTF8.self)
     }
 
-    /// Where the earliest complete stop string in `buffer` starts.
-    private func firstMatch(in buffer: [UInt8]) -> Int? {
+    /// Where the earliest complete stop string in `buffer` starts, and which one it is.
+    private func firstMatch(in buffer: [UInt8]) -> (Int, [UInt8])? {
         var best: Int?
+        var found: [UInt8] = []
         for stop in stops where stop.count <= buffer.count {
             let last = best.map { min($0, buffer.count - stop.count) } ?? buffer.count - stop.count
             var i = 0
             while i <= last {
                 if buffer[i] == stop[0] && buffer[i..<(i + stop.count)].elementsEqual(stop) {
                     best = i
+                    found = stop
                     break
                 }
                 i += 1
             }
         }
-        return best
+        return best.map { ($0, found) }
     }
 
     /// The length of the longest tail of `buffer` that is a proper prefix of a stop string.

@@ -122,7 +122,7 @@ struct CommandLineTests {
         let r = try Phikit.run("inspect")
         #expect(r.status == 64)
         #expect(r.stderr.contains("error: missing argument <model>"))
-        #expect(r.stderr.contains("usage: phikit inspect <model> [--json]"))
+        #expect(r.stderr.contains("usage: phikit inspect <model> [--ctx <n>] [--json]"))
     }
 
     @Test func extraPositional() throws {

@@ -8,10 +8,16 @@ public protocol GeneratedText {
     mutating func append(_ token: Int) -> String
     /// A stop string has appeared: generation ends (the stop string is never shown).
     var isStopped: Bool { get }
+    /// Which stop string ended the reply (nil: none did, or the text does not say).
+    var matchedStopString: String? { get }
     /// UTF-8 bytes decoded so far, text held back included (where the next token's text
     /// starts: the `text_offset` of OpenAI's log-probabilities).
     var decodedByteCount: Int { get }
     /// Generation has ended: the text still held back (an unfinished character, text that
     /// might have begun a stop string and did not).
     mutating func finish() -> String
+}
+
+extension GeneratedText {
+    public var matchedStopString: String? { nil }
 }

@@ -133,6 +133,8 @@ public final class Generator {
 
     /// Whether a stop string ended the text.
     public var stoppedByString: Bool { text?.isStopped ?? false }
+    /// The stop string that ended the reply, when the text knows it.
+    public var stopString: String? { text?.matchedStopString }
 
     private func finished(_ step: GeneratorStep) -> GeneratorStep {
         finishReason = step.finish

@@ -23,6 +23,7 @@ public func evaluate(
     }
     var names = options.models
     var referenceIndex: Int?
+    let exact = options.reference == .exact
     if case .model(let reference) = options.reference {
         if let i = names.firstIndex(of: reference) {
             referenceIndex = i
@@ -52,6 +53,7 @@ public func evaluate(
         }
     }
 
+    let exactModels = try exact ? containers.map { try ExactPhi3(directory: $0.location.directory) } : []
     let sessions = try containers.map {
         try $0.makeSession(maxContext: options.context, cacheWidth: options.cacheWidth)
     }
@@ -66,6 +68,8 @@ public func evaluate(
     for window in windows {
         for s in sessions { s.reset() }
         let fed = window.count - 1  // the last token is only a target
+        // float64 logits of the whole window, per model (n × vocab), for --reference exact
+        let exactLogits = try exactModels.map { try $0.logits(Array(window[0..<fed])) }
         var start = 0
         while start < fed {
             try Cancellation.check()
@@ -75,9 +79,17 @@ public func evaluate(
                 let target = window[start + j + 1]
                 let reference = referenceIndex.map { rows[$0][j] }
                 for m in containers.indices {
-                    scores[m].add(
-                        rows[m][j], target: target,
-                        reference: m == referenceIndex ? nil : reference)
+                    if exact {
+                        let vocab = rows[m][j].count
+                        let position = start + j
+                        scores[m].add(
+                            rows[m][j], target: target,
+                            against: exactLogits[m][(position * vocab)..<((position + 1) * vocab)])
+                    } else {
+                        scores[m].add(
+                            rows[m][j], target: target,
+                            reference: m == referenceIndex ? nil : reference)
+                    }
                 }
             }
             start += chunk.count

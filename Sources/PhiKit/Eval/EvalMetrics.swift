@@ -20,22 +20,43 @@ struct EvalAccumulator {
     mutating func add(
         _ row: UnsafeBufferPointer<Float>, target: Int, reference: UnsafeBufferPointer<Float>?
     ) {
-        let lse = Self.logSumExp(row)
-        negativeLogLikelihood += lse - Double(row[target])
+        if let reference { add(row, target: target, against: reference) } else { add(row, target: target) }
+    }
+
+    /// Adds a position with no reference (the reference model itself).
+    mutating func add(_ row: UnsafeBufferPointer<Float>, target: Int) {
+        negativeLogLikelihood += Self.logSumExp(row) - Double(row[target])
         positions += 1
-        guard let reference else { return }
-        let refLSE = Self.logSumExp(reference)
+    }
+
+    /// Adds a position compared with a reference row of float32 (a model) or float64 (the
+    /// exact reference) logits.
+    mutating func add<R: RandomAccessCollection>(
+        _ row: UnsafeBufferPointer<Float>, target: Int, against reference: R
+    ) where R.Element: BinaryFloatingPoint, R.Index == Int {
+        let lse = Self.logSumExp(row)
+        add(row, target: target)
+        let refMax = Double(reference.max() ?? 0)
+        var refSum = 0.0
+        for x in reference { refSum += exp(Double(x) - refMax) }
+        let refLSE = refMax + log(refSum)
         var kl = 0.0
         var diff = 0.0
+        let base = reference.startIndex
+        var best = 0
+        var refBest = 0
         for v in 0..<row.count {
-            let logP = Double(reference[v]) - refLSE
+            let r = Double(reference[base + v])
+            let logP = r - refLSE
             let logQ = Double(row[v]) - lse
             kl += exp(logP) * (logP - logQ)
-            diff += abs(Double(row[v]) - Double(reference[v]))
+            diff += abs(Double(row[v]) - r)
+            if row[v] > row[best] { best = v }
+            if reference[base + v] > reference[base + refBest] { refBest = v }
         }
         divergences.append(max(0, kl))
         absoluteDifference += diff / Double(row.count)
-        if Self.argmax(row) == Self.argmax(reference) { agreements += 1 }
+        if best == refBest { agreements += 1 }
     }
 
     var perplexity: Double { positions == 0 ? .nan : exp(negativeLogLikelihood / Double(positions)) }
@@ -53,12 +74,6 @@ struct EvalAccumulator {
         var sum = 0.0
         for x in row { sum += exp(Double(x) - m) }
         return m + log(sum)
-    }
-
-    static func argmax(_ row: UnsafeBufferPointer<Float>) -> Int {
-        var best = 0
-        for i in 1..<row.count where row[i] > row[best] { best = i }
-        return best
     }
 
     /// numpy's `percentile(values, 100·q)` (linear): between the order statistics at

@@ -7,6 +7,8 @@ public struct EvalOptions: Sendable {
     public enum Reference: Sendable, Equatable {
         /// A model (usually the float source the candidates were made from).
         case model(String)
+        /// Each model against float64 of its own stored weights (`ExactPhi3`).
+        case exact
     }
 
     /// The candidates, as MODEL arguments (directory, store name, alias, Hub id).
@@ -93,6 +95,7 @@ public enum EvalError: UserFacingError, Equatable {
     case differentTokenization(model: String, reference: String)
     case differentVocabulary(model: String, size: Int, reference: String, referenceSize: Int)
     case badContext(Int, maximum: Int)
+    case exactUnsupported(modelType: String)
 
     public var message: String {
         switch self {
@@ -103,6 +106,8 @@ public enum EvalError: UserFacingError, Equatable {
         case .differentVocabulary(let model, let size, let reference, let refSize):
             "\(model) has \(size) logits per position, \(reference) \(refSize)"
         case .badContext(let n, let maximum): "--ctx \(n) is not possible (2 to \(maximum))"
+        case .exactUnsupported(let type):
+            "--reference exact runs phi3 models in float64; this one is \(type)"
         }
     }
 
@@ -117,7 +122,7 @@ public enum EvalError: UserFacingError, Equatable {
     public var exitCode: ExitCode {
         switch self {
         case .noModels, .badContext, .textTooShort: .usage
-        case .differentTokenization, .differentVocabulary: .dataError
+        case .differentTokenization, .differentVocabulary, .exactUnsupported: .dataError
         }
     }
 }

@@ -43,7 +43,7 @@ public struct FuseOptions: Sendable {
 /// is copied as it is. The adapter is checked before anything is written (`LoRAAdapter`).
 public func fuse(
     _ options: FuseOptions, progress: (ConvertProgress) -> Void = { _ in }
-) throws -> ConvertSummary {
+) throws -> FuseSummary {
     let source = try ModelLocator.locate(options.model, environment: options.environment)
     let clock = ContinuousClock.now
     func elapsed() -> Double {
@@ -56,8 +56,10 @@ public func fuse(
     convertOptions.castsToConfigDType = false
     convertOptions.chunkElements = options.chunkElements
     let adapterPath = options.adapterPath
+    var fineTuneType = ""
     let rewrite: (inout [ConvertStep], ModelLayout) throws -> Void = { steps, layout in
         let adapter = try LoRAAdapter.load(directory: adapterPath, layout: layout)
+        fineTuneType = adapter.config.kind.rawValue
         try FuseSteps.rewrite(&steps, layout: layout, adapter: adapter)
     }
     let plan: ConvertPlan
@@ -79,14 +81,34 @@ public func fuse(
         plan, source: source, output: output, options: convertOptions, progress: progress,
         elapsed: elapsed)
     let (files, written) = outputListing(output)
-    let q = plan.outputTensors.contains { $0.name.hasSuffix(".scales") }
-    return ConvertSummary(
+    let packed = plan.outputTensors.filter { $0.name.hasSuffix(".scales") }.count
+    // The base's own quantization, kept (fuse never quantizes anew).
+    let quantization = packed > 0 ? try ModelConfig.load(directory: output).quantization : nil
+    let model = ConvertSummary(
         source: options.model, sourceDirectory: source.directory, outputDirectory: output,
-        files: files, tensorCount: plan.outputTensors.count,
-        quantizedTensorCount: plan.steps.filter { $0.kind == .fuse }.count,
-        bits: q ? plan.quantization?.bits : nil, groupSize: q ? plan.quantization?.groupSize : nil,
+        files: files, tensorCount: plan.outputTensors.count, quantizedTensorCount: packed,
+        bits: quantization?.bits, groupSize: quantization?.groupSize,
         bitsPerWeight: plan.bitsPerWeight,
         bitsPerWeightText: String(format: "%.3f", plan.bitsPerWeight),
         totalParameters: plan.totalParameters, tensorBytes: plan.totalSize, bytesWritten: written,
         seconds: elapsed())
+    return FuseSummary(
+        adapterPath: options.adapterPath, fineTuneType: fineTuneType,
+        adaptedLayers: plan.steps.filter { $0.kind == .fuse }.count, model: model)
+}
+
+/// What a finished fuse produced: the adapter's layers baked in, and the model written.
+public struct FuseSummary: Sendable, Encodable {
+    public var adapterPath: String
+    /// lora or dora.
+    public var fineTuneType: String
+    public var adaptedLayers: Int
+    public var model: ConvertSummary
+
+    enum CodingKeys: String, CodingKey {
+        case model
+        case adapterPath = "adapter_path"
+        case fineTuneType = "fine_tune_type"
+        case adaptedLayers = "adapted_layers"
+    }
 }

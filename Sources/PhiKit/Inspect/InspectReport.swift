@@ -97,6 +97,8 @@ public struct InspectReport: Sendable, Equatable, Encodable {
     public var metadata: [String: String]
     /// Things worth telling the user that do not stop the inspection.
     public var warnings: [String]
+    /// `--ctx N`: weights plus the KV cache of N positions (absent without --ctx).
+    public var memory: MemoryAtContext? = nil
 
     public var tensorCount: Int { tensors.count }
 
@@ -115,7 +117,7 @@ public struct InspectReport: Sendable, Equatable, Encodable {
         case tensorBytes = "tensor_bytes"
         case dtypeBytes = "dtype_bytes"
         case quantization, config
-        case metadata, warnings
+        case metadata, warnings, memory
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -133,6 +135,7 @@ public struct InspectReport: Sendable, Equatable, Encodable {
         try c.encode(config, forKey: .config)
         try c.encode(metadata, forKey: .metadata)
         try c.encode(warnings, forKey: .warnings)
+        try c.encodeIfPresent(memory, forKey: .memory)
     }
 }
 

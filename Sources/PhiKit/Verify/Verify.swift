@@ -53,6 +53,13 @@ public func verify(
     progress(.checking(.text))
     var textCheck = TextCheck(directory: target.directory, config: config, entry: target.entry)
     let text = textCheck.run()
+    var targetOutcome = LayerOutcome.skipped(.target, "not asked for (--target)")
+    if !options.targets.isEmpty {
+        progress(.checking(.target))
+        var targetCheck = TargetCheck(
+            directory: target.directory, targets: options.targets, fix: options.fix)
+        targetOutcome = targetCheck.run()
+    }
 
     var outcomes = [bytes, structure, model, numbers, text]
     var smoke: SmokeResult?
@@ -69,6 +76,7 @@ public func verify(
         smoke = result
     }
 
+    outcomes.append(targetOutcome)
     let findings = outcomes.flatMap(\.findings).enumerated().sorted { a, b in
         a.element.severity != b.element.severity
             ? a.element.severity < b.element.severity : a.offset < b.offset

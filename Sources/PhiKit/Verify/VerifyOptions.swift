@@ -14,6 +14,11 @@ public struct VerifyOptions: Sendable {
     public var threads: Int
     /// Where `HF_*`, `PHIKIT_*` and `HOME` are read from (tests pass their own).
     public var environment: [String: String]
+    /// `--target`: also check what these programs need to load the model.
+    public var targets: [LoaderTarget] = []
+    /// `--fix`: repair what a target check can repair unambiguously (an end-of-turn token
+    /// missing from generation_config.json's eos_token_id).
+    public var fix = false
 
     public init(
         model: String, offline: Bool = false, smoke: Bool = false, smokeTokenCount: Int = 16,

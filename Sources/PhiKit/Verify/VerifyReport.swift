@@ -14,6 +14,8 @@ public enum VerifyLayer: String, CaseIterable, Sendable, Encodable {
     case text
     /// A short greedy generation (`--smoke`).
     case smoke
+    /// What the programs named by `--target` (mlx-swift, mlx-lm) need to load the model.
+    case target
 }
 
 public enum FindingSeverity: String, Sendable, Encodable, Comparable {

@@ -44,7 +44,7 @@ struct MessagesHandler: Sendable {
             if let model = request.completion.model, !completions.modelNames.contains(model) {
                 throw APIError.unknownModel(model, served: completions.modelID)
             }
-            let tokens = try PromptBuilder(container: completions.container)
+            let tokens = try PromptBuilder(container: completions.container, errorText: completions.errorText)
                 .tokens(for: request.completion.input)
             try channel.sendJSON(JSONBody(value: .object([("input_tokens", .int(tokens.count))])))
         } catch let error as APIError {

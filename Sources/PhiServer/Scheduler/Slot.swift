@@ -94,7 +94,7 @@ final class Slot {
                 GenerationSummary(
                     promptTokens: job.request.prompt.count, cachedTokens: cachedTokens,
                     completionTokens: generated, finishReason: reason,
-                    stopString: matcher.matched)))
+                    stopString: generator?.stopString)))
     }
 
     /// The generator, made on first use: the prompt is in the session by then.

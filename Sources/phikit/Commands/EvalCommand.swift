@@ -27,6 +27,9 @@ struct EvalCommand: Command {
           --text <file>            the text to score (UTF-8; - reads stdin)
           --reference <model>      the model to compare with, usually the float source
                                    (listed first; its own perplexity is in the table too)
+          --reference exact        compare each model with float64 of its own stored
+                                   weights, dequantized exactly (phi3 models; slow: a
+                                   float64 forward pass of every window, for small models)
           --ctx <n>                tokens per window (default 512)
           --json                   print the report as JSON
 
@@ -55,13 +58,9 @@ struct EvalCommand: Command {
             }
             text = String(decoding: data, as: UTF8.self)
         }
-        if reference == "exact" {
-            throw UsageError(
-                "--reference exact is not available yet",
-                hint: "name the float model the candidates were made from")
-        }
         options = EvalOptions(
-            models: models, reference: reference.map { .model($0) }, text: text,
+            models: models,
+            reference: reference.map { $0 == "exact" ? .exact : .model($0) }, text: text,
             context: context ?? 512)
     }
 

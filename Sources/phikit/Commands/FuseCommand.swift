@@ -73,10 +73,11 @@ struct FuseCommand: Command {
             try StandardOutput.print(try Format.json(summary))
             return
         }
+        let m = summary.model
         try StandardOutput.print(
-            "Wrote \(summary.outputDirectory): \(summary.quantizedTensorCount) adapted "
-                + "\(summary.quantizedTensorCount == 1 ? "layer" : "layers"), "
-                + "\(Format.grouped(summary.tensorCount)) tensors, "
-                + "\(Format.bytes(summary.bytesWritten)) in \(Format.fixed(summary.seconds, decimals: 1)) s")
+            "Wrote \(m.outputDirectory): \(summary.adaptedLayers) \(summary.fineTuneType) "
+                + "\(summary.adaptedLayers == 1 ? "layer" : "layers") fused, "
+                + "\(Format.grouped(m.tensorCount)) tensors, "
+                + "\(Format.bytes(m.bytesWritten)) in \(Format.fixed(m.seconds, decimals: 1)) s")
     }
 }

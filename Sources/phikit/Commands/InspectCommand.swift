@@ -7,7 +7,7 @@ import PhiKit
 struct InspectCommand: Command {
     static let name = "inspect"
     static let summary = "Show a model's tensors, parameter count, size, quantization and config"
-    static let usage = "phikit inspect <model> [--json]"
+    static let usage = "phikit inspect <model> [--ctx <n>] [--json]"
     static let help = """
         Lists the tensors of a .safetensors file, a .gguf file or a model directory (name, dtype, shape,
         parameters, size; sorted by name), then the config.json summary, the quantization and
@@ -23,6 +23,8 @@ struct InspectCommand: Command {
                     their GGML types (Q4_K, Q6_K, F32, …) in file order
 
         options:
+          --ctx <n> also the memory the model needs at n tokens: the weights plus the KV
+                    cache of n positions at 16 bits (run's default), 32 and 8 bits
           --json    print the report as one JSON object (keys: schema_version, path, kind,
                     files, tensors, tensor_count, parameter_count, tensor_bytes, dtype_bytes,
                     quantization, config, metadata, warnings; see InspectReport.swift)
@@ -32,9 +34,12 @@ struct InspectCommand: Command {
 
     var path: String
     var json: Bool
+    var context: Int?
 
     init(_ args: inout ArgumentReader) throws {
         json = args.flag("--json")
+        context = try args.option("--ctx", as: Int.self)
+        if let context, context < 1 { throw UsageError("--ctx must be at least 1") }
         path = try args.positional("model")
         try args.finish()
     }
@@ -42,7 +47,15 @@ struct InspectCommand: Command {
     func run() throws {
         let path = try PhiKit.inspectPath(model: path)
         if isGGUF(path: path) { return try runGGUF() }
-        let report = try PhiKit.inspect(path: path)
+        var report = try PhiKit.inspect(path: path)
+        if let context {
+            guard let memory = MemoryAtContext(report, context: context) else {
+                throw UsageError(
+                    "--ctx needs the model's config.json (layers and heads size the KV cache)",
+                    hint: "inspect the model directory rather than one weight file")
+            }
+            report.memory = memory
+        }
         if json {
             try StandardOutput.print(try Format.json(report))
         } else {
@@ -88,6 +101,15 @@ struct InspectCommand: Command {
         }
         lines.append("quantization: " + (r.quantization.map(describe) ?? "none"))
         lines.append(summaryLine(r))
+        if let m = r.memory {
+            let caches = m.caches.map { c in
+                "\(Format.bytes(c.totalBytes)) with a \(c.bits)-bit KV cache ("
+                    + "\(Format.bytes(c.kvCacheBytes)))"
+            }
+            lines.append(
+                "memory at \(Format.grouped(m.context)) tokens: weights \(Format.bytes(m.weightBytes)) + KV: "
+                    + caches.joined(separator: "; "))
+        }
         return lines.joined(separator: "\n")
     }
 

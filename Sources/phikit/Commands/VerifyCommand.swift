@@ -6,7 +6,10 @@ import PhiKit
 struct VerifyCommand: Command {
     static let name = "verify"
     static let summary = "Check a model's hashes, safetensors, tensor shapes, numbers and tokenizer"
-    static let usage = "phikit verify <model|dir> [--offline] [--smoke] [--threads <n>] [--json]"
+    static let usage = """
+        phikit verify <model|dir> [--offline] [--smoke] [--target mlx-swift|mlx-lm [--fix]]
+                      [--threads <n>] [--json]
+        """
     static let help = """
         Checks a model in layers and reports each problem with the file and tensor it
         concerns:
@@ -21,6 +24,12 @@ struct VerifyCommand: Command {
                      every stop token exists
           smoke      (--smoke) a short greedy generation runs, and matches the registry's
                      fingerprint when it has one
+          target     (--target) what the app or tool that will load the model needs: a
+                     model_type it implements, the config.json keys (and types) its model
+                     decodes, quantization modes and integer group sizes, tokenizer files and
+                     class, and a stop token where the chat template ends a turn (Phi's
+                     <|end|>); facts read from the sources of mlx-swift-lm 3.31.4-114,
+                     mlx-swift 0.31.6, swift-transformers 1.3.3 and mlx-lm 0.32.2
         Every file is read once, hashes and tensor scans in parallel.
 
         arguments:
@@ -29,6 +38,10 @@ struct VerifyCommand: Command {
         options:
           --offline     never ask the Hub for a file list (also when HF_HUB_OFFLINE is set)
           --smoke       also load the model and generate a few tokens
+          --target <t>  also check for mlx-swift or mlx-lm (repeatable, or comma-separated)
+          --fix         with --target: add the end-of-turn token to generation_config.json's
+                        eos_token_id when the loader would not stop there (atomic; a converted
+                        model's manifest is updated)
           --threads <n> threads to read with (default: all cores)
           --json        print the whole report as one JSON object
 
@@ -43,13 +56,25 @@ struct VerifyCommand: Command {
         let offline = args.flag("--offline")
         let smoke = args.flag("--smoke")
         let threads = try args.option("--threads", as: Int.self)
+        let targetNames = try args.options("--target").flatMap { $0.split(separator: ",") }
+        let fix = args.flag("--fix")
         json = args.flag("--json")
         let model = try args.positional("model|dir")
         try args.finish()
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
+        let targets = try targetNames.map { name in
+            guard let t = LoaderTarget(rawValue: String(name)) else {
+                throw UsageError(
+                    "invalid value '\(name)' for '--target'", hint: "use mlx-swift or mlx-lm")
+            }
+            return t
+        }
+        if fix && targets.isEmpty { throw UsageError("--fix needs --target") }
         options = VerifyOptions(model: model, offline: offline, smoke: smoke)
+        options.targets = targets
+        options.fix = fix
         if let threads { options.threads = threads }
     }
 

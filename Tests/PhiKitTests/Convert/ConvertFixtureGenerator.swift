@@ -27,6 +27,39 @@ enum ConvertFixtures {
         try JSONValue(parsing: try Data(contentsOf: url))
     }
 
+    /// Records an issue for every tensor of the output's weight files (file, name, dtype,
+    /// shape, sha256 of the bytes, in data order) that differs from the golden manifest's
+    /// list (mlx_lm's save order), and checks each file's `{"format": "mlx"}` metadata.
+    /// Returns how many tensors the manifest lists.
+    @discardableResult
+    static func expectTensors(of out: URL, files: [String], asIn manifest: JSONValue) throws -> Int {
+        let expected = (manifest["tensors"]?.arrayValue ?? []).map { t in
+            [
+                t["file"]?.stringValue ?? "", t["name"]?.stringValue ?? "",
+                t["dtype"]?.stringValue ?? "",
+                (t["shape"]?.arrayValue ?? []).map { $0.intValue.map(String.init) ?? "?" }.joined(
+                    separator: ","),
+                t["sha256"]?.stringValue ?? "",
+            ]
+        }
+        var actual: [[String]] = []
+        for file in files where file.hasSuffix(".safetensors") {
+            let st = try SafeTensorsFile(path: out.appendingPathComponent(file).path)
+            #expect(st.metadata == ["format": "mlx"])
+            for t in st.tensors {
+                actual.append([
+                    file, t.name, t.dtype.rawValue, t.shape.map(String.init).joined(separator: ","),
+                    SHA256Hasher.hex(of: st.data(t)),
+                ])
+            }
+        }
+        #expect(actual.count == expected.count)
+        for (a, e) in zip(actual, expected) where a != e {
+            Issue.record("tensor differs: phikit \(a) vs mlx_lm \(e)")
+        }
+        return expected.count
+    }
+
     /// Writes source `name` into `dir` (created) and checks every tensor against its sha256.
     static func buildSource(_ name: String, into dir: URL) throws {
         let fm = FileManager.default

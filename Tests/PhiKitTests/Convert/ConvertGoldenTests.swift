@@ -52,32 +52,9 @@ struct ConvertGoldenTests {
         let summary = try convert(options)
 
         // Tensors: per file, in data order, exactly mlx_lm's save order and bytes.
-        let expected = (manifest["tensors"]?.arrayValue ?? []).map { t in
-            [
-                t["file"]?.stringValue ?? "", t["name"]?.stringValue ?? "",
-                t["dtype"]?.stringValue ?? "",
-                (t["shape"]?.arrayValue ?? []).map { $0.intValue.map(String.init) ?? "?" }.joined(
-                    separator: ","),
-                t["sha256"]?.stringValue ?? "",
-            ]
-        }
-        var actual: [[String]] = []
-        let weightFiles = summary.files.filter { $0.hasSuffix(".safetensors") }
-        for file in weightFiles {
-            let st = try SafeTensorsFile(path: out.appendingPathComponent(file).path)
-            #expect(st.metadata == ["format": "mlx"])
-            for t in st.tensors {
-                actual.append([
-                    file, t.name, t.dtype.rawValue, t.shape.map(String.init).joined(separator: ","),
-                    SHA256Hasher.hex(of: st.data(t)),
-                ])
-            }
-        }
-        #expect(actual.count == expected.count)
-        for (a, e) in zip(actual, expected) where a != e {
-            Issue.record("tensor differs: phikit \(a) vs mlx_lm \(e)")
-        }
-        #expect(summary.tensorCount == expected.count)
+        let expected = try ConvertFixtures.expectTensors(
+            of: out, files: summary.files, asIn: manifest)
+        #expect(summary.tensorCount == expected)
 
         for file in ["config.json", "model.safetensors.index.json", "README.md"] {
             let mine = try Data(contentsOf: out.appendingPathComponent(file))

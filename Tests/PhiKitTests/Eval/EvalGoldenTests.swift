@@ -120,4 +120,31 @@ struct EvalGoldenTests {
         }
         #expect(error?.exitCode == .dataError)
     }
+
+    /// `--reference exact`: each model against float64 of its own stored weights. The
+    /// engine's logits are within its arithmetic's rounding of them (measured: KL 2e-13 float,
+    /// 1e-8 for 4-bit, whose packed kernels round more; no quantization between them),
+    /// so the KL is tiny and the top tokens agree; the perplexity is still the engine's.
+    @Test func exactReference() throws {
+        let text = try String(contentsOf: Self.fixtures.appendingPathComponent("text.txt"), encoding: .utf8)
+        let report = try evaluate(
+            EvalOptions(
+                models: [TestPaths.storiesModel.path, try Self.quantizedStories().path],
+                reference: .exact, text: text, context: 32, environment: [:]))
+        #expect(report.results.allSatisfy { !$0.isReference })
+        for r in report.results {
+            #expect(try #require(r.meanKL) < 1e-7, "\(r.model)")
+            #expect(try #require(r.p99KL) < 1e-6, "\(r.model)")
+            #expect(try #require(r.meanAbsoluteLogitDifference) < 1e-3, "\(r.model)")
+            #expect(try #require(r.topOneAgreement) > 0.99, "\(r.model)")
+        }
+    }
+
+    @Test func exactReferenceIsPhi3Only() throws {
+        let phi2 = try FuseGoldenCase.base("phi2-fp16")
+        #expect(throws: EvalError.exactUnsupported(modelType: "phi")) {
+            _ = try ExactPhi3(directory: phi2.path)
+        }
+    }
 }
+
