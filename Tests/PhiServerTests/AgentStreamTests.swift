@@ -22,7 +22,9 @@ struct AgentStreamTests {
     }
 
     static func answer(_ job: GenerationJob, _ channel: Recording, tools: Bool) -> PendingAnswer {
-        PendingAnswer(job: job, channel: channel, parseTools: tools, keepAlive: .milliseconds(20))
+        PendingAnswer(
+            job: job, channel: channel, parseTools: tools, keepAlive: .milliseconds(20),
+            errorText: ErrorText(modelDirectory: "/models/tiny", modelID: "tiny"))
     }
 
     static func summary(_ reason: FinishReason, completion: Int = 7) -> GenerationSummary {

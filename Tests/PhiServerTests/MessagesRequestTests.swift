@@ -48,7 +48,7 @@ struct MessagesRequestTests {
         #expect(m[3]["tool_call_id"]?.stringValue == "toolu_1" && m[3]["content"]?.stringValue == "sunny")
         #expect(m[4]["content"]?.stringValue == "And tomorrow?")
         let c = r.completion
-        #expect(c.maxTokens == 50 && c.stop == ["END"] && c.temperature == 0 && c.topK == 5)
+        #expect(c.maxTokens == 50 && c.stop == ["END"] && c.settings[.temperature] == .number(0) && c.settings[.topK] == .integer(5))
         #expect(c.toolChoice == .required && !c.parallelToolCalls && c.offersTools)
     }
 

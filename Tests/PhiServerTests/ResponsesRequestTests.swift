@@ -36,7 +36,7 @@ struct ResponsesRequestTests {
                 .object([("role", .string("system")), ("content", .string("Be brief"))]),
                 .object([("role", .string("user")), ("content", .string("Hi"))]),
             ])
-        #expect(r.completion.maxTokens == 9 && r.completion.temperature == 0.5 && r.completion.stream)
+        #expect(r.completion.maxTokens == 9 && r.completion.settings[.temperature] == .number(0.5) && r.completion.stream)
         #expect(r.completion.toolChoice == .none && !r.completion.offersTools)
         #expect(r.echo.promptCacheKey == "k")
     }
