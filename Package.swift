@@ -39,6 +39,10 @@ let package = Package(
         .executableTarget(
             name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
             path: "scripts/engine/EngineBench"),
+        // Structured output's mask cost per token over the suite (make bench-structured).
+        .executableTarget(
+            name: "structured-bench", dependencies: ["PhiEngine", "PhiText", "PhiFormats"],
+            path: "scripts/structured/StructuredBench"),
         // Paths every test target shares: the repository and ../shared/fixtures (a missing
         // fixture fails the test that needs it).
         .target(name: "TestSupport", path: "Tests/TestSupport"),

@@ -129,52 +129,66 @@ public final class GrammarMatcher: TokenConstraint {
     private func walk(from s: Int32) -> AllowedTokens {
         var words = [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64)
         var count = 0
-        let classCount = automaton.classCount
         walkStates[0] = s
-        var i = 0
+        var position = 0
         let end = vocabulary.nodeCount
-        while i < end {
-            var pending: (state: Int32, byteClass: Int)? = nil
-            vocabulary.nodes.withUnsafeBufferPointer { nodes in
-                automaton.transitions.withUnsafeBufferPointer { transitions in
-                    grammar.classOf.withUnsafeBufferPointer { classOf in
-                        walkStates.withUnsafeMutableBufferPointer { states in
-                            words.withUnsafeMutableBufferPointer { bits in
-                                while i < end {
-                                    let node = nodes[i]
-                                    let depth = Int(node.depth)
-                                    let from = states[depth - 1]
-                                    let c = Int(classOf[Int(node.byte)])
-                                    let to = transitions[Int(from) * classCount + c]
-                                    if to < 0 {
-                                        if to == ParseAutomaton.unknown {
-                                            pending = (from, c)
-                                            return
-                                        }
-                                        i = Int(node.next)
-                                        continue
+        while position < end {
+            let stop = walkUntilUnknown(from: position, to: end, into: &words, count: &count)
+            position = stop.position
+            if let (state, byteClass) = stop.pending {
+                _ = automaton.computeTransition(state, byteClass)
+            }
+        }
+        return AllowedTokens(words: words, count: count)
+    }
+
+    /// The walk's inner loop over nodes `start..<end`, until the end or a transition not
+    /// built yet (returned as `pending`, with the node to resume at). Locals only: the
+    /// closure-captured variables of a first version cost a memory round trip per node.
+    private func walkUntilUnknown(
+        from start: Int, to end: Int, into words: inout [UInt64], count: inout Int
+    ) -> (position: Int, pending: (Int32, Int)?) {
+        let classCount = automaton.classCount
+        let duplicates = vocabulary.duplicates
+        return vocabulary.nodes.withUnsafeBufferPointer { nodes in
+            automaton.transitions.withUnsafeBufferPointer { transitions in
+                grammar.classOf.withUnsafeBufferPointer { classOf in
+                    walkStates.withUnsafeMutableBufferPointer { states in
+                        words.withUnsafeMutableBufferPointer { bits in
+                            var i = start
+                            var allowed = 0
+                            defer { count += allowed }
+                            while i < end {
+                                let node = nodes[i]
+                                let depth = Int(node.depth)
+                                let from = states[depth &- 1]
+                                let to = transitions[
+                                    Int(from) &* classCount &+ Int(classOf[Int(node.byte)])]
+                                if to < 0 {
+                                    if to == ParseAutomaton.unknown {
+                                        return (i, (from, Int(classOf[Int(node.byte)])))
                                     }
-                                    states[depth] = to
-                                    if node.token >= 0 {
-                                        let t = Int(node.token)
-                                        bits[t >> 6] |= 1 << UInt64(t & 63)
-                                        count += 1
-                                    } else if node.token < -1 {
-                                        for t32 in vocabulary.duplicates[Int(-2 - node.token)] {
-                                            let t = Int(t32)
-                                            bits[t >> 6] |= 1 << UInt64(t & 63)
-                                            count += 1
-                                        }
-                                    }
-                                    i += 1
+                                    i = Int(node.next)
+                                    continue
                                 }
+                                states[depth] = to
+                                let token = node.token
+                                if token >= 0 {
+                                    bits[Int(token) >> 6] |= 1 << UInt64(token & 63)
+                                    allowed &+= 1
+                                } else if token < -1 {
+                                    for t in duplicates[Int(-2 - token)] {
+                                        bits[Int(t) >> 6] |= 1 << UInt64(t & 63)
+                                        allowed &+= 1
+                                    }
+                                }
+                                i &+= 1
                             }
+                            return (end, nil)
                         }
                     }
                 }
             }
-            if let (from, c) = pending { _ = automaton.computeTransition(from, c) }
         }
-        return AllowedTokens(words: words, count: count)
     }
 }

@@ -94,4 +94,7 @@ public final class TokenVocabulary: Sendable {
     }
 
     var nodeCount: Int { nodes.count }
+
+    /// The trie's size (benchmarks).
+    public var trieNodeCount: Int { nodes.count }
 }
