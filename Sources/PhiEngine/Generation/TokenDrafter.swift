@@ -1,0 +1,14 @@
+/// Proposes the tokens a sequence will probably continue with (speculative decoding: n-grams
+/// of the context, a small draft model), for the model to verify in one block. One instance
+/// per sequence, used on one thread. Drafts are deterministic guesses: the `Generator`
+/// accepts a drafted token when the model's own choice agrees (greedy) or by the standard
+/// acceptance rule for a one-hot draft distribution (sampling), so what is generated has
+/// the same distribution as without a drafter — and, greedy, the same tokens.
+public protocol TokenDrafter: AnyObject {
+    /// Up to `limit` tokens proposed to follow `tokens` (the whole sequence so far: the
+    /// prompt and what was generated, the token about to be fed last). [] proposes nothing.
+    func draft(after tokens: [Int], limit: Int) -> [Int]
+    /// How the last proposal fared: `drafted` tokens proposed, the first `accepted` of them
+    /// kept (for drafters that adapt their length).
+    func observe(drafted: Int, accepted: Int)
+}
