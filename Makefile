@@ -56,7 +56,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve bench-structured serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -116,6 +116,9 @@ bench-verify: build
 
 bench-chat: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
+
+bench-structured:
+	scripts/structured/bench_structured.sh
 
 bench-serve: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_serve.sh

@@ -156,7 +156,7 @@ struct JSONSchemaCompiler {
             return try compile(try mergeAllOf(members, path: path), path: path)
         }
         if schema["const"] != nil || schema["enum"] != nil {
-            try only(["const", "enum", "type", "nullable"])
+            try only(["const", "enum", "type"])
             let values =
                 schema["const"].map { [$0] } ?? (schema["enum"]?.arrayValue ?? [])
             if schema["enum"] != nil && schema["enum"]?.arrayValue == nil {
@@ -171,7 +171,7 @@ struct JSONSchemaCompiler {
             return anyValue()
         }
         var options: [Pattern] = []
-        var used: Set<String> = ["type", "nullable"]
+        var used: Set<String> = ["type"]
         for type in types.sorted() {
             let (pattern, keywords) = try compileTyped(type, schema, path: path)
             options.append(pattern)
@@ -181,7 +181,8 @@ struct JSONSchemaCompiler {
         return options.count == 1 ? options[0] : .choice(options)
     }
 
-    /// The schema's `type` (with `nullable: true` adding null), nil when absent.
+    /// The schema's `type`, nil when absent. (OpenAPI's `nullable` is refused as unknown: JSON
+    /// Schema validators ignore it, so a null it allowed would fail them.)
     private func typeNames(_ schema: JSONValue, path: String) throws(ConstraintError)
         -> Set<String>?
     {
@@ -200,7 +201,6 @@ struct JSONSchemaCompiler {
         if let unknown = names.subtracting(known).sorted().first {
             throw ConstraintError("unknown type '\(unknown)' at \(path)")
         }
-        if schema["nullable"]?.boolValue == true { names.insert("null") }
         return names
     }
 

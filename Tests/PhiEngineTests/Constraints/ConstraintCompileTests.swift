@@ -91,6 +91,7 @@ struct ConstraintCompileTests {
             (#"{"not":{"type":"string"}}"#, "not"),
             (#"{"type":"object","patternProperties":{}}"#, "patternProperties"),
             (#"{"type":"string","format":"ipv4"}"#, "format"),
+            (#"{"type":"integer","nullable":true}"#, "nullable"),
             (#"{"oneOf":[{"type":"object"},{"type":"object"}]}"#, "oneOf"),
         ] {
             #expect(throws: ConstraintError.self) { try schema(text) }
