@@ -94,6 +94,18 @@ struct JSONSchemaCompiler {
         return .rule(id)
     }
 
+    /// `pattern` as a rule of its own (a reference), so that using it twice does not copy it:
+    /// nested objects and arrays would otherwise double at each level.
+    private mutating func named(_ name: String, _ pattern: Pattern) -> Pattern {
+        switch pattern {
+        case .rule, .bytes: return pattern
+        default:
+            let id = builder.addRule(name)
+            builder.define(id, pattern)
+            return .rule(id)
+        }
+    }
+
     private var comma: Pattern { .sequence([whitespace, .literal(","), whitespace]) }
     private var colon: Pattern { .sequence([whitespace, .literal(":"), whitespace]) }
 
@@ -383,7 +395,7 @@ struct JSONSchemaCompiler {
         for (key, value) in properties {
             guard declared.insert(key).inserted else { continue }
             let pattern = try compile(value, path: "\(path)/properties/\(Self.escape(key))")
-            members.append((key, pattern, required.contains(key)))
+            members.append((key, named(key, pattern), required.contains(key)))
         }
         for key in required.subtracting(declared).sorted() {
             guard extra != nil else {
@@ -398,22 +410,22 @@ struct JSONSchemaCompiler {
         let extraMember: Pattern? = try extra.map { (value) throws(ConstraintError) -> Pattern in
             let valuePattern = try compile(value, path: "\(path)/additionalProperties")
             let key = declared.isEmpty ? anyString() : Self.keyNotIn(declared)
-            return .sequence([key, colon, valuePattern])
+            return named("extra", .sequence([key, colon, valuePattern]))
         }
         if members.isEmpty, extra == .bool(true) { return anyObject() }
         // after[i]: the members from i on, something already written (each starts with ",");
-        // first[i]: the same with nothing written yet.
+        // first[i]: the same with nothing written yet. Each is a rule naming the next one,
+        // so the grammar grows linearly with the number of properties.
         let extras: Pattern = extraMember.map { .star(.sequence([comma, $0])) } ?? .empty
-        var after: Pattern = extras
-        var first: Pattern = extraMember.map { .optional(.sequence([$0, .star(.sequence([comma, $0]))])) } ?? .empty
+        var after: Pattern = named("after", extras)
+        var first: Pattern = named(
+            "first", extraMember.map { .optional(.sequence([$0, .star(.sequence([comma, $0]))])) } ?? .empty)
         for member in members.reversed() {
             let written = Pattern.sequence([.literal(JSONValue.string(member.key).serialized()), colon, member.value])
-            let afterRule = builder.addRule("after")
-            builder.define(afterRule, after)
-            let withIt = Pattern.sequence([written, .rule(afterRule)])
-            let newAfter: Pattern = .sequence([comma, written, .rule(afterRule)])
-            first = member.required ? withIt : .choice([withIt, first])
-            after = member.required ? newAfter : .choice([newAfter, after])
+            let withIt = Pattern.sequence([written, after])
+            let newAfter: Pattern = .sequence([comma, written, after])
+            first = named("first", member.required ? withIt : .choice([withIt, first]))
+            after = named("after", member.required ? newAfter : .choice([newAfter, after]))
         }
         return braces("{", first, "}")
     }
@@ -471,10 +483,10 @@ struct JSONSchemaCompiler {
             }
             let rest = schema["prefixItems"] != nil ? schema["items"] : schema["additionalItems"]
             if let rest, rest != .bool(false) {
-                items = try compile(rest, path: "\(path)/items")
+                items = named("items", try compile(rest, path: "\(path)/items"))
             }
         } else if let item = schema["items"] {
-            items = try compile(item, path: "\(path)/items")
+            items = named("items", try compile(item, path: "\(path)/items"))
         } else {
             items = anyValue()
         }
