@@ -41,6 +41,10 @@ let package = Package(
         .executableTarget(
             name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
             path: "scripts/engine/EngineBench"),
+        // Structured output's mask cost per token over the suite (make bench-structured).
+        .executableTarget(
+            name: "structured-bench", dependencies: ["PhiEngine", "PhiText", "PhiFormats"],
+            path: "scripts/structured/StructuredBench"),
         // Before any test code runs, each test process gets a private HOME and TMPDIR and
         // loses the HF_*, PHIKIT_* and XDG_* variables that point at the user's folders (a C
         // constructor: Swift has no hook that runs before every suite).

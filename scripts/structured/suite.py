@@ -52,7 +52,7 @@ SCHEMAS = [
     ("enum_in_object", obj({"status": {"type": S, "enum": ["open", "closed", "pending"]}, "priority": {"enum": [1, 2, 3]}}),
      {"status": "pending", "priority": 2}),
     ("nullable_type", obj({"v": {"type": [S, NUL]}}), {"v": None}),
-    ("nullable_keyword", obj({"v": {"type": I, "nullable": True}}), {"v": 5}),
+    ("nullable_any_of", obj({"v": {"anyOf": [{"type": I}, {"type": NUL}]}}), {"v": 5}),
     ("any_of", {"anyOf": [{"type": S}, {"type": I}, PERSON]}, {"name": "x", "age": 5}),
     ("one_of_types", {"oneOf": [{"type": S, "maxLength": 3}, {"type": B}]}, "abc"),
     ("one_of_discriminated", {"oneOf": [

@@ -149,22 +149,14 @@ struct GBNFCompiler {
             case 0x3F: p = .optional(p)
             case 0x7B:
                 i += 1
-                func number() -> Int? {
-                    var value: Int? = nil
-                    while let d = peek, d >= 0x30 && d <= 0x39 {
-                        value = min((value ?? 0) * 10 + Int(d - 0x30), 1_000_000_000)
-                        i += 1
-                    }
-                    return value
-                }
                 skipSpace()
-                let low = number() ?? 0
+                let low = ScalarReading.decimal(scalars, &i) ?? 0
                 skipSpace()
                 var high: Int? = low
                 if peek == 0x2C {
                     i += 1
                     skipSpace()
-                    high = number()
+                    high = ScalarReading.decimal(scalars, &i)
                     skipSpace()
                 }
                 guard peek == 0x7D else { throw fail("bad repetition {…}") }
@@ -200,18 +192,10 @@ struct GBNFCompiler {
     }
 
     private mutating func hex(_ digits: Int) throws(ConstraintError) -> UInt32 {
-        var value: UInt32 = 0
-        for _ in 0..<digits {
-            guard let c = peek, let d = Character(Unicode.Scalar(c)!).hexDigitValue else {
-                throw fail("bad hexadecimal escape")
-            }
-            value = value * 16 + UInt32(d)
-            i += 1
+        switch ScalarReading.hexScalar(scalars, &i, digits: digits) {
+        case .success(let value): return value
+        case .failure(let problem): throw fail(problem.message)
         }
-        guard value <= ScalarSet.maxScalar, !(0xD800...0xDFFF).contains(value) else {
-            throw fail("escape of an invalid character U+\(String(value, radix: 16))")
-        }
-        return value
     }
 
     private mutating func parseClass() throws(ConstraintError) -> ScalarSet {

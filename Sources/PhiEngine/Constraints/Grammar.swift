@@ -92,47 +92,39 @@ public struct Grammar: Sendable {
 
     /// Rules that derive at least one finite string (a fixed point from the byte sets up).
     static func productiveRules(_ rules: [[[GrammarBuilder.Atom]]]) -> [Bool] {
-        var productive = [Bool](repeating: false, count: rules.count)
-        var changed = true
-        while changed {
-            changed = false
-            for (r, alts) in rules.enumerated() where !productive[r] {
-                let ok = alts.contains { alt in
-                    alt.allSatisfy {
-                        switch $0 {
-                        case .bytes(let set): !set.isEmpty
-                        case .call(let c): productive[c]
-                        }
-                    }
-                }
-                if ok {
-                    productive[r] = true
-                    changed = true
-                }
+        rulesWithAnAlternative(rules) { atom, productive in
+            switch atom {
+            case .bytes(let set): !set.isEmpty
+            case .call(let c): productive[c]
             }
         }
-        return productive
     }
 
+    /// Rules that derive the empty string.
     static func nullableRules(_ rules: [[[GrammarBuilder.Atom]]]) -> [Bool] {
-        var nullable = [Bool](repeating: false, count: rules.count)
+        rulesWithAnAlternative(rules) { atom, nullable in
+            if case .call(let c) = atom { return nullable[c] }
+            return false
+        }
+    }
+
+    /// The least fixed point of "a rule has an alternative whose every atom passes", where
+    /// `passes` sees the rules marked so far.
+    private static func rulesWithAnAlternative(
+        _ rules: [[[GrammarBuilder.Atom]]], _ passes: (GrammarBuilder.Atom, [Bool]) -> Bool
+    ) -> [Bool] {
+        var marked = [Bool](repeating: false, count: rules.count)
         var changed = true
         while changed {
             changed = false
-            for (r, alts) in rules.enumerated() where !nullable[r] {
-                let ok = alts.contains { alt in
-                    alt.allSatisfy {
-                        if case .call(let c) = $0 { return nullable[c] }
-                        return false
-                    }
-                }
-                if ok {
-                    nullable[r] = true
+            for (r, alts) in rules.enumerated() where !marked[r] {
+                if alts.contains(where: { alt in alt.allSatisfy { passes($0, marked) } }) {
+                    marked[r] = true
                     changed = true
                 }
             }
         }
-        return nullable
+        return marked
     }
 
     /// A rule reaching itself through calls that come first in their alternative (after

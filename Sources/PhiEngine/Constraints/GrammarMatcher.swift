@@ -10,6 +10,7 @@ public final class GrammarMatcher: TokenConstraint {
     private let automaton: ParseAutomaton
     private var state: Int32
     private var cache: [Int32: AllowedTokens] = [:]
+    private var contextFreeCache: [Int32: ContextFreeMask] = [:]
     private var walkStates: [Int32]
 
     /// The most masks kept (each is vocabulary/8 bytes: 25 KB at 200k tokens).
@@ -104,6 +105,13 @@ public final class GrammarMatcher: TokenConstraint {
     /// Whether `prefix` may come next (the matcher does not move).
     public func copyAccepts(prefix: [UInt8]) -> Bool { automaton.next(state, prefix) >= 0 }
 
+    /// Forgets the cached masks but not the automaton's states (benchmarks: the cost of a
+    /// walk over warm transitions).
+    public func dropCachedMasks() {
+        cache.removeAll()
+        contextFreeCache.removeAll()
+    }
+
     /// Back to the start, as for a new answer.
     public func reset() { state = automaton.start }
 
@@ -118,63 +126,156 @@ public final class GrammarMatcher: TokenConstraint {
 
     func allowedTokens(in s: Int32) -> AllowedTokens {
         if let hit = cache[s] { return hit }
-        let computed = walk(from: s)
+        let free = automaton.contextFree(s)
+        var computed: AllowedTokens
+        if free == s {
+            var unused: [UncertainRange] = []
+            computed = walk(from: s, recordingContext: false, uncertain: &unused)
+        } else {
+            let base: ContextFreeMask
+            if let known = contextFreeCache[free] {
+                base = known
+            } else {
+                var ranges: [UncertainRange] = []
+                let allowed = walk(from: free, recordingContext: true, uncertain: &ranges)
+                base = ContextFreeMask(allowed: allowed, uncertain: ranges)
+                if contextFreeCache.count >= Self.cachedMasks {
+                    contextFreeCache.removeAll(keepingCapacity: true)
+                }
+                contextFreeCache[free] = base
+            }
+            computed = base.allowed
+            for range in base.uncertain { resolve(range, from: s, into: &computed) }
+        }
         if cache.count >= Self.cachedMasks { cache.removeAll(keepingCapacity: true) }
         cache[s] = computed
         return computed
     }
 
-    /// Every token whose bytes the automaton takes from state `s`. The walk stops where a
-    /// transition is not built yet, builds it, and goes on from the same node.
-    private func walk(from s: Int32) -> AllowedTokens {
-        var words = [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64)
-        var count = 0
+    /// A subtree of a trie whose tokens popped into the context during a context-free walk.
+    struct UncertainRange {
+        var start: Int32
+        var end: Int32
+        var depth: Int32
+        /// In the trie without the string-body slice (else the whole vocabulary's).
+        var sliced: Bool
+    }
+
+    /// What a context-free state allows for sure, and the subtrees to recheck per context.
+    struct ContextFreeMask {
+        var allowed: AllowedTokens
+        var uncertain: [UncertainRange]
+    }
+
+    /// Every token whose bytes the automaton takes from state `s`. Where the state accepts
+    /// any run of string-body characters, the slice's tokens are allowed at once and only the
+    /// others are walked.
+    private func walk(from s: Int32, recordingContext: Bool, uncertain: inout [UncertainRange])
+        -> AllowedTokens
+    {
+        let sliced = automaton.acceptsStringBody(s)
+        var allowed =
+            sliced
+            ? AllowedTokens(words: vocabulary.stringBody, count: vocabulary.stringBodyCount)
+            : AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+        let trie = sliced ? vocabulary.outsideStringBody : vocabulary.all
+        walk(
+            trie, nodes: 0..<trie.nodes.count, depth: 1, state: s, into: &allowed,
+            recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain)
+        return allowed
+    }
+
+    /// Walks an uncertain subtree again from the real state.
+    private func resolve(_ range: UncertainRange, from s: Int32, into allowed: inout AllowedTokens) {
+        let trie = range.sliced ? vocabulary.outsideStringBody : vocabulary.all
+        // The subtree's path from the root: the first bytes of any token in it.
+        let piece = vocabulary.pieces[trie.someToken(under: Int(range.start))]!
+        let state = automaton.next(s, Array(piece[..<(Int(range.depth) - 1)]))
+        guard state >= 0 else { return }
+        var none: [UncertainRange] = []
+        walk(
+            trie, nodes: Int(range.start)..<Int(range.end), depth: Int(range.depth), state: state,
+            into: &allowed, recordingContext: false, sliced: range.sliced, uncertain: &none)
+    }
+
+    /// The walk over the subtrees in `nodes` (whose roots are at `depth`), from `state`. It
+    /// stops where a transition is not built yet, builds it, and goes on from the same node.
+    private func walk(
+        _ trie: TokenTrie, nodes: Range<Int>, depth: Int, state: Int32,
+        into allowed: inout AllowedTokens, recordingContext: Bool, sliced: Bool,
+        uncertain: inout [UncertainRange]
+    ) {
+        walkStates[depth - 1] = state
+        var position = nodes.lowerBound
+        while position < nodes.upperBound {
+            let stop = walkUntilUnknown(
+                trie, from: position, to: nodes.upperBound, into: &allowed,
+                recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain)
+            position = stop.position
+            if let (state, byteClass) = stop.pending {
+                _ = automaton.computeTransition(state, byteClass)
+            }
+        }
+    }
+
+    /// The walk's inner loop over nodes `start..<end`, until the end or a transition not
+    /// built yet (returned as `pending`, with the node to resume at). Locals only: the
+    /// closure-captured variables of a first version cost a memory round trip per node.
+    private func walkUntilUnknown(
+        _ trie: TokenTrie, from start: Int, to end: Int, into allowed: inout AllowedTokens,
+        recordingContext: Bool, sliced: Bool, uncertain: inout [UncertainRange]
+    ) -> (position: Int, pending: (Int32, Int)?) {
         let classCount = automaton.classCount
-        walkStates[0] = s
-        var i = 0
-        let end = vocabulary.nodeCount
-        while i < end {
-            var pending: (state: Int32, byteClass: Int)? = nil
-            vocabulary.nodes.withUnsafeBufferPointer { nodes in
-                automaton.transitions.withUnsafeBufferPointer { transitions in
+        let duplicates = trie.duplicates
+        var count = 0
+        defer { allowed.count += count }
+        return trie.nodes.withUnsafeBufferPointer { nodes in
+            automaton.transitions.withUnsafeBufferPointer { transitions in
+                automaton.touchesContext.withUnsafeBufferPointer { touches in
                     grammar.classOf.withUnsafeBufferPointer { classOf in
                         walkStates.withUnsafeMutableBufferPointer { states in
-                            words.withUnsafeMutableBufferPointer { bits in
+                            allowed.words.withUnsafeMutableBufferPointer { bits in
+                                var i = start
                                 while i < end {
                                     let node = nodes[i]
                                     let depth = Int(node.depth)
-                                    let from = states[depth - 1]
-                                    let c = Int(classOf[Int(node.byte)])
-                                    let to = transitions[Int(from) * classCount + c]
+                                    let from = states[depth &- 1]
+                                    let byteClass = Int(classOf[Int(node.byte)])
+                                    let to = transitions[Int(from) &* classCount &+ byteClass]
                                     if to < 0 {
                                         if to == ParseAutomaton.unknown {
-                                            pending = (from, c)
-                                            return
+                                            return (i, (from, byteClass))
                                         }
                                         i = Int(node.next)
                                         continue
                                     }
+                                    if recordingContext && touches[Int(to)] {
+                                        uncertain.append(
+                                            UncertainRange(
+                                                start: Int32(i), end: node.next, depth: Int32(depth),
+                                                sliced: sliced))
+                                        i = Int(node.next)
+                                        continue
+                                    }
                                     states[depth] = to
-                                    if node.token >= 0 {
-                                        let t = Int(node.token)
-                                        bits[t >> 6] |= 1 << UInt64(t & 63)
-                                        count += 1
-                                    } else if node.token < -1 {
-                                        for t32 in vocabulary.duplicates[Int(-2 - node.token)] {
-                                            let t = Int(t32)
-                                            bits[t >> 6] |= 1 << UInt64(t & 63)
-                                            count += 1
+                                    let token = node.token
+                                    if token >= 0 {
+                                        bits[Int(token) >> 6] |= 1 << UInt64(token & 63)
+                                        count &+= 1
+                                    } else if token < -1 {
+                                        for t in duplicates[Int(-2 - token)] {
+                                            bits[Int(t) >> 6] |= 1 << UInt64(t & 63)
+                                            count &+= 1
                                         }
                                     }
-                                    i += 1
+                                    i &+= 1
                                 }
+                                return (end, nil)
                             }
                         }
                     }
                 }
             }
-            if let (from, c) = pending { _ = automaton.computeTransition(from, c) }
         }
-        return AllowedTokens(words: words, count: count)
     }
 }

@@ -94,6 +94,18 @@ struct JSONSchemaCompiler {
         return .rule(id)
     }
 
+    /// `pattern` as a rule of its own (a reference), so that using it twice does not copy it:
+    /// nested objects and arrays would otherwise double at each level.
+    private mutating func named(_ name: String, _ pattern: Pattern) -> Pattern {
+        switch pattern {
+        case .rule, .bytes: return pattern
+        default:
+            let id = builder.addRule(name)
+            builder.define(id, pattern)
+            return .rule(id)
+        }
+    }
+
     private var comma: Pattern { .sequence([whitespace, .literal(","), whitespace]) }
     private var colon: Pattern { .sequence([whitespace, .literal(":"), whitespace]) }
 
@@ -156,7 +168,7 @@ struct JSONSchemaCompiler {
             return try compile(try mergeAllOf(members, path: path), path: path)
         }
         if schema["const"] != nil || schema["enum"] != nil {
-            try only(["const", "enum", "type", "nullable"])
+            try only(["const", "enum", "type"])
             let values =
                 schema["const"].map { [$0] } ?? (schema["enum"]?.arrayValue ?? [])
             if schema["enum"] != nil && schema["enum"]?.arrayValue == nil {
@@ -171,7 +183,7 @@ struct JSONSchemaCompiler {
             return anyValue()
         }
         var options: [Pattern] = []
-        var used: Set<String> = ["type", "nullable"]
+        var used: Set<String> = ["type"]
         for type in types.sorted() {
             let (pattern, keywords) = try compileTyped(type, schema, path: path)
             options.append(pattern)
@@ -181,7 +193,8 @@ struct JSONSchemaCompiler {
         return options.count == 1 ? options[0] : .choice(options)
     }
 
-    /// The schema's `type` (with `nullable: true` adding null), nil when absent.
+    /// The schema's `type`, nil when absent. (OpenAPI's `nullable` is refused as unknown: JSON
+    /// Schema validators ignore it, so a null it allowed would fail them.)
     private func typeNames(_ schema: JSONValue, path: String) throws(ConstraintError)
         -> Set<String>?
     {
@@ -200,7 +213,6 @@ struct JSONSchemaCompiler {
         if let unknown = names.subtracting(known).sorted().first {
             throw ConstraintError("unknown type '\(unknown)' at \(path)")
         }
-        if schema["nullable"]?.boolValue == true { names.insert("null") }
         return names
     }
 
@@ -383,7 +395,7 @@ struct JSONSchemaCompiler {
         for (key, value) in properties {
             guard declared.insert(key).inserted else { continue }
             let pattern = try compile(value, path: "\(path)/properties/\(Self.escape(key))")
-            members.append((key, pattern, required.contains(key)))
+            members.append((key, named(key, pattern), required.contains(key)))
         }
         for key in required.subtracting(declared).sorted() {
             guard extra != nil else {
@@ -398,22 +410,22 @@ struct JSONSchemaCompiler {
         let extraMember: Pattern? = try extra.map { (value) throws(ConstraintError) -> Pattern in
             let valuePattern = try compile(value, path: "\(path)/additionalProperties")
             let key = declared.isEmpty ? anyString() : Self.keyNotIn(declared)
-            return .sequence([key, colon, valuePattern])
+            return named("extra", .sequence([key, colon, valuePattern]))
         }
         if members.isEmpty, extra == .bool(true) { return anyObject() }
         // after[i]: the members from i on, something already written (each starts with ",");
-        // first[i]: the same with nothing written yet.
+        // first[i]: the same with nothing written yet. Each is a rule naming the next one,
+        // so the grammar grows linearly with the number of properties.
         let extras: Pattern = extraMember.map { .star(.sequence([comma, $0])) } ?? .empty
-        var after: Pattern = extras
-        var first: Pattern = extraMember.map { .optional(.sequence([$0, .star(.sequence([comma, $0]))])) } ?? .empty
+        var after: Pattern = named("after", extras)
+        var first: Pattern = named(
+            "first", extraMember.map { .optional(.sequence([$0, .star(.sequence([comma, $0]))])) } ?? .empty)
         for member in members.reversed() {
             let written = Pattern.sequence([.literal(JSONValue.string(member.key).serialized()), colon, member.value])
-            let afterRule = builder.addRule("after")
-            builder.define(afterRule, after)
-            let withIt = Pattern.sequence([written, .rule(afterRule)])
-            let newAfter: Pattern = .sequence([comma, written, .rule(afterRule)])
-            first = member.required ? withIt : .choice([withIt, first])
-            after = member.required ? newAfter : .choice([newAfter, after])
+            let withIt = Pattern.sequence([written, after])
+            let newAfter: Pattern = .sequence([comma, written, after])
+            first = named("first", member.required ? withIt : .choice([withIt, first]))
+            after = named("after", member.required ? newAfter : .choice([newAfter, after]))
         }
         return braces("{", first, "}")
     }
@@ -471,10 +483,10 @@ struct JSONSchemaCompiler {
             }
             let rest = schema["prefixItems"] != nil ? schema["items"] : schema["additionalItems"]
             if let rest, rest != .bool(false) {
-                items = try compile(rest, path: "\(path)/items")
+                items = named("items", try compile(rest, path: "\(path)/items"))
             }
         } else if let item = schema["items"] {
-            items = try compile(item, path: "\(path)/items")
+            items = named("items", try compile(item, path: "\(path)/items"))
         } else {
             items = anyValue()
         }

@@ -12,12 +12,23 @@
 final class ParseAutomaton {
     static let dead: Int32 = -1
     static let unknown: Int32 = -2
+    /// The parent of a stack cut from its context (see `contextFree`).
+    static let context: Int32 = -3
 
     let grammar: Grammar
     let classCount: Int
     /// transitions[state * classCount + class]: the next state, `dead` or `unknown`.
     private(set) var transitions: [Int32] = []
     private(set) var accepting: [Bool] = []
+    /// Whether reaching the state popped a stack into its cut-off context: what follows
+    /// depends on the real context.
+    private(set) var touchesContext: [Bool] = []
+    private var contextFreeStates: [Int32: Int32] = [:]
+    private var acceptsStringBodyCache: [Int32: Bool] = [:]
+
+    /// The UTF-8 byte ranges of the string-body characters (see `TokenVocabulary`).
+    private static let stringBodySequences = TokenVocabulary.stringBodyCharacters.ranges
+        .flatMap { ScalarSet.utf8Sequences($0.lowerBound, $0.upperBound) }
     /// Each state's stacks (node ids whose position is a byte set), sorted.
     private var stacks: [[Int32]] = []
     private var stateIndex: [StateKey: Int32] = [:]
@@ -29,6 +40,7 @@ final class ParseAutomaton {
     private struct StateKey: Hashable {
         let stacks: [Int32]
         let accepting: Bool
+        var touchesContext = false
     }
 
     init(grammar: Grammar) {
@@ -95,6 +107,7 @@ final class ParseAutomaton {
         var visited = Set<Int64>()
         var result: [Int32] = []
         var accepts = false
+        var touches = false
         while let (position, parent) = work.popLast() {
             guard visited.insert(Int64(position) << 32 | Int64(UInt32(bitPattern: parent)))
                 .inserted
@@ -103,7 +116,9 @@ final class ParseAutomaton {
             if element >= 0 {
                 result.append(node(position, parent))
             } else if element == Grammar.end {
-                if parent < 0 {
+                if parent == Self.context {
+                    touches = true
+                } else if parent < 0 {
                     accepts = true
                 } else {
                     work.append((nodePosition[Int(parent)], nodeParent[Int(parent)]))
@@ -116,17 +131,105 @@ final class ParseAutomaton {
             }
         }
         result.sort()
-        return StateKey(stacks: result, accepting: accepts)
+        return StateKey(stacks: result, accepting: accepts, touchesContext: touches)
     }
 
     private func intern(_ key: StateKey) -> Int32 {
         if let id = stateIndex[key] { return id }
-        if key.stacks.isEmpty && !key.accepting { return Self.dead }
+        if key.stacks.isEmpty && !key.accepting && !key.touchesContext { return Self.dead }
         let id = Int32(stacks.count)
         stacks.append(key.stacks)
         accepting.append(key.accepting)
+        touchesContext.append(key.touchesContext)
         stateIndex[key] = id
         transitions.append(contentsOf: repeatElement(Self.unknown, count: classCount))
         return id
+    }
+
+    /// The state with its stacks cut below their deepest shared frame: the frames above it
+    /// are kept, and that frame returns into an unknown `context`. Two states that differ
+    /// only in where their common part returns to (the inside of a string under two different
+    /// keys) have the same context-free state, so one mask walk serves both: tokens that stay
+    /// above the cut are decided by it, and the ones that pop into the context (reaching a
+    /// state that `touchesContext`) are rechecked from the real state. Returns `state` itself
+    /// when there is nothing to cut.
+    func contextFree(_ state: Int32) -> Int32 {
+        if let known = contextFreeStates[state] { return known }
+        let tops = stacks[Int(state)]
+        var result = state
+        if !tops.isEmpty {
+            // Each stack's frames, top first.
+            let chains: [[Int32]] = tops.map { top in
+                var chain: [Int32] = []
+                var n = top
+                while n >= 0 {
+                    chain.append(n)
+                    n = nodeParent[Int(n)]
+                }
+                return chain
+            }
+            // The deepest frame all chains share, counted from the bottom.
+            var shared = 0
+            let shortest = chains.map(\.count).min()!
+            while shared < shortest
+                && chains.allSatisfy({ $0[$0.count - 1 - shared] == chains[0][chains[0].count - 1 - shared] })
+            {
+                shared += 1
+            }
+            if shared > 1 {  // keep the topmost shared frame; cut what is below it
+                var newTops: [Int32] = []
+                for chain in chains {
+                    let keep = chain.count - shared + 1
+                    var parent = Self.context
+                    for frame in chain[..<keep].reversed() {
+                        parent = node(nodePosition[Int(frame)], parent)
+                    }
+                    newTops.append(parent)
+                }
+                newTops.sort()
+                result = intern(StateKey(stacks: newTops, accepting: accepting[Int(state)]))
+            }
+        }
+        contextFreeStates[state] = result
+        return result
+    }
+
+    /// Whether every token of the string-body slice (see `TokenVocabulary`) is allowed
+    /// from `state`: every string-body character leads from it to one state that every
+    /// such character leads back to (a string's inside, or its start when it needs a first
+    /// character), without popping into a cut-off context.
+    func acceptsStringBody(_ state: Int32) -> Bool {
+        if let known = acceptsStringBodyCache[state] { return known }
+        var accepts = false
+        if let loop = stringBodySuccessor(state) {
+            accepts = loop == state || stringBodySuccessor(loop) == loop
+        }
+        acceptsStringBodyCache[state] = accepts
+        return accepts
+    }
+
+    /// The one state every string-body character leads to from `state`, if there is one.
+    private func stringBodySuccessor(_ state: Int32) -> Int32? {
+        var target: Int32? = nil
+        for sequence in Self.stringBodySequences {
+            var frontier: Set<Int32> = [state]
+            for (low, high) in sequence {
+                var classes = Set<UInt8>()
+                for b in low...high { classes.insert(grammar.classOf[Int(b)]) }
+                var next = Set<Int32>()
+                for s in frontier {
+                    for c in classes {
+                        let t = self.next(s, grammar.classRepresentative[Int(c)])
+                        guard t >= 0, !touchesContext[Int(t)] else { return nil }
+                        next.insert(t)
+                    }
+                }
+                frontier = next
+            }
+            guard frontier.count == 1, let end = frontier.first, target == nil || target == end
+            else { return nil }
+            target = end
+        }
+        return target
     }
 }

@@ -120,17 +120,9 @@ struct RegexCompiler {
     private mutating func parseBraces() throws(ConstraintError) -> (Int, Int?)? {
         let start = i
         i += 1
-        func number() -> Int? {
-            var value: Int? = nil
-            while let c = peek, c >= 0x30 && c <= 0x39 {
-                value = min((value ?? 0) * 10 + Int(c - 0x30), 1_000_000_000)
-                i += 1
-            }
-            return value
-        }
-        let low = number()
+        let low = ScalarReading.decimal(scalars, &i)
         var high: Int? = low
-        if eat(",") { high = number() }
+        if eat(",") { high = ScalarReading.decimal(scalars, &i) }
         guard eat("}"), low != nil || high != nil || scalars[i - 2] == 0x2C else {
             i = start
             return nil
@@ -240,18 +232,10 @@ struct RegexCompiler {
     }
 
     private mutating func hex(_ digits: Int) throws(ConstraintError) -> UInt32 {
-        var value: UInt32 = 0
-        for _ in 0..<digits {
-            guard let c = peek, let d = Character(Unicode.Scalar(c)!).hexDigitValue else {
-                throw fail("bad hexadecimal escape")
-            }
-            value = value * 16 + UInt32(d)
-            i += 1
+        switch ScalarReading.hexScalar(scalars, &i, digits: digits) {
+        case .success(let value): return value
+        case .failure(let problem): throw fail(problem.message)
         }
-        guard value <= ScalarSet.maxScalar, !(0xD800...0xDFFF).contains(value) else {
-            throw fail("escape of an invalid scalar U+\(String(value, radix: 16))")
-        }
-        return value
     }
 
     /// `[...]` after its `[`.

@@ -91,6 +91,7 @@ struct ConstraintCompileTests {
             (#"{"not":{"type":"string"}}"#, "not"),
             (#"{"type":"object","patternProperties":{}}"#, "patternProperties"),
             (#"{"type":"string","format":"ipv4"}"#, "format"),
+            (#"{"type":"integer","nullable":true}"#, "nullable"),
             (#"{"oneOf":[{"type":"object"},{"type":"object"}]}"#, "oneOf"),
         ] {
             #expect(throws: ConstraintError.self) { try schema(text) }
@@ -110,6 +111,24 @@ struct ConstraintCompileTests {
         #expect(throws: ConstraintError.self) { try schema(deep) }
         let wide = #"{"type":"string","maxLength":1000000}"#
         #expect(throws: ConstraintError.self) { try schema(wide) }
+    }
+
+    @Test("a 1 MB schema compiles or is refused within the budget, and its matcher runs")
+    func megabyteSchema() throws {
+        var properties: [String] = []
+        var size = 0
+        var i = 0
+        while size < 1_000_000 {
+            let member = #""p\#(i)":{"type":"string","description":"\#(String(repeating: "d", count: 30))","enum":["a\#(i)","b"]}"#
+            properties.append(member)
+            size += member.utf8.count + 1
+            i += 1
+        }
+        let text = #"{"type":"object","properties":{"# + properties.joined(separator: ",") + "}}"
+        #expect(text.utf8.count >= 1_000_000)
+        let m = try schema(text)
+        #expect(m.advance(bytes: Array(#"{"p0":"a0","p1":"b""#.utf8)))
+        #expect(!m.advance(bytes: Array(#","p0""#.utf8)))
     }
 
     @Test("regular expressions: classes, bounds, anchors; backreferences refused")

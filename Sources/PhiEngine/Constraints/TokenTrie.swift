@@ -1,0 +1,78 @@
+/// Tokens' bytes in a trie stored flat in depth-first order: each node keeps its byte, its
+/// depth, the token ending there (if any) and where its subtree ends, so a walk is one pass
+/// over an array that skips a refused prefix's whole subtree in one step.
+struct TokenTrie: Sendable {
+    struct Node {
+        /// The index just past this node's subtree.
+        var next: Int32
+        /// The token ending here, -1 if none, or -2 - k for `duplicates[k]` (several tokens
+        /// with the same bytes).
+        var token: Int32
+        var depth: UInt16
+        var byte: UInt8
+    }
+
+    let nodes: [Node]
+    let duplicates: [[Int32]]
+    let maxDepth: Int
+
+    /// The trie of `ids`, whose bytes are `pieces[id]` (non-empty, at most 65,535 bytes).
+    init(ids: [Int], pieces: [[UInt8]?]) {
+        let ids = ids.sorted { pieces[$0]!.lexicographicallyPrecedes(pieces[$1]!) }
+        var nodes: [Node] = []
+        var duplicates: [[Int32]] = []
+        var path: [Int] = []  // node index at each depth of the current token
+        var previous: [UInt8] = []
+        var maxDepth = 0
+        for id in ids {
+            let piece = pieces[id]!
+            var common = 0
+            while common < piece.count && common < previous.count
+                && piece[common] == previous[common]
+            {
+                common += 1
+            }
+            if common == piece.count && common == previous.count {
+                // Same bytes as the previous token: record both on its node.
+                let last = path[common - 1]
+                let existing = nodes[last].token
+                if existing >= 0 {
+                    nodes[last].token = -2 - Int32(duplicates.count)
+                    duplicates.append([existing, Int32(id)])
+                } else {
+                    duplicates[Int(-2 - existing)].append(Int32(id))
+                }
+                continue
+            }
+            path.removeLast(path.count - common)
+            for d in common..<piece.count {
+                path.append(nodes.count)
+                nodes.append(Node(next: 0, token: -1, depth: UInt16(d + 1), byte: piece[d]))
+            }
+            nodes[nodes.count - 1].token = Int32(id)
+            previous = piece
+            maxDepth = max(maxDepth, piece.count)
+        }
+        // A node's subtree ends at the first later node no deeper than it.
+        var open: [Int] = []
+        for i in nodes.indices {
+            while let top = open.last, nodes[top].depth >= nodes[i].depth {
+                nodes[top].next = Int32(i)
+                open.removeLast()
+            }
+            open.append(i)
+        }
+        for top in open { nodes[top].next = Int32(nodes.count) }
+        self.nodes = nodes
+        self.duplicates = duplicates
+        self.maxDepth = maxDepth
+    }
+
+    /// A token ending at or below node `n` (its first bytes are the path to `n`).
+    func someToken(under n: Int) -> Int {
+        var i = n
+        while nodes[i].token == -1 { i += 1 }
+        let token = nodes[i].token
+        return token >= 0 ? Int(token) : Int(duplicates[Int(-2 - token)][0])
+    }
+}

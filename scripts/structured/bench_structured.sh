@@ -1,0 +1,18 @@
+#!/bin/sh
+# make bench-structured: structured output's mask cost per token on Phi-4-mini's 200,064-token
+# tokenizer over the 60-schema suite, phikit and the references (llguidance, xgrammar) side by
+# side on the same token paths, then the validity check of sampled answers.
+#
+#   TOKENIZER=path/to/tokenizer.json scripts/structured/bench_structured.sh
+set -eu
+cd "$(dirname "$0")/../.."
+TOKENIZER=${TOKENIZER:-../shared/fixtures/_derived/microsoft--Phi-4-mini-instruct/tokenizer.json}
+SUITE=Tests/PhiEngineTests/Fixtures/structured/schemas.json
+PATHS=$(mktemp)
+trap 'rm -f "$PATHS"' EXIT
+swift build -c release --product structured-bench
+python3 -m pip install -q llguidance jsonschema rfc3339-validator
+python3 -m pip install -q xgrammar transformers || echo "xgrammar not installed: skipped"
+.build/release/structured-bench "$TOKENIZER" "$SUITE" --paths-out "$PATHS"
+python3 scripts/structured/bench_references.py "$TOKENIZER" "$PATHS"
+python3 scripts/structured/check_outputs.py "$TOKENIZER" 8
