@@ -23,7 +23,8 @@ struct ChatCommandsCLITests {
         #expect(
             r.stderr.contains(
                 "temp 0.0, top_p 1.0, top_k 0, min_p 0.0, max_tokens 3, repetition_penalty none, "
-                    + "repetition_context_size 20, seed none"), "\(r.stderr)")
+                    + "repetition_context_size 20, presence_penalty 0.0, frequency_penalty 0.0, seed none"),
+            "\(r.stderr)")
         // The first /stats shows the last answer's figures; the second answer has its own; the
         // second /stats turns them off, so the third answer has none.
         let figures = r.stderr.split(separator: "\n").filter { $0.hasPrefix("prompt ") }
