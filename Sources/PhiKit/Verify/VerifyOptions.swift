@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// What `phikit verify` was asked to do.
 public struct VerifyOptions: Sendable {
@@ -14,6 +15,8 @@ public struct VerifyOptions: Sendable {
     public var threads: Int
     /// Where `HF_*`, `PHIKIT_*` and `HOME` are read from (tests pass their own).
     public var environment: [String: String]
+    /// Stops the check between chunks, the Hub listing and the smoke generation (Ctrl-C).
+    public var cancellation: CancellationToken? = nil
 
     public init(
         model: String, offline: Bool = false, smoke: Bool = false, smokeTokenCount: Int = 16,
