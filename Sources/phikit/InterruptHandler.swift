@@ -6,14 +6,13 @@ import PhiFormats
     import Darwin
 #endif
 
-/// Ctrl-C (and SIGTERM, SIGHUP): a job that can stop cleanly (see `Cancellation`) is asked to,
-/// and exits 130 after removing its partial output; anything else — or a second signal — exits
-/// at once (130 for Ctrl-C, 128 + the signal otherwise), which
-/// is safe because writers go through `*.incomplete` files and rename only when done.
+/// Ctrl-C (and SIGTERM, SIGHUP): a job that can stop cleanly (see `InterruptibleJob`) is asked
+/// to, and exits 130 after removing its partial output; anything else — or a second signal —
+/// exits at once (130 for Ctrl-C, 128 + the signal otherwise), which is safe because writers
+/// go through `*.incomplete` files and rename only when done.
 enum InterruptHandler {
     static func install() {
-        Cancellation.prepareForSignalHandler()
-        AnswerInterrupt.prepareForSignalHandler()
+        InterruptibleJob.prepareForSignalHandler()
         TerminalMode.prepareForSignalHandler()
         // SIGTERM (kill, systemd, a CI timeout) and SIGHUP (the terminal closed) stop a job the
         // same way: a convert killed by them used to leave `<out>.incomplete-*` behind.
@@ -33,8 +32,7 @@ enum InterruptHandler {
 /// isolation on entry by creating the concurrency runtime's executors — which allocates, and
 /// deadlocked a convert that Ctrl-C caught inside malloc (about one run in ten).
 private func handleInterrupt(_ signal: Int32) {
-    if signal == SIGINT && AnswerInterrupt.request() { return }  // chat: stop this answer only
-    if !Cancellation.interrupt() {
+    if !InterruptibleJob.request(signal: signal) {
         TerminalMode.restoreFromSignal()  // chat: the user's terminal settings come back
         _exit(signal == SIGINT ? 130 : 128 + signal)
     }

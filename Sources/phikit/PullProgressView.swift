@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import PhiKit
 
 /// A pull's progress on stderr. On a terminal: one aggregate line (files, bytes, bar, rate,
@@ -14,10 +15,17 @@ final class PullProgressView {
 
     /// Loads MODEL as `run`, `chat` and `serve` do: a Hub model missing from the cache is pulled first,
     /// its progress shown here, and the progress lines are gone before anything else prints.
+    /// Loads MODEL, pulling it first if it is missing, as a job of its own: Ctrl-C stops the
+    /// pull, and one pressed while the model loaded ends the command once it has.
     static func loadModel(_ model: String, threads: Int?) throws -> ModelContainer {
-        let view = PullProgressView()
-        defer { view.clear() }
-        return try ModelContainer.load(model, threads: threads) { view.show($0) }
+        try InterruptibleJob.run { cancel in
+            let view = PullProgressView()
+            defer { view.clear() }
+            let container = try ModelContainer.load(
+                model, threads: threads, pull: { view.show($0) }, cancellation: cancel)
+            try cancel.check()
+            return container
+        }
     }
 
     func show(_ event: PullProgress) {

@@ -56,9 +56,11 @@ public final class FileLock {
     }
 
     /// Waits for the lock, polling every 50 ms for at most `timeout` seconds;
-    /// `waiting` is told (once) who holds it. Returns false on timeout.
+    /// `waiting` is told (once) who holds it. Returns false on timeout or once `cancellation`
+    /// is cancelled.
     public func acquire(
-        timeout: Double, waiting: (String?) -> Void = { _ in }
+        timeout: Double, cancellation: CancellationToken? = nil,
+        waiting: (String?) -> Void = { _ in }
     ) throws(FileError) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         var told = false
@@ -68,7 +70,7 @@ public final class FileLock {
                 waiting(holder)
                 told = true
             }
-            if Date() >= deadline || Cancellation.isRequested { return false }
+            if Date() >= deadline || cancellation.isCancelled { return false }
             Thread.sleep(forTimeInterval: 0.05)
         }
     }

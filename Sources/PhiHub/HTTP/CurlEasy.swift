@@ -34,11 +34,14 @@ final class CurlEasy {
     }
 
     /// Sends `request` and hands the response to `receiver`. Returns the response head, or
-    /// why no complete response arrived (the receiver may have seen part of the body).
+    /// why no complete response arrived (the receiver may have seen part of the body);
+    /// `cancellation` aborts the transfer (`.cancelled`) within a progress tick.
     func perform(
-        _ request: HTTPRequest, receiver: HTTPResponseReceiver
+        _ request: HTTPRequest, receiver: HTTPResponseReceiver,
+        cancellation: CancellationToken? = nil
     ) -> Result<HTTPResponseHead, TransportFailure> {
-        let context = TransferContext(receiver: receiver, url: request.url)
+        let context = TransferContext(
+            receiver: receiver, url: request.url, cancellation: cancellation)
         if request.method != .get, let body = request.body {
             do {
                 context.bodySource = try RequestBodySource(body)
@@ -184,7 +187,7 @@ struct TransportFailure: Error, Sendable, Equatable {
         case tls
         /// The receiver refused a chunk (its own reason is kept by the receiver).
         case abortedByReceiver
-        /// Ctrl-C (see `Cancellation`).
+        /// The job was cancelled (its `CancellationToken`: Ctrl-C).
         case cancelled
         case other
     }
@@ -204,9 +207,11 @@ private final class TransferContext {
     var setupFailure: TransportFailure?
     /// The body of a POST or PUT, read by libcurl through `curlReadCallback`.
     var bodySource: RequestBodySource?
+    let cancellation: CancellationToken?
 
-    init(receiver: HTTPResponseReceiver, url: String) {
+    init(receiver: HTTPResponseReceiver, url: String, cancellation: CancellationToken?) {
         self.receiver = receiver
+        self.cancellation = cancellation
         head = HTTPResponseHead(status: 0, headers: HTTPHeaders(), url: url)
     }
 
@@ -276,8 +281,10 @@ private let curlReadCallback:
 private let curlProgressCallback:
     @convention(c) (
         UnsafeMutableRawPointer?, curl_off_t, curl_off_t, curl_off_t, curl_off_t
-    ) -> Int32 = { _, _, _, _, _ in
-        Cancellation.isRequested ? 1 : 0
+    ) -> Int32 = { userdata, _, _, _, _ in
+        guard let userdata else { return 0 }
+        let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
+        return context.cancellation.isCancelled ? 1 : 0
     }
 
 /// Feeds a request body to libcurl, from memory or from a range of a file (read with pread,

@@ -85,11 +85,13 @@ struct Backoff: Sendable {
 
     mutating func madeProgress() { failures = 0 }
 
-    /// Sleeps `seconds` in short slices so Ctrl-C is not kept waiting.
-    static func sleep(_ seconds: Double) throws(Interrupted) {
+    /// Sleeps `seconds` in short slices so a cancelled job (Ctrl-C) is not kept waiting.
+    static func sleep(
+        _ seconds: Double, cancellation: CancellationToken?
+    ) throws(Interrupted) {
         let deadline = Date().addingTimeInterval(seconds)
         while true {
-            try Cancellation.check()
+            try cancellation.check()
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { return }
             Thread.sleep(forTimeInterval: min(left, 0.05))

@@ -20,8 +20,11 @@ final class DownloadBoard: Sendable {
     private let state: Mutex<State>
     let fileCount: Int
     private let bytesTotal: Int
+    /// Once cancelled, no file starts and every transfer stops at its next chunk.
+    private let cancellation: CancellationToken?
 
-    init(files: [SnapshotFile]) {
+    init(files: [SnapshotFile], cancellation: CancellationToken?) {
+        self.cancellation = cancellation
         let queue = files.map(\.entry).sorted { $0.size < $1.size }
         state = Mutex(State(queue: queue, bytesDone: files.reduce(0) { $0 + $1.bytesPresent }))
         fileCount = files.count
@@ -31,7 +34,7 @@ final class DownloadBoard: Sendable {
     /// The next file to fetch, or nil when all are handed out or something failed.
     func next() -> HubFileEntry? {
         state.withLock { s in
-            guard s.firstError == nil, !Cancellation.isRequested, let entry = s.queue.popLast()
+            guard s.firstError == nil, !cancellation.isCancelled, let entry = s.queue.popLast()
             else { return nil }
             s.active[entry.path] = .init(path: entry.path, bytesDone: 0, bytesTotal: entry.size)
             return entry
@@ -44,7 +47,7 @@ final class DownloadBoard: Sendable {
             s.bytesDone += bytes
             s.active[path]?.bytesDone += bytes
             s.active[path]?.waitingFor = nil
-            return s.firstError == nil && !Cancellation.isRequested
+            return s.firstError == nil && !cancellation.isCancelled
         }
     }
 

@@ -27,12 +27,14 @@ struct FileDownload {
         let lock = FileLock(path: cache.lockPath(repoID: repoID, blobName: entry.blobName))
         let acquired: Bool
         do {
-            acquired = try lock.acquire(timeout: lockTimeout, waiting: waiting)
+            acquired = try lock.acquire(
+                timeout: lockTimeout, cancellation: client.configuration.cancellation,
+                waiting: waiting)
         } catch {
             throw .local(error)
         }
         guard acquired else {
-            if Cancellation.isRequested { throw .interrupted }
+            if client.configuration.cancellation.isCancelled { throw .interrupted }
             throw .lockTimeout(path: lock.path, holder: lock.holder)
         }
         defer { lock.release() }

@@ -173,7 +173,8 @@ final class HubClient {
         {
             request.headers.append(("Authorization", "Bearer \(token.value)"))
         }
-        return curl.perform(request, receiver: receiver)
+        return curl.perform(
+            request, receiver: receiver, cancellation: configuration.cancellation)
     }
 
     /// Waits before the next try after a transport failure, or throws when tries are used up.
@@ -208,7 +209,9 @@ final class HubClient {
     }
 
     private func sleep(_ seconds: Double) throws(HubError) {
-        do { try Backoff.sleep(seconds) } catch { throw .interrupted }
+        do { try Backoff.sleep(seconds, cancellation: configuration.cancellation) } catch {
+            throw .interrupted
+        }
     }
 
     /// The error a non-success status means, using the Hub's `X-Error-Code`.

@@ -47,6 +47,9 @@ public struct HubConfiguration: Sendable {
     /// The token file is there but cannot be read (a directory, a FIFO, no permission): said
     /// when the Hub is first contacted (`HubClient`), not taken as "no token".
     public var tokenFileError: FileError?
+    /// Cancels what is done with this configuration (a pull, the listing before it): retries
+    /// stop waiting, transfers abort, no further file starts, and a lock wait ends.
+    public var cancellation: CancellationToken?
 
     public init(
         endpoint: String = "https://huggingface.co", token: HubToken? = nil,

@@ -169,9 +169,12 @@ public struct SnapshotDownloader: Sendable {
                 repoID: repoID, commit: plan.commit, path: file.entry.path,
                 blobName: file.entry.blobName)
         }
-        let board = DownloadBoard(files: toFetch)
+        let board = DownloadBoard(files: toFetch, cancellation: configuration.cancellation)
         runWorkers(board, plan: plan, jobs: jobs, start: start, progress: progress)
         if let error = board.firstError { throw error }
+        // Cancelled between two files, no transfer failed: the snapshot is still incomplete,
+        // and refs/ must not point at it.
+        if configuration.cancellation.isCancelled { throw .interrupted }
         return SnapshotResult(
             plan: plan, outcomes: board.outcomes, seconds: Date().timeIntervalSince(start),
             hashSeconds: Double(board.hashNanoseconds) / 1e9)

@@ -29,7 +29,8 @@ public func convert(
     let source =
         if let pull {
             try ModelLocator.locate(
-                options.source, environment: options.environment, pullingWith: pull)
+                options.source, environment: options.environment, pullingWith: pull,
+                cancellation: options.cancellation)
         } else {
             try ModelLocator.locate(options.source, environment: options.environment)
         }
@@ -66,9 +67,9 @@ func writePlannedModel(
     var record: String?
     defer { if let record { try? FileManager.default.removeItem(atPath: record) } }
     do {
-        // From the moment temp exists, Ctrl-C stops the converter between tensors (see
-        // Cancellation) and the catch removes temp: an interrupted convert leaves nothing.
-        try Cancellation.cancellable {
+        // From the moment temp exists, Ctrl-C (options.cancellation) stops the converter
+        // between tensors and the catch removes temp: an interrupted convert leaves nothing.
+        do {
             let dir = try makeTemporaryDirectory(beside: output)
             temp = dir
             // Held until convert returns (or dies): `phikit rm --partials` removes only
@@ -78,11 +79,11 @@ func writePlannedModel(
             record = ConvertPartialRecords.record(
                 URL(fileURLWithPath: dir).standardizedFileURL.path,
                 environment: options.environment)
-            try Cancellation.check()
+            try options.cancellation.check()
             let converter = Converter(
                 plan: plan, directory: dir, threads: options.threads,
                 chunkElements: options.chunkElements,
-                blockElements: options.blockElements)
+                blockElements: options.blockElements, cancellation: options.cancellation)
             let total = plan.outputTensors.count
             progress(
                 ConvertProgress(

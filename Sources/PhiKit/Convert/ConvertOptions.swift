@@ -32,6 +32,9 @@ public struct ConvertOptions: Sendable {
     public var threads: Int
     /// Where `PHIKIT_HOME`, `HF_HUB_CACHE`, … are read from (tests pass their own).
     public var environment: [String: String]
+    /// Stops the convert between tensors (Ctrl-C); its temporary output is removed. A pull of
+    /// a missing Hub source stops with it.
+    public var cancellation: CancellationToken? = nil
     /// Streaming granularity (values per chunk, per quantization block). Tests shrink them
     /// to drive many chunks through tiny models; the result never depends on them.
     var chunkElements = 4 << 20

@@ -22,6 +22,8 @@ final class Converter {
 
     let plan: ConvertPlan
     let threads: Int
+    /// Looked at between tensors.
+    let cancellation: CancellationToken?
     let writer: ConvertWriter
     let floats: UnsafeMutableBufferPointer<Float>  // (chunk) widened values
     private let halves: UnsafeMutableRawBufferPointer  // (as floats, × 2 bytes) rounding scratch
@@ -36,9 +38,10 @@ final class Converter {
     /// per thread, so widened rows are still in L2 when they are quantized).
     init(
         plan: ConvertPlan, directory: String, threads: Int, chunkElements: Int = 4 << 20,
-        blockElements: Int = 128 << 10
+        blockElements: Int = 128 << 10, cancellation: CancellationToken? = nil
     ) {
         self.plan = plan
+        self.cancellation = cancellation
         self.threads = max(1, threads)
         self.chunkElements = max(1, chunkElements)
         writer = ConvertWriter(output: ConvertOutput(directory: directory, shards: plan.shards))
@@ -71,7 +74,7 @@ final class Converter {
         var read = 0
         do {
             for step in plan.steps {
-                try Cancellation.check()
+                try cancellation.check()
                 switch step.kind {
                 case .cast: try cast(step)
                 case .quantize: try quantize(step)

@@ -94,7 +94,7 @@ public func convertGGUF(
     var inexact: [GGUFInexactTensor] = []
     var temp: String?
     do {
-        try Cancellation.cancellable {
+        do {
             let dir = try makeTemporaryDirectory(beside: output)
             temp = dir
             let total = specs.count
@@ -121,7 +121,7 @@ public func convertGGUF(
             }
             let transcoder = GGUFTranscoder(file: file)
             for plan in plans {
-                try Cancellation.check()
+                try options.cancellation.check()
                 var begun = 0  // outputs of this plan handed to the writer so far
                 let errors = try transcoder.stream(plan) { index, bytes in
                     while begun <= index {

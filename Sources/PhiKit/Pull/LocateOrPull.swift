@@ -6,10 +6,10 @@ extension ModelLocator {
     /// Finds MODEL as `locate` does, but a Hub model missing from the cache is pulled first
     /// (the pull's plan, progress, hashing and resume go to `progress`), as `run` and
     /// `convert ORG/NAME` need it and `mlx_lm.convert --hf-path` does. With `HF_HUB_OFFLINE`
-    /// set, a missing model is `OfflineModelMissing` instead.
+    /// set, a missing model is `OfflineModelMissing` instead. `cancellation` stops the pull.
     public static func locate(
         _ model: String, environment: [String: String],
-        pullingWith progress: (PullProgress) -> Void
+        pullingWith progress: (PullProgress) -> Void, cancellation: CancellationToken? = nil
     ) throws -> LocalModel {
         do {
             return try locate(model, environment: environment)
@@ -19,7 +19,9 @@ extension ModelLocator {
                 HubConfiguration.from(environment: environment, token: nil, userAgent: "").offline
             guard !offline else { throw OfflineModelMissing(missing: error) }
             _ = try PhiKit.pull(
-                PullOptions(model: model, environment: environment), progress: progress)
+                PullOptions(
+                    model: model, environment: environment, cancellation: cancellation),
+                progress: progress)
             return try locate(model, environment: environment)
         }
     }

@@ -43,15 +43,13 @@ public func pull(
     progress(.planned(plan))
     if options.dryRun { return PullResult(model: options.model, plan: plan) }
     if snapshotPlan.files.isEmpty { throw PullError.noFilesMatch(repoID: repoID) }
-    let result = try Cancellation.cancellable {
-        var rest = snapshotPlan
-        var first: SnapshotResult?
-        if options.include.isEmpty { (first, rest) = try checkRunnable(snapshotPlan, downloader) }
-        let result = try downloader.download(rest, jobs: min(options.jobs, 64)) {
-            progress(.downloading($0))
-        }
-        return first.map { result.including($0) } ?? result
+    var rest = snapshotPlan
+    var first: SnapshotResult?
+    if options.include.isEmpty { (first, rest) = try checkRunnable(snapshotPlan, downloader) }
+    let fetched = try downloader.download(rest, jobs: min(options.jobs, 64)) {
+        progress(.downloading($0))
     }
+    let result = first.map { fetched.including($0) } ?? fetched
     return PullResult(model: options.model, result: result)
 }
 
@@ -78,9 +76,10 @@ private func checkRunnable(
 
 private func makeDownloader(_ options: PullOptions) -> SnapshotDownloader {
     let environment = options.environment
-    let configuration = HubConfiguration.from(
+    var configuration = HubConfiguration.from(
         environment: environment, token: options.token,
         userAgent: "phikit/\(PhiKitVersion.string)")
+    configuration.cancellation = options.cancellation
     let cache = HubCache(root: HubCache.defaultRoot(environment: environment))
     let lockTimeout =
         environment["PHIKIT_LOCK_TIMEOUT_SECONDS"].flatMap(Double.init).map { max(0, $0) } ?? 600

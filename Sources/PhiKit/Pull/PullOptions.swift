@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 import PhiHub
 
 /// What `phikit pull` was asked to do.
@@ -18,11 +19,14 @@ public struct PullOptions: Sendable {
     public var dryRun: Bool
     /// Where `HF_*`, `PHIKIT_*` and `HOME` are read from (tests pass their own).
     public var environment: [String: String]
+    /// Stops the transfers (Ctrl-C); their partial files stay and the next pull resumes them.
+    public var cancellation: CancellationToken?
 
     public init(
         model: String, revision: String? = nil, include: [String] = [], exclude: [String] = [],
         token: String? = nil, jobs: Int = 8, dryRun: Bool = false,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        cancellation: CancellationToken? = nil
     ) {
         self.model = model
         self.revision = revision
@@ -32,6 +36,7 @@ public struct PullOptions: Sendable {
         self.jobs = jobs
         self.dryRun = dryRun
         self.environment = environment
+        self.cancellation = cancellation
     }
 
     var patterns: FilePatterns {

@@ -39,11 +39,13 @@ public final class ModelContainer: Sendable {
     public static func load(
         _ model: String, threads: Int? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
-        pull: ((PullProgress) -> Void)? = nil
+        pull: ((PullProgress) -> Void)? = nil, cancellation: CancellationToken? = nil
     ) throws -> ModelContainer {
         let located =
             if let pull {
-                try ModelLocator.locate(model, environment: environment, pullingWith: pull)
+                try ModelLocator.locate(
+                    model, environment: environment, pullingWith: pull,
+                    cancellation: cancellation)
             } else {
                 try ModelLocator.locate(model, environment: environment)
             }

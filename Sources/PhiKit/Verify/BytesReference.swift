@@ -29,7 +29,7 @@ enum BytesReference {
     /// manifest.
     static func resolve(
         _ target: VerifyTarget, offline: Bool, environment: [String: String],
-        progress: (VerifyProgress) -> Void
+        cancellation: CancellationToken?, progress: (VerifyProgress) -> Void
     ) throws -> BytesReference {
         if let manifest = target.manifest { return .manifest(manifest) }
         guard let snapshot = target.snapshot else { return .none }
@@ -38,8 +38,9 @@ enum BytesReference {
         {
             return .listing(saved, fromHub: false)
         }
-        let configuration = HubConfiguration.from(
+        var configuration = HubConfiguration.from(
             environment: environment, userAgent: "phikit/\(PhiKitVersion.string)")
+        configuration.cancellation = cancellation
         if offline || configuration.offline { return .blobNames }
         progress(.fetchingListing(repoID: snapshot.repoID))
         let plan = try SnapshotDownloader(configuration: configuration, cache: snapshot.cache)

@@ -48,7 +48,8 @@ enum FileScan {
 
     /// `progress(done, total)` is called on this thread about ten times a second.
     static func run(
-        _ items: [ScanItem], threads: Int, progress: (Int, Int) -> Void = { _, _ in }
+        _ items: [ScanItem], threads: Int, cancellation: CancellationToken? = nil,
+        progress: (Int, Int) -> Void = { _, _ in }
     ) throws -> ScanResult {
         // Largest files first, each file's two tasks next to each other.
         let order = items.indices.sorted { items[$0].size > items[$1].size }
@@ -63,7 +64,7 @@ enum FileScan {
             case .statistics(let i): sum + (items[i].tensors.map(tensorBytes) ?? 0)
             }
         }
-        let board = ScanBoard()
+        let board = ScanBoard(cancellation: cancellation)
         let workers = max(1, min(threads, tasks.count))
         let finished = DispatchSemaphore(value: 0)
         let shared = SharedTasks(tasks: tasks, items: items)
@@ -119,7 +120,7 @@ enum FileScan {
         file.willNeed(0..<min(bytes.count, readAheadBytes))
         var offset = 0
         while offset < bytes.count {
-            try Cancellation.check()
+            try board.cancellation.check()
             let end = min(bytes.count, offset + chunkBytes)
             file.willNeed((offset + readAheadBytes)..<(end + readAheadBytes))
             let piece = UnsafeRawBufferPointer(rebasing: bytes[offset..<end])
@@ -147,7 +148,7 @@ enum FileScan {
             let step = Swift.max(1, chunkBytes / t.dtype.size) * t.dtype.size
             var offset = 0
             while offset < data.count {
-                try Cancellation.check()
+                try board.cancellation.check()
                 let end = Swift.min(data.count, offset + step)
                 stats.add(UnsafeRawBufferPointer(rebasing: data[offset..<end]), dtype: t.dtype)
                 file.release(slice(t, offset..<end))
@@ -174,10 +175,13 @@ enum FileScan {
 
 /// What the workers share: the next task, the bytes done, results and the first error.
 private final class ScanBoard: Sendable {
+    let cancellation: CancellationToken?
     let bytes = Atomic<Int>(0)
     private let nextTask = Atomic<Int>(0)
     private let state = Mutex<ScanResult>(ScanResult())
     private let firstError = Mutex<(any Error)?>(nil)
+
+    init(cancellation: CancellationToken?) { self.cancellation = cancellation }
 
     /// The next task index; nil once an error stopped the scan.
     func next() -> Int? {

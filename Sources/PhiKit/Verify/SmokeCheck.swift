@@ -33,14 +33,15 @@ struct SmokeCheck {
             let container = try ModelContainer(located, threads: options.threads)
             generated = try container.generate(
                 .text(prompt),
-                parameters: .greedy(maxTokens: expected?.count ?? options.smokeTokenCount)
-            ) { _ in Cancellation.isRequested ? .stop : .more }
+                parameters: .greedy(maxTokens: expected?.count ?? options.smokeTokenCount),
+                cancel: options.cancellation
+            ) { _ in .more }
         } catch let error as any UserFacingError {
             outcome.error("smoke_failed", error.message, hint: error.hint)
             outcome.summary = "the model does not load or run"
             return (outcome, nil)
         }
-        try Cancellation.check()
+        try options.cancellation.check()
         let result = SmokeResult(
             prompt: prompt, tokens: generated.tokens, text: generated.text,
             stopReason: generated.stopReason, expectedTokens: expected,

@@ -26,7 +26,8 @@ public func verify(
         (target.snapshot.map { ModelFiles.snapshot($0, directory: target.directory) }
         ?? ModelFiles.directory(target.directory))
     let reference = try BytesReference.resolve(
-        target, offline: options.offline, environment: options.environment, progress: progress)
+        target, offline: options.offline, environment: options.environment,
+        cancellation: options.cancellation, progress: progress)
 
     progress(.checking(.structure))
     let (weights, structure) = StructureCheck.run(files: files)
@@ -36,7 +37,9 @@ public func verify(
             path: file.absolute, sha256: true, gitSHA1: reference.wantsGitSHA1(file),
             tensors: file.path.contains("/") ? nil : weights.opened[file.path], size: size)
     }
-    let scan = try FileScan.run(items, threads: options.threads) { done, total in
+    let scan = try FileScan.run(
+        items, threads: options.threads, cancellation: options.cancellation
+    ) { done, total in
         progress(.reading(done: done, total: total))
     }
 

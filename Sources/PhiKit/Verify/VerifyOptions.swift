@@ -1,4 +1,5 @@
 import Foundation
+import PhiFormats
 
 /// What `phikit verify` was asked to do.
 public struct VerifyOptions: Sendable {
@@ -19,6 +20,8 @@ public struct VerifyOptions: Sendable {
     /// `--fix`: repair what a target check can repair unambiguously (an end-of-turn token
     /// missing from generation_config.json's eos_token_id).
     public var fix = false
+    /// Stops the check between chunks, the Hub listing and the smoke generation (Ctrl-C).
+    public var cancellation: CancellationToken? = nil
 
     public init(
         model: String, offline: Bool = false, smoke: Bool = false, smokeTokenCount: Int = 16,

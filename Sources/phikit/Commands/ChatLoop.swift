@@ -87,7 +87,7 @@ final class ChatLoop {
     private func answer(_ text: String) {
         var printed = ""
         do {
-            let reply = try AnswerInterrupt.during { cancel in
+            let reply = try InterruptibleJob.run(.answer) { cancel in
                 try chat.send(
                     text, cancel: cancel,
                     trimmed: { dropped in

@@ -165,12 +165,16 @@ struct ConvertCommand: Command {
         // they are gone before the conversion's progress starts.
         let pullView = PullProgressView()
         defer { pullView.clear() }
-        let summary = try PhiKit.convert(
-            options, pull: { pullView.show($0) },
-            progress: { p in
-                pullView.clear()
-                Diagnostics.progress(Self.progressLine(p))
-            })
+        let summary = try InterruptibleJob.run { cancel in
+            var options = options
+            options.cancellation = cancel
+            return try PhiKit.convert(
+                options, pull: { pullView.show($0) },
+                progress: { p in
+                    pullView.clear()
+                    Diagnostics.progress(Self.progressLine(p))
+                })
+        }
         Diagnostics.endProgress()
         if json {
             try StandardOutput.print(try Format.json(summary))

@@ -5,8 +5,12 @@ import PhiKit
 /// and what did not (each inexact tensor with its largest error).
 extension ConvertCommand {
     func runGGUF() throws -> String {
-        let summary = try PhiKit.convertGGUF(options) { p in
-            Diagnostics.progress(Self.progressLine(p))
+        let summary = try InterruptibleJob.run { cancel in
+            var options = options
+            options.cancellation = cancel
+            return try PhiKit.convertGGUF(options) { p in
+                Diagnostics.progress(Self.progressLine(p))
+            }
         }
         Diagnostics.endProgress()
         if json {

@@ -68,7 +68,11 @@ struct PullCommand: Command {
         let view = PullProgressView()
         let result: PullResult
         do {
-            result = try PhiKit.pull(options) { view.show($0) }
+            result = try InterruptibleJob.run { cancel in
+                var options = options
+                options.cancellation = cancel
+                return try PhiKit.pull(options) { view.show($0) }
+            }
         } catch {
             view.clear()
             throw error

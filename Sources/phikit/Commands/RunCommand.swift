@@ -147,34 +147,41 @@ struct RunCommand: Command {
     }
 
     func run() throws {
+        // Ctrl-C during a pull of a missing model stops the pull (its own job).
         let container = try PullProgressView.loadModel(model, threads: threads)
+        // Reading the prompt is no job: Ctrl-C while phikit waits on stdin exits at once.
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {
                 .text(try promptText(container), system: system)
             }
-        // The first Ctrl-C asks generation to stop after the current token (the handler in
-        // main.swift only sets the flag while a cancellable job runs); a second one exits.
+        // The first Ctrl-C stops generation after the current token (the text so far stays
+        // printed, exit 130); a second one exits at once.
+        try InterruptibleJob.run { try generate(container, request, cancel: $0) }
+    }
+
+    private func generate(
+        _ container: ModelContainer, _ request: RunPrompt, cancel: CancellationToken
+    ) throws {
         var outputFailure: (any Error)?
-        let outcome = try Cancellation.cancellable {
-            try container.generatePieces(
-                request, parameters: container.parameters(settings, for: .run),
-                useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
-                stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext
-            ) { piece in
-                // Streamed as soon as each piece is complete; a failed write (a closed
-                // pipe, a full disk) stops generation: nobody would see the rest.
-                do {
-                    if stream {
-                        try StandardOutput.print(try Format.jsonLine(piece))
-                    } else if !json, !piece.text.isEmpty {
-                        try StandardOutput.print(piece.text, terminator: "")
-                    }
-                } catch {
-                    outputFailure = error
-                    return .stop
+        let outcome = try container.generatePieces(
+            request, parameters: container.parameters(settings, for: .run),
+            useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
+            stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext,
+            cancel: cancel
+        ) { piece in
+            // Streamed as soon as each piece is complete; a failed write (a closed
+            // pipe, a full disk) stops generation: nobody would see the rest.
+            do {
+                if stream {
+                    try StandardOutput.print(try Format.jsonLine(piece))
+                } else if !json, !piece.text.isEmpty {
+                    try StandardOutput.print(piece.text, terminator: "")
                 }
-                return Cancellation.isRequested ? .stop : .more
+            } catch {
+                outputFailure = error
+                return .stop
             }
+            return .more
         }
         if let outputFailure { throw outputFailure }
         if stream {
@@ -191,7 +198,7 @@ struct RunCommand: Command {
                 "the context (\(outcome.contextTokens) tokens) is full: the answer was cut")
             Diagnostics.hint("give a larger --max-kv-size, or a shorter prompt")
         }
-        if Cancellation.isRequested { throw RunInterrupted(tokens: outcome.tokens.count) }
+        if cancel.isCancelled { throw RunInterrupted(tokens: outcome.tokens.count) }
     }
 
     /// The prompt given (arguments, -p, -f), else stdin (`-p -`, or piped text), else the

@@ -81,8 +81,10 @@ struct VerifyCommand: Command {
     func run() throws {
         let report: VerifyReport
         do {
-            report = try Cancellation.cancellable {
-                try PhiKit.verify(options) { Self.show($0) }
+            report = try InterruptibleJob.run { cancel in
+                var options = options
+                options.cancellation = cancel
+                return try PhiKit.verify(options) { Self.show($0) }
             }
         } catch {
             Diagnostics.endProgress()

@@ -31,7 +31,7 @@ enum TerminalMode {
     ]
 
     /// Initializes the flags `restoreFromSignal` reads, before any handler can run (see
-    /// `Cancellation.prepareForSignalHandler`).
+    /// `InterruptibleJob.prepareForSignalHandler`).
     static func prepareForSignalHandler() {
         _ = changed.load(ordering: .relaxed)
         _ = pasteMode.load(ordering: .relaxed)
