@@ -6,6 +6,8 @@ public struct ReplyText {
     private var matcher: StopStringMatcher
     /// Everything shown so far.
     public private(set) var text = ""
+    /// UTF-8 bytes decoded so far, whether shown or held back.
+    public private(set) var decodedByteCount = 0
 
     public init(tokenizer: Tokenizer, stopStrings: [String] = []) {
         decoder = StreamingDecoder(tokenizer: tokenizer)
@@ -17,14 +19,18 @@ public struct ReplyText {
 
     /// Adds a generated token; returns the text that may be shown now ("" while undecided).
     public mutating func append(_ token: Int) -> String {
-        show(decoder.append(token))
+        let piece = decoder.append(token)
+        decodedByteCount += piece.utf8.count
+        return show(piece)
     }
 
     /// Generation has ended: returns what was still held back (an unfinished character, text
     /// that might have begun a stop string).
     public mutating func finish() -> String {
         guard !matcher.isStopped else { return "" }
-        let last = show(decoder.flush())
+        let tail = decoder.flush()
+        decodedByteCount += tail.utf8.count
+        let last = show(tail)
         let held = matcher.flush()
         text += held
         return last + held

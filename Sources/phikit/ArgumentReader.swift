@@ -103,6 +103,13 @@ struct ArgumentReader {
     ) throws(UsageError)
         -> T?
     {
+        try option(names, as: type)
+    }
+
+    /// As above, the names as a list (a table of flags).
+    mutating func option<T: ArgumentValue>(
+        _ names: [String], as type: T.Type
+    ) throws(UsageError) -> T? {
         guard let raw = try values(names).last else { return nil }
         guard let value = T(argument: raw) else {
             throw UsageError("invalid value '\(raw)' for '\(names[0])': expected \(T.expected)")

@@ -83,11 +83,59 @@ struct RunCLITests {
         }
     }
 
+    @Test("a reply cut by the context says so on stderr, without --stats")
+    func contextFullIsTold() throws {
+        let r = try Phikit.run(
+            ["run", "stories-260k", "-p", "Once upon a time", "-m", "100", "--max-kv-size", "12"])
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("the context (12 tokens) is full: the answer was cut"))
+        #expect(r.stderr.contains("hint: give a larger --max-kv-size"))
+        let fits = try Phikit.run(["run", "stories-260k", "-p", "Once upon a time", "-m", "5"])
+        #expect(!fits.stderr.contains("is full"))
+    }
+
+    @Test("NaN logits are an error with every sampler, not token 0 repeated")
+    func nanLogits() throws {
+        // stories-260k with its final norm's weights made NaN.
+        let dir = FileManager.default.temporaryDirectory
+            .appendingPathComponent("phikit-nan-\(UUID().uuidString)")
+        let stories = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("models/stories-260k")
+        try FileManager.default.copyItem(at: stories, to: dir)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("model.safetensors")
+        var bytes = try Data(contentsOf: file)
+        let headerLength = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.1) << (8 * $1.0) }
+        let header = try #require(
+            try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + headerLength)))
+                as? [String: Any])
+        let norm = try #require(header["model.norm.weight"] as? [String: Any])
+        let offsets = try #require(norm["data_offsets"] as? [Int])
+        let start = 8 + headerLength + offsets[0]
+        bytes.replaceSubrange(
+            start..<(8 + headerLength + offsets[1]),
+            with: Data(repeating: 0xFF, count: offsets[1] - offsets[0]))
+        try bytes.write(to: file)
+        for flags in [
+            ["--temp", "1", "--min-p", "0.1"], ["--temp", "1", "--top-p", "0.5"], ["--temp", "1"],
+            [],
+        ] {
+            let r = try Phikit.run(
+                ["run", dir.path, "-p", "Once", "-m", "5", "--seed", "1"] + flags)
+            #expect(r.status == 65, "\(flags)")
+            #expect(r.stderr.contains("logits are not numbers (NaN)"), "\(flags): \(r.stderr)")
+            #expect(r.stdout.isEmpty, "\(flags)")
+        }
+    }
+
     @Test(
         "bad requests are one-line errors with their exit codes",
         arguments: [
             (["-m", "0"], 64, "--max-tokens must be at least 1"),
             (["--top-p", "0"], 64, "--top-p must be in (0, 1]"),
+            (["--presence-penalty", "3"], 64, "--presence-penalty must be in [-2, 2]"),
+            (["--frequency-penalty", "-2.5"], 64, "--frequency-penalty must be in [-2, 2]"),
             (["--system", "Be brief."], 64, "has no chat template"),
             (["--kv-bits", "4"], 64, "--kv-bits must be 8, 16 or 32"),
             (["--extra-eos-token", "<|nope|>"], 64, "'<|nope|>' is neither a token"),

@@ -34,8 +34,10 @@ struct CompletionRequestTests {
         #expect(messages.first?["content"]?.stringValue == "ab")
         #expect(tools.isEmpty)
         #expect(r.stop == ["x"] && r.maxTokens == 5 && r.logprobs == 3)
-        #expect(r.stream && r.includeUsage && r.seed == -1 && r.topK == 0)
-        #expect(r.temperature == 1 && r.topP == 1)
+        #expect(r.stream && r.includeUsage && r.settings[.seed] == .integer(-1))
+        #expect(r.settings[.topK] == .integer(0))
+        // Not given: the model's defaults fill them in (ModelContainer.parameters).
+        #expect(r.settings[.temperature] == nil && r.settings[.topP] == nil)
     }
 
     @Test func completionsPromptForms() throws {
@@ -69,7 +71,10 @@ struct CompletionRequestTests {
             (#"{"messages": [{"role": "user", "content": "x"}], "tool_choice": 1}"#, "tool_choice"),
             (#"{"messages": [{"role": "user", "content": "x"}], "tools": [\#(weather)], "#
                 + #""tool_choice": {"type": "function", "function": {"name": "other"}}}"#, "tool_choice"),
-            (#"{"messages": [{"role": "user", "content": "x"}], "presence_penalty": 0.5}"#, "presence_penalty"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "presence_penalty": 2.5}"#, "presence_penalty"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "frequency_penalty": -3}"#, "frequency_penalty"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "n": 0}"#, "n"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "min_p": 1.5}"#, "min_p"),
             (#"{"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}"#, "max_tokens"),
             (#"{"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}}"#, "response_format"),
             (#"{"messages": [{"role": "user", "content": "x"}], "logit_bias": {"50256": -100}}"#, "logit_bias"),

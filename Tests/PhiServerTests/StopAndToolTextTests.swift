@@ -1,3 +1,4 @@
+import PhiText
 import Testing
 
 @testable import PhiServer
@@ -6,14 +7,14 @@ import Testing
 /// tool-call blocks.
 @Suite("stop strings and tool-call text")
 struct StopAndToolTextTests {
-    /// Feeds `pieces`; returns what was released and whether it stopped.
+    /// Feeds `pieces` to the matcher the server's answers go through (PhiText's, as run's
+    /// and chat's); returns what was released and whether it stopped.
     static func run(_ stops: [String], _ pieces: [String]) -> (String, Bool) {
         var matcher = StopStringMatcher(stops)
         var out = ""
         for piece in pieces {
-            let (text, stopped) = matcher.append(piece)
-            out += text
-            if stopped { return (out, true) }
+            out += matcher.append(piece)
+            if matcher.isStopped { return (out, true) }
         }
         return (out + matcher.flush(), false)
     }
@@ -29,9 +30,9 @@ struct StopAndToolTextTests {
 
     @Test func heldTextIsReleasedAsSoonAsItCannotBeAStop() {
         var matcher = StopStringMatcher(["STOP"])
-        #expect(matcher.append("a S").text == "a ")
-        #expect(matcher.append("T").text == "")
-        #expect(matcher.append("x").text == "STx")
+        #expect(matcher.append("a S") == "a ")
+        #expect(matcher.append("T") == "")
+        #expect(matcher.append("x") == "STx")
     }
 
     static func ids() -> () -> String {

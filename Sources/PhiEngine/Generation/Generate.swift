@@ -14,9 +14,13 @@ public enum StopReason: String, Sendable {
     case maxTokens = "max_tokens"
     /// The KV cache is full.
     case contextFull = "context_full"
-    /// The callback answered `.stop` (a stop string, the app) or the job's
-    /// `CancellationToken` was cancelled (Ctrl-C, a client that left).
+    /// The callback answered `.stop` (the app) or the job's `CancellationToken` was
+    /// cancelled (Ctrl-C, a client that left).
     case cancelled
+    /// A stop string appeared in the text (it is not part of the text).
+    case stopString = "stop_string"
+    /// The `TokenConstraint` is complete: nothing may follow.
+    case constraintComplete = "constraint_complete"
 }
 
 /// The tokens and the timings of one `generate` call. Speeds follow llama.cpp's and
@@ -38,6 +42,12 @@ public struct GenerationOutcome: Sendable {
     public var decodeSteps: Int
     /// Time from the first token to the last.
     public var decodeSeconds: Double
+    /// Text the `GeneratedText` still held when generation ended (an unfinished character,
+    /// text that might have begun a stop string), not reported through `onToken`.
+    public var heldText = ""
+    /// Tokens a `TokenDrafter` proposed, and how many of them were kept.
+    public var draftedTokens = 0
+    public var acceptedDraftTokens = 0
 
     public var promptTokensPerSecond: Double {
         promptSeconds > 0 ? Double(promptTokens) / promptSeconds : 0
@@ -46,6 +56,30 @@ public struct GenerationOutcome: Sendable {
     /// Decode speed: forward passes per second after the first token.
     public var generationTokensPerSecond: Double {
         decodeSeconds > 0 ? Double(decodeSteps) / decodeSeconds : 0
+    }
+}
+
+/// What a `Generator` plugs in besides the parameters: each is optional, and each is one
+/// sequence's own (a constraint or a drafter keeps state).
+public struct GenerationHooks {
+    /// Visible text and stop strings (PhiKit passes PhiText's `ReplyText`).
+    public var text: (any GeneratedText)?
+    public var constraint: (any TokenConstraint)?
+    public var drafter: (any TokenDrafter)?
+    /// Drafted tokens verified per step at most.
+    public var draftLength: Int
+    /// Alternatives per token in `GeneratedToken.logprobs` (nil: no log-probabilities).
+    public var logprobs: Int?
+
+    public init(
+        text: (any GeneratedText)? = nil, constraint: (any TokenConstraint)? = nil,
+        drafter: (any TokenDrafter)? = nil, draftLength: Int = 4, logprobs: Int? = nil
+    ) {
+        self.text = text
+        self.constraint = constraint
+        self.drafter = drafter
+        self.draftLength = draftLength
+        self.logprobs = logprobs
     }
 }
 
@@ -62,8 +96,24 @@ public func generate(
     onToken: (Int) -> GenerationDisposition
 ) throws -> GenerationOutcome {
     try generate(
+        session: session, prompt: prompt, parameters: parameters, stopTokens: stopTokens,
+        hooks: GenerationHooks(), cancel: cancel
+    ) { onToken($0.id) }
+}
+
+/// As above, with `hooks` (text and stop strings, a constraint, a drafter, log-probabilities):
+/// `onToken` sees each token with the text it made visible. A stop string ends generation
+/// (`StopReason.stopString`); the token that completed it is in the outcome's tokens but is
+/// reported only when it showed text (what came before the stop string). Text still held
+/// back at the end is `GenerationOutcome.heldText`.
+public func generate(
+    session: InferenceSession, prompt: [Int], parameters: GenerationParameters,
+    stopTokens: StopTokens, hooks: GenerationHooks, cancel: CancellationToken? = nil,
+    onToken: (GeneratedToken) -> GenerationDisposition
+) throws -> GenerationOutcome {
+    try drive(
         session: session, promptTokens: prompt.count, parameters: parameters,
-        stopTokens: stopTokens, cancel: cancel, onToken: onToken
+        stopTokens: stopTokens, hooks: hooks, cancel: cancel, onToken: onToken
     ) { (try session.prefill(prompt), 0) }
 }
 
@@ -73,65 +123,82 @@ public func generate(
 /// kept. Otherwise as `generate(session:prompt:…)`.
 public func generate(
     session: InferenceSession, sequence: [Int], parameters: GenerationParameters,
-    stopTokens: StopTokens, cancel: CancellationToken? = nil,
-    onToken: (Int) -> GenerationDisposition
+    stopTokens: StopTokens, hooks: GenerationHooks = GenerationHooks(),
+    cancel: CancellationToken? = nil, onToken: (GeneratedToken) -> GenerationDisposition
 ) throws -> GenerationOutcome {
-    try generate(
+    try drive(
         session: session, promptTokens: sequence.count, parameters: parameters,
-        stopTokens: stopTokens, cancel: cancel, onToken: onToken
+        stopTokens: stopTokens, hooks: hooks, cancel: cancel, onToken: onToken
     ) {
         let reused = try session.prepare(sequence)
         return (session.logits, reused)
     }
 }
 
-/// The loop both entry points share; `prefill` computes the prompt and returns its last
-/// logits and how many of its tokens were reused.
-private func generate(
+/// The loop every entry point shares: one `Generator` fed by one session. `prefill` computes
+/// the prompt and returns its last logits and how many of its tokens were reused.
+private func drive(
     session: InferenceSession, promptTokens: Int, parameters: GenerationParameters,
-    stopTokens: StopTokens, cancel: CancellationToken?,
-    onToken: (Int) -> GenerationDisposition,
+    stopTokens: StopTokens, hooks: GenerationHooks, cancel: CancellationToken?,
+    onToken: (GeneratedToken) -> GenerationDisposition,
     prefill: () throws -> (UnsafeBufferPointer<Float>, Int)
 ) throws -> GenerationOutcome {
     try parameters.validate()
-    let sampler = Sampler(parameters: parameters, vocabularySize: session.model.vocabularySize)
     let start = monotonicSeconds()
-    var (logits, reused) = try prefill()
+    let (logits, reused) = try prefill()
     let prefilled = monotonicSeconds()
+    let generator = Generator(
+        parameters: parameters, vocabularySize: session.model.vocabularySize,
+        stopTokens: stopTokens, context: session.tokens, maxContext: session.maxContext,
+        text: hooks.text, constraint: hooks.constraint, drafter: hooks.drafter,
+        logprobs: hooks.logprobs)
 
     var outcome = GenerationOutcome(
         tokens: [], stopReason: .maxTokens, promptTokens: promptTokens,
         reusedPromptTokens: reused, promptSeconds: prefilled - start, timeToFirstToken: 0,
         decodeSteps: 0, decodeSeconds: 0)
     outcome.tokens.reserveCapacity(min(parameters.maxTokens, session.maxContext))
-    var firstTokenAt = prefilled
+    var step = try generator.step(logits)
+    let firstTokenAt = monotonicSeconds()
+    outcome.timeToFirstToken = firstTokenAt - start
     while true {
-        let token = sampler.sample(logits, history: session.tokens)
-        if outcome.tokens.isEmpty && outcome.decodeSteps == 0 {
-            firstTokenAt = monotonicSeconds()
-            outcome.timeToFirstToken = firstTokenAt - start
+        var reason = step.finish
+        for (i, token) in step.tokens.enumerated() {
+            outcome.tokens.append(token.id)
+            // The token that completed a stop string shows only the text before it, if any.
+            let completesStop = reason == .stopString && i == step.tokens.count - 1
+            if completesStop && token.text.isEmpty { break }
+            if onToken(token) == .stop || cancel?.isCancelled == true {
+                if reason != .stopString { reason = .cancelled }
+                break
+            }
         }
-        if !parameters.ignoreEOS && stopTokens.contains(token) {
-            outcome.stopReason = .endOfSequence
+        if let reason {
+            outcome.stopReason = reason
             break
         }
-        outcome.tokens.append(token)
-        if onToken(token) == .stop || cancel?.isCancelled == true {
-            outcome.stopReason = .cancelled
-            break
+        let fed = step.ids.dropFirst(step.acceptedDraft)
+        let draft = generator.draft(limit: hooks.draftLength)
+        if draft.isEmpty {
+            let next = fed.count == 1 ? try session.step(fed.first!) : try session.prefill(Array(fed))
+            step = try generator.step(next)
+        } else {
+            let rows = try session.logitsForVerification(fed: Array(fed), draft: draft)
+            step = try rows.withUnsafeBufferPointer { all in
+                let vocab = session.model.vocabularySize
+                let each = (0...draft.count).map {
+                    UnsafeBufferPointer(rebasing: all[($0 * vocab)..<(($0 + 1) * vocab)])
+                }
+                return try generator.verify(draft: draft, logits: each)
+            }
+            session.rewind(to: session.position - draft.count + step.acceptedDraft)
+            outcome.draftedTokens += draft.count
+            outcome.acceptedDraftTokens += step.acceptedDraft
         }
-        if outcome.tokens.count >= parameters.maxTokens {
-            outcome.stopReason = .maxTokens
-            break
-        }
-        if session.position >= session.maxContext {
-            outcome.stopReason = .contextFull
-            break
-        }
-        logits = try session.step(token)
-        outcome.decodeSteps += 1
+        outcome.decodeSteps += fed.count
     }
     outcome.decodeSeconds = outcome.decodeSteps > 0 ? monotonicSeconds() - firstTokenAt : 0
+    outcome.heldText = generator.finishText()
     return outcome
 }
 

@@ -1,7 +1,8 @@
 import CKernels
 import Foundation
 
-/// Picks each next token as mlx-lm does: the repetition penalty on the logits, then greedy
+/// Picks each next token as mlx-lm does: a constraint's mask and the repetition penalty (then
+/// OpenAI's presence and frequency penalties) on the logits, then greedy
 /// (temperature 0) or the filters top-p → min-p → top-k on the *untempered* distribution,
 /// then a draw from softmax(logits / temperature) over the tokens left. Filters keep ties
 /// with their threshold, as mlx-lm's do. The draw uses `RandomSource`, so a seed repeats.
@@ -33,23 +34,100 @@ public final class Sampler {
     }
 
     /// The next token after `history` (prompt and generated tokens so far), given the
-    /// logits that follow it.
+    /// logits that follow it. `mask` (a `TokenConstraint`'s) leaves only its tokens;
+    /// `generated` counts each token generated so far, for the presence and frequency
+    /// penalties.
     public func sample(
-        _ logits: UnsafeBufferPointer<Float>, history: some BidirectionalCollection<Int>
+        _ logits: UnsafeBufferPointer<Float>, history: some BidirectionalCollection<Int>,
+        mask: TokenMask? = nil, generated: [Int: Int] = [:]
     ) -> Int {
-        precondition(logits.count == vocab, "logits of another vocabulary")
-        let penalty = parameters.repetitionPenalty ?? 1
-        if penalty == 1 && parameters.temperature == 0 {
-            return pk_argmax(logits.baseAddress, vocab)
-        }
-        _ = working.initialize(from: logits)
-        if penalty != 1 { penalize(history.suffix(parameters.repetitionContextSize), penalty) }
-        if parameters.temperature == 0 { return pk_argmax(working.baseAddress, vocab) }
-        let count = filter()
+        guard let count = prepare(logits, history: history, mask: mask, generated: generated)
+        else { return pk_argmax(logits.baseAddress, vocab) }
+        if parameters.temperature == 0 { return Int(candidates[0]) }
         // NaN logits (a broken model) fail every filter's comparison: nothing is left to draw
         // from, and the draw read the slot before the buffer. Greedy is the only answer.
         guard count > 0 else { return pk_argmax(working.baseAddress, vocab) }
         return draw(count)
+    }
+
+    /// Verifies a drafted token (speculative decoding) against the logits at its position:
+    /// greedy, it is accepted when it is the token `sample` picks (which is returned
+    /// otherwise); sampling, it is accepted with its probability p(draft) under the same
+    /// distribution `sample` draws from, and on rejection the token is drawn from that
+    /// distribution without the draft — the acceptance rule of speculative sampling for a
+    /// draft that proposes one token with certainty, so the tokens kept follow the model's
+    /// distribution exactly.
+    public func verify(
+        draft: Int, _ logits: UnsafeBufferPointer<Float>,
+        history: some BidirectionalCollection<Int>, mask: TokenMask? = nil,
+        generated: [Int: Int] = [:]
+    ) -> (token: Int, accepted: Bool) {
+        guard let count = prepare(logits, history: history, mask: mask, generated: generated),
+            count > 0, (1 / parameters.temperature).isFinite
+        else {
+            let token = sample(logits, history: history, mask: mask, generated: generated)
+            return (token, token == draft)
+        }
+        var top = -Float.infinity
+        for i in 0..<count { top = max(top, working[Int(candidates[i])]) }
+        let inverse = 1 / parameters.temperature
+        func weight(_ i: Int) -> Double {
+            Double(exp((working[Int(candidates[i])] - top) * inverse))
+        }
+        var total = 0.0
+        var draftWeight = 0.0
+        for i in 0..<count {
+            let w = weight(i)
+            total += w
+            if Int(candidates[i]) == draft { draftWeight = w }
+        }
+        guard total > 0 else { return (bestCandidate(count), bestCandidate(count) == draft) }
+        if random.nextUnit() * total < draftWeight { return (draft, true) }
+        let rest = total - draftWeight
+        guard rest > 0 else { return (draft, true) }
+        var target = random.nextUnit() * rest
+        var last = draft
+        for i in 0..<count where Int(candidates[i]) != draft {
+            last = Int(candidates[i])
+            target -= weight(i)
+            if target < 0 { return (last, false) }
+        }
+        return (last, last == draft)
+    }
+
+    /// Puts the mask and the penalties on a copy of `logits` and filters it; returns how many
+    /// candidates are left, or nil when the answer is the argmax of `logits` as they are
+    /// (greedy with nothing to apply).
+    private func prepare(
+        _ logits: UnsafeBufferPointer<Float>, history: some BidirectionalCollection<Int>,
+        mask: TokenMask?, generated: [Int: Int]
+    ) -> Int? {
+        precondition(logits.count == vocab, "logits of another vocabulary")
+        let penalty = parameters.repetitionPenalty ?? 1
+        let additive = parameters.presencePenalty != 0 || parameters.frequencyPenalty != 0
+        let adjusted = penalty != 1 || mask != nil || (additive && !generated.isEmpty)
+        if !adjusted && parameters.temperature == 0 { return nil }
+        _ = working.initialize(from: logits)
+        if let mask {
+            precondition(mask.vocabularySize == vocab, "a mask of another vocabulary")
+            for i in 0..<vocab where !mask[i] { working[i] = -.infinity }
+        }
+        if penalty != 1 { penalize(history.suffix(parameters.repetitionContextSize), penalty) }
+        if additive { penalizeGenerated(generated) }
+        if parameters.temperature == 0 {
+            candidates[0] = Int32(pk_argmax(working.baseAddress, vocab))
+            return 1
+        }
+        return filter(mask)
+    }
+
+    /// OpenAI's presence and frequency penalties: each token's logit goes down by
+    /// `presencePenalty` once it has been generated and by `frequencyPenalty` per time.
+    private func penalizeGenerated(_ generated: [Int: Int]) {
+        for (token, count) in generated where token >= 0 && token < vocab && count > 0 {
+            working[token] -=
+                parameters.presencePenalty + parameters.frequencyPenalty * Float(count)
+        }
     }
 
     /// mlx-lm's repetition penalty, once per distinct token.
@@ -66,15 +144,16 @@ public final class Sampler {
         }
     }
 
-    /// Leaves the surviving token ids in candidates[0..<count]; returns count.
-    private func filter() -> Int {
+    /// Leaves the surviving token ids in candidates[0..<count] (only tokens `mask` allows);
+    /// returns count.
+    private func filter(_ mask: TokenMask?) -> Int {
         let top = working[pk_argmax(working.baseAddress, vocab)]
         var count = 0
         let topP = parameters.topP
         if topP < 1 {
             count = nucleus(top: top, topP: topP)
         } else {
-            for i in 0..<vocab {
+            for i in 0..<vocab where mask?[i] ?? true {
                 candidates[count] = Int32(i)
                 count += 1
             }

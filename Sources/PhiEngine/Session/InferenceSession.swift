@@ -18,6 +18,10 @@ import CKernels
 /// prepare_inputs_for_generation`), the cached keys of the shorter sequence are then thrown
 /// away and the whole sequence is processed again with the long factors.
 public final class InferenceSession {
+    /// The context a session gets when nobody says (`--max-kv-size`, `--ctx-size`): the
+    /// model's positions, at most this many (the one place run, chat and serve take it from).
+    public static let defaultContextLimit = 4096
+
     public let model: any CausalLanguageModel
     /// Positions the KV cache holds.
     public let maxContext: Int
@@ -65,7 +69,7 @@ public final class InferenceSession {
         model: any CausalLanguageModel, maxContext: Int?, pool: WorkerPool, block: Int,
         cacheWidth: KVCacheWidth = .float32
     ) throws {
-        let context = maxContext ?? min(model.maxPositions, 4096)
+        let context = maxContext ?? min(model.maxPositions, Self.defaultContextLimit)
         guard context >= 1, context <= model.maxPositions else {
             throw SessionError.invalidContext(requested: context, maximum: model.maxPositions)
         }

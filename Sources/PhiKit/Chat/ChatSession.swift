@@ -33,11 +33,7 @@ public final class ChatSession {
         self.container = container
         history = options.history ?? ChatHistory()
         if let system = options.system { history.system = system }
-        let entry = container.location.entry
-        var parameters = options.parameters
-        parameters.temperature =
-            options.temperature ?? entry?.defaultTemperature.map(Float.init) ?? 0.6
-        parameters.maxTokens = options.maxTokens ?? entry?.defaultMaxTokens ?? 1024
+        let parameters = container.parameters(options.settings, for: .chat)
         try parameters.validate()
         self.parameters = parameters
         stopStrings = options.stopStrings
@@ -46,7 +42,7 @@ public final class ChatSession {
         if let requested = options.maxContext, requested > positions || requested < 1 {
             throw ChatError.contextTooLarge(requested: requested, positions: positions)
         }
-        maxContext = options.maxContext ?? min(positions, 4096)
+        maxContext = container.defaultContext(options.maxContext)
         session = try container.makeSession(maxContext: maxContext, cacheWidth: options.cacheWidth)
     }
 
@@ -54,13 +50,14 @@ public final class ChatSession {
     /// UTF-8, stop strings withheld). `trimmed` hears how many old messages were dropped to
     /// make room, before the answer starts. When `cancel` is cancelled (Ctrl-C, the app), the
     /// answer stops after the current token, stays in the history marked cut, and the reply
-    /// says so.
+    /// says so. `constraint` and `drafter` are this answer's (see `ModelContainer.generate`).
     ///
     /// A message that cannot fit even alone throws `ChatError.messageTooLong` and leaves the
     /// history as it was.
     @discardableResult
     public func send(
-        _ text: String, cancel: CancellationToken? = nil,
+        _ text: String, constraint: (any TokenConstraint)? = nil,
+        drafter: (any TokenDrafter)? = nil, cancel: CancellationToken? = nil,
         trimmed: (Int) -> Void = { _ in }, onText: (String) -> Void
     ) throws -> ChatReply {
         history.append(role: "user", content: text)
@@ -73,22 +70,24 @@ public final class ChatSession {
             throw error
         }
         if dropped > 0 { trimmed(dropped) }
-        var shown = ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings)
+        var answer = ""
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
+            hooks: GenerationHooks(
+                text: ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings),
+                constraint: constraint, drafter: drafter),
             cancel: cancel
         ) { token in
-            let piece = shown.append(token)
-            if !piece.isEmpty { onText(piece) }
-            return shown.isStopped ? .stop : .more
+            answer += token.text
+            if !token.text.isEmpty { onText(token.text) }
+            return .more
         }
-        let rest = shown.finish()
-        if !rest.isEmpty { onText(rest) }
-        let answer = shown.text
-        let isCut = outcome.stopReason == .cancelled && !shown.isStopped
+        answer += outcome.heldText
+        if !outcome.heldText.isEmpty { onText(outcome.heldText) }
+        let isCut = outcome.stopReason == .cancelled
         history.append(role: "assistant", content: answer, isCut: isCut)
         let reply = ChatReply(
-            text: answer, isCut: isCut, stoppedByString: shown.isStopped,
+            text: answer, isCut: isCut, stoppedByString: outcome.stopReason == .stopString,
             droppedMessages: dropped, promptTokens: ids.count,
             reusedTokens: outcome.reusedPromptTokens,
             generation: outcome)
@@ -120,16 +119,14 @@ public final class ChatSession {
     }
 }
 
-/// How a `ChatSession` starts. nil means the model's default: the registry's
-/// `defaultTemperature` and `defaultMaxTokens` (else 0.6 and 1024), the context of `run`.
+/// How a `ChatSession` starts. Settings left nil come from the model: flag > registry entry
+/// > generation_config.json > chat's built-in (0.6, 1024 tokens); see
+/// `ModelContainer.parameters(_:for:)`. The context is `run`'s default.
 public struct ChatOptions: Sendable {
     public var system: String?
     /// A conversation to continue (`--load`).
     public var history: ChatHistory?
-    /// Everything but the temperature and the answer length (`temperature`, `maxTokens`).
-    public var parameters: GenerationParameters
-    public var temperature: Float?
-    public var maxTokens: Int?
+    public var settings: GenerationSettings
     public var maxContext: Int?
     public var stopStrings: [String]
     public var extraStopTokens: [String]
@@ -138,15 +135,13 @@ public struct ChatOptions: Sendable {
 
     public init(
         system: String? = nil, history: ChatHistory? = nil,
-        parameters: GenerationParameters = GenerationParameters(), temperature: Float? = nil,
-        maxTokens: Int? = nil, maxContext: Int? = nil, stopStrings: [String] = [],
-        extraStopTokens: [String] = [], cacheWidth: KVCacheWidth = .defaultForRun
+        settings: GenerationSettings = GenerationSettings(), maxContext: Int? = nil,
+        stopStrings: [String] = [], extraStopTokens: [String] = [],
+        cacheWidth: KVCacheWidth = .defaultForRun
     ) {
         self.system = system
         self.history = history
-        self.parameters = parameters
-        self.temperature = temperature
-        self.maxTokens = maxTokens
+        self.settings = settings
         self.maxContext = maxContext
         self.stopStrings = stopStrings
         self.extraStopTokens = extraStopTokens

@@ -53,7 +53,8 @@ public enum SlashCommand: Sendable, Equatable {
         /reset, /clear        forget the conversation (the system message stays)
         /system TEXT          set the system message; /system shows it
         /set NAME VALUE       temp, top_p, top_k, min_p, max_tokens, seed,
-                              repetition_penalty, repetition_context_size; /set lists them
+                              repetition_penalty, repetition_context_size,
+                              presence_penalty, frequency_penalty; /set lists them
         /save FILE.json       write the conversation ([{"role", "content"}])
         /load FILE.json       continue a saved conversation
         /stats                show prompt tokens (new, reused), time to first token, tok/s
@@ -63,43 +64,49 @@ public enum SlashCommand: Sendable, Equatable {
 }
 
 /// Sampling settings by the names `/set` takes (ollama's `temperature`, mlx-lm's `temp`, …).
+/// It only maps names to fields; the rules are `GenerationParameters.validate`'s.
 public enum ChatSetting {
-    /// Sets `name` to `value` in `parameters`, checked as `run` checks its flags.
+    /// The names `/set` takes, first the one `/set` lists.
+    static let names: [(field: GenerationParameters.Field, names: [String])] = [
+        (.temperature, ["temp", "temperature"]), (.topP, ["top_p"]), (.topK, ["top_k"]),
+        (.minP, ["min_p"]), (.maxTokens, ["max_tokens", "num_predict"]), (.seed, ["seed"]),
+        (.repetitionPenalty, ["repetition_penalty", "repeat_penalty"]),
+        (.repetitionContextSize, ["repetition_context_size", "repeat_last_n"]),
+        (.presencePenalty, ["presence_penalty"]), (.frequencyPenalty, ["frequency_penalty"]),
+    ]
+
+    /// Every setting's name, as `/set` lists them.
+    public static var settingNames: String {
+        names.map { $0.names[0] }.joined(separator: ", ")
+    }
+
+    /// Sets `name` to `value` in `parameters`, checked as `run` checks its flags (`seed
+    /// none`: a fresh seed each answer).
     public static func apply(
         _ name: String, _ value: String, to parameters: inout GenerationParameters
     ) throws(SlashCommandError) {
+        let key = name.replacingHyphens()
+        guard let field = names.first(where: { $0.names.contains(key) })?.field else {
+            throw .unknownSetting(name)
+        }
         var changed = parameters
-        func number(_ rule: String) throws(SlashCommandError) -> Double {
-            guard let number = Double(value), number.isFinite else {
-                throw .invalidValue(name: name, value: value, rule: rule)
-            }
-            return number
-        }
-        func integer(_ rule: String) throws(SlashCommandError) -> Int {
+        if field == .seed && value == "none" {
+            changed.seed = nil
+        } else if field.isInteger {
             guard let integer = Int(value) else {
-                throw .invalidValue(name: name, value: value, rule: rule)
+                throw .invalidValue(name: name, value: value, rule: "an integer")
             }
-            return integer
+            changed.set(field, .integer(integer))
+        } else {
+            guard let number = Double(value), number.isFinite else {
+                throw .invalidValue(name: name, value: value, rule: "a number")
+            }
+            changed.set(field, .number(number))
         }
-        switch name.replacingHyphens() {
-        case "temp", "temperature": changed.temperature = Float(try number("a number ≥ 0"))
-        case "top_p": changed.topP = Float(try number("a number in (0, 1]"))
-        case "top_k": changed.topK = try integer("an integer ≥ 0")
-        case "min_p": changed.minP = Float(try number("a number in [0, 1]"))
-        case "max_tokens", "num_predict": changed.maxTokens = try integer("an integer ≥ 1")
-        case "seed":
-            changed.seed =
-                value == "none" ? nil : UInt64(bitPattern: Int64(try integer("an integer")))
-        case "repetition_penalty", "repeat_penalty":
-            changed.repetitionPenalty = Float(try number("a number > 0"))
-        case "repetition_context_size", "repeat_last_n":
-            changed.repetitionContextSize = try integer("an integer ≥ 0")
-        default: throw .unknownSetting(name)
-        }
-        do {
-            try changed.validate()
+        do throws(GenerationError) {
+            try changed.validate(naming: [field: name])
         } catch {
-            throw .invalidValue(name: name, value: value, rule: "it \(error.message)")
+            throw .invalidValue(name: name, value: value, rule: error.message)
         }
         parameters = changed
     }
@@ -114,6 +121,8 @@ public enum ChatSetting {
             parts.append("repetition_penalty \(penalty)")
             parts.append("repetition_context_size \(p.repetitionContextSize)")
         }
+        if p.presencePenalty != 0 { parts.append("presence_penalty \(p.presencePenalty)") }
+        if p.frequencyPenalty != 0 { parts.append("frequency_penalty \(p.frequencyPenalty)") }
         parts.append("seed \(p.seed.map { String(Int64(bitPattern: $0)) } ?? "none")")
         return parts.joined(separator: ", ")
     }
@@ -139,9 +148,7 @@ public enum SlashCommandError: UserFacingError, Equatable {
     public var hint: String? {
         switch self {
         case .unknown: "type /help for the commands; nothing was sent to the model"
-        case .unknownSetting:
-            "settings: temp, top_p, top_k, min_p, max_tokens, seed, repetition_penalty, "
-                + "repetition_context_size"
+        case .unknownSetting: "settings: " + ChatSetting.settingNames
         case .missingArgument, .invalidValue: nil
         }
     }

@@ -14,20 +14,23 @@ extension ModelContainer {
     /// is complete UTF-8 (a character split over several tokens arrives whole); `onText`
     /// answering `.stop` ends generation (Ctrl-C, the app). Stops also at a stop token
     /// (`stopTokens(extra:)`), at one of `stopStrings` (which is not shown), after
-    /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled. The
+    /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled;
+    /// `constraint` limits the tokens (structured output), `drafter` proposes tokens to
+    /// verify (speculative decoding; the same tokens greedy). The
     /// context is `maxContext` when given (`--max-kv-size`), else the model's positions, at
-    /// most 4096 unless the prompt and `maxTokens` need more; a prompt that leaves no room in
+    /// most `InferenceSession.defaultContextLimit` unless the prompt and `maxTokens` need more; a prompt that leaves no room in
     /// it for one token is `RunError.promptDoesNotFit`.
     public func generate(
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
         extraStopTokens: [String] = [], stopStrings: [String] = [],
         cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
+        constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
         cancel: CancellationToken? = nil, onText: (String) -> GenerationDisposition
     ) throws -> RunOutcome {
         try generatePieces(
             prompt, parameters: parameters, useChatTemplate: useChatTemplate,
             extraStopTokens: extraStopTokens, stopStrings: stopStrings, cacheWidth: cacheWidth,
-            maxContext: maxContext, cancel: cancel
+            maxContext: maxContext, constraint: constraint, drafter: drafter, cancel: cancel
         ) { piece in
             piece.text.isEmpty ? .more : onText(piece.text)
         }
@@ -41,6 +44,7 @@ extension ModelContainer {
         _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
         extraStopTokens: [String] = [], stopStrings: [String] = [],
         cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
+        constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
         cancel: CancellationToken? = nil, onPiece: (GeneratedPiece) -> GenerationDisposition
     ) throws -> RunOutcome {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
@@ -50,34 +54,40 @@ extension ModelContainer {
             maxPositions: model.maxPositions, promptTokens: ids.count,
             maxTokens: parameters.maxTokens, requested: maxContext)
         let session = try makeSession(maxContext: context, cacheWidth: cacheWidth)
-        var reply = ReplyText(tokenizer: tokenizer, stopStrings: stopStrings)
+        var text = ""
         let outcome = try PhiEngine.generate(
             session: session, prompt: ids, parameters: parameters, stopTokens: stops,
+            hooks: GenerationHooks(
+                text: ReplyText(tokenizer: tokenizer, stopStrings: stopStrings),
+                constraint: constraint, drafter: drafter),
             cancel: cancel
         ) { token in
-            let piece = reply.append(token)
-            if reply.isStopped { return .stop }
-            return onPiece(GeneratedPiece(token: token, text: piece))
+            text += token.text
+            return onPiece(GeneratedPiece(token: token.id, text: token.text))
         }
-        let rest = reply.finish()
-        if !rest.isEmpty { _ = onPiece(GeneratedPiece(token: nil, text: rest)) }
+        if outcome.stopReason != .stopString {
+            let rest = outcome.heldText
+            text += rest
+            if !rest.isEmpty { _ = onPiece(GeneratedPiece(token: nil, text: rest)) }
+        }
         var result = RunOutcome(
-            model: location.name, text: reply.text, generation: outcome, loadSeconds: loadSeconds,
+            model: location.name, text: text, generation: outcome, loadSeconds: loadSeconds,
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
-        if reply.isStopped { result.stopReason = "stop_string" }
+        result.contextTokens = session.maxContext
         return result
     }
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`
-    /// positions (default: the model's, at most 4096) with keys and values `cacheWidth` wide.
+    /// positions (default: `defaultContext`) with keys and values `cacheWidth` wide.
     public func makeSession(
         maxContext: Int? = nil, cacheWidth: KVCacheWidth = .defaultForRun
     ) throws -> InferenceSession {
-        try InferenceSession(model: model, maxContext: maxContext, cacheWidth: cacheWidth)
+        try InferenceSession(
+            model: model, maxContext: defaultContext(maxContext), cacheWidth: cacheWidth)
     }
 
     /// The context `run` gives a prompt: `requested` (`--max-kv-size`), else the model's
-    /// positions, at most 4096 unless the prompt and its answer need more (`maxTokens` may be
+    /// positions, at most `InferenceSession.defaultContextLimit` unless the prompt and its answer need more (`maxTokens` may be
     /// huge: `-m` means "at most"). The prompt must leave room for one generated token.
     static func context(
         maxPositions: Int, promptTokens: Int, maxTokens: Int, requested: Int?
@@ -86,7 +96,7 @@ extension ModelContainer {
             throw .contextOutOfRange(requested: requested, positions: maxPositions)
         }
         let needed = promptTokens + min(maxTokens, maxPositions)
-        let context = requested ?? min(maxPositions, max(4096, needed))
+        let context = requested ?? min(maxPositions, max(InferenceSession.defaultContextLimit, needed))
         guard promptTokens < context else {
             throw .promptDoesNotFit(
                 tokens: promptTokens, context: context, positions: maxPositions,
@@ -140,6 +150,8 @@ public struct RunOutcome: Sendable, Encodable {
     public var loadSeconds: Double
     public var peakMemoryBytes: Int
     public var threads: Int
+    /// Positions the context held (not in the JSON: `stop_reason` says when it was full).
+    public var contextTokens = 0
 
     init(
         model: String, text: String, generation g: GenerationOutcome, loadSeconds: Double,

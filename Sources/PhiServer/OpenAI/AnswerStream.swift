@@ -7,54 +7,75 @@ import PhiFormats
 /// a slot, or a long prompt is read) a `: keep-alive` comment goes out every `keepAlive`, so
 /// proxies and clients with read timeouts keep waiting; SSE clients ignore comments.
 struct AnswerStream {
-    let job: GenerationJob
+    /// The request's answers (`n` per prompt), streamed one after another, each chunk
+    /// carrying its choice's index; they are generated together meanwhile.
+    let answers: [Answer]
     let channel: ResponseChannel
     let bodies: ResponseBodies
     let includeUsage: Bool
     let parseTools: Bool
     /// `parallel_tool_calls`: false sends only the first call.
     var parallelToolCalls = true
-    /// Text the answer starts with before the generated text (`echo`, a forced call start).
-    var answerStart = ""
     var keepAlive: Duration = .seconds(10)
 
     func run() {
-        var ended = false
+        var ended = Set<Int>()
+        var summaries: [GenerationSummary] = []
         do {
             try channel.startStream(
                 status: 200,
                 headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
-            try stream(ended: &ended)
+            for answer in answers {
+                guard let summary = try stream(answer, ended: &ended) else {
+                    drain(ended: &ended)
+                    return
+                }
+                summaries.append(summary)
+            }
+            channel.logNote = CompletionHandler.logNote(Answer.usage(answers, summaries))
+            if includeUsage { try send(bodies.usageChunk(Answer.usage(answers, summaries))) }
+            try channel.write(Array("data: [DONE]\n\n".utf8))
+            try channel.finish()
         } catch {
-            // The client is gone: free the slot now, and log what was generated until the
-            // scheduler noticed (it ends the job at its next step).
-            job.cancel()
-            while !ended {
-                for event in job.take() {
+            // The client is gone: free the slots now, and log what was generated until the
+            // scheduler noticed (it ends the jobs at their next step).
+            drain(ended: &ended)
+        }
+    }
+
+    /// Abandons the answers not yet over and waits for their last events.
+    private func drain(ended: inout Set<Int>) {
+        for answer in answers where !ended.contains(answer.index) { answer.job.cancel() }
+        for answer in answers where !ended.contains(answer.index) {
+            while !ended.contains(answer.index) {
+                for event in answer.job.take() {
                     switch event {
                     case .text: continue
                     case .failed(let error):
                         channel.logNote = "failed: \(CompletionHandler.apiError(error).message)"
-                        ended = true
+                        ended.insert(answer.index)
                     case .finished(let summary):
                         channel.logNote = CompletionHandler.logNote(summary)
-                        ended = true
+                        ended.insert(answer.index)
                     }
                 }
             }
         }
     }
 
-    /// `ended`: set once the job's last event (finished or failed) was taken.
-    private func stream(ended: inout Bool) throws {
+    /// Streams one answer up to its finish chunk; returns its summary, or nil when the
+    /// stream ended early (an error was sent, or nobody reads it any more).
+    private func stream(_ answer: Answer, ended: inout Set<Int>) throws -> GenerationSummary? {
+        let job = answer.job
+        let index = answer.index
         let wantsLogprobs = job.request.logprobs != nil
         if bodies.endpoint == .chat {
             try send(
                 bodies.chunk(
-                    content: "", role: true, logprobs: nil, usageNull: includeUsage))
+                    index: index, content: "", role: true, logprobs: nil, usageNull: includeUsage))
         }
         var tools = ToolCallStream()
-        var pending: [GenerationEvent] = answerStart.isEmpty ? [] : [.text(answerStart, [])]
+        var pending: [GenerationEvent] = answer.start.isEmpty ? [] : [.text(answer.start, [])]
         while true {
             let events = pending + job.take(waitingAtMost: pending.isEmpty ? keepAlive : .zero)
             pending = []
@@ -67,10 +88,7 @@ struct AnswerStream {
             for event in events {
                 switch event {
                 case .text: continue
-                case .failed: ended = true
-                case .finished(let summary):
-                    ended = true
-                    channel.logNote = CompletionHandler.logNote(summary)
+                case .failed, .finished: ended.insert(index)
                 }
             }
             for event in events {
@@ -80,18 +98,19 @@ struct AnswerStream {
                     guard !content.isEmpty || !entries.isEmpty else { continue }
                     try send(
                         bodies.chunk(
-                            content: content, logprobs: wantsLogprobs ? entries : nil,
-                            usageNull: includeUsage))
+                            index: index, content: content,
+                            logprobs: wantsLogprobs ? entries : nil, usageNull: includeUsage))
                 case .failed(let error):
                     let apiError = CompletionHandler.apiError(error)
                     channel.logNote = "failed: \(apiError.message)"
                     try send(apiError.json)
                     try channel.finish()
-                    return
+                    return nil
                 case .finished(let summary):
                     guard summary.finishReason != .cancelled else {
+                        channel.logNote = CompletionHandler.logNote(summary)
                         try channel.finish()
-                        return
+                        return nil
                     }
                     var calls: [ToolCall] = []
                     if parseTools {
@@ -100,21 +119,24 @@ struct AnswerStream {
                         }
                         calls = parsed
                         if let content, !content.isEmpty {
-                            try send(bodies.chunk(content: content, logprobs: nil, usageNull: includeUsage))
+                            try send(
+                                bodies.chunk(
+                                    index: index, content: content, logprobs: nil,
+                                    usageNull: includeUsage))
                         }
                         if !calls.isEmpty {
-                            try send(bodies.chunk(calls: calls, logprobs: nil, usageNull: includeUsage))
+                            try send(
+                                bodies.chunk(
+                                    index: index, calls: calls, logprobs: nil,
+                                    usageNull: includeUsage))
                         }
                     }
                     try send(
                         bodies.chunk(
-                            logprobs: nil,
+                            index: index, logprobs: nil,
                             finishReason: CompletionHandler.finishReason(summary, calls: calls),
                             usageNull: includeUsage))
-                    if includeUsage { try send(bodies.usageChunk(summary)) }
-                    try channel.write(Array("data: [DONE]\n\n".utf8))
-                    try channel.finish()
-                    return
+                    return summary
                 }
             }
         }

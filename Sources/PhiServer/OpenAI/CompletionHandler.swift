@@ -4,8 +4,8 @@ import PhiFormats
 import PhiKit
 
 /// Answers `POST /v1/chat/completions` and `/v1/completions`: checks the request, renders
-/// the prompt, hands the job to the scheduler and writes what it produces, streamed as
-/// server-sent events or as one JSON answer. Runs on the connection's thread, which waits
+/// the prompts, hands one job per answer (`n` per prompt) to the scheduler, which batches
+/// them, and writes what they produce, streamed as server-sent events or as one JSON answer. Runs on the connection's thread, which waits
 /// for the scheduler; a failed write abandons the job, which frees its slot at once.
 struct CompletionHandler: Sendable {
     let container: ModelContainer
@@ -24,30 +24,21 @@ struct CompletionHandler: Sendable {
             if let model = request.model, !modelNames.contains(model) {
                 throw APIError.unknownModel(model, served: modelID)
             }
-            let (generation, answerStart) = try generation(request)
-            let job = GenerationJob(generation) { [channel] in channel.isPeerGone }
-            do {
-                try scheduler.submit(job)
-            } catch {
-                switch error {
-                case .queueFull(let waiting, _): throw APIError.queueFull(waiting: waiting)
-                case .stopping: throw APIError.stopping
-                }
-            }
+            let answers = try submit(try generations(request), channel: channel)
             let bodies = ResponseBodies(
                 endpoint: endpoint, id: Self.newID(endpoint == .chat ? "chatcmpl-" : "cmpl-"),
                 created: Int(Date().timeIntervalSince1970), model: modelID)
             let tools: Bool = if case .chat(_, let tools) = request.input { !tools.isEmpty } else { false }
             if request.stream {
                 AnswerStream(
-                    job: job, channel: channel, bodies: bodies, includeUsage: request.includeUsage,
-                    parseTools: tools, parallelToolCalls: request.parallelToolCalls,
-                    answerStart: answerStart, keepAlive: keepAlive
+                    answers: answers, channel: channel, bodies: bodies,
+                    includeUsage: request.includeUsage, parseTools: tools,
+                    parallelToolCalls: request.parallelToolCalls, keepAlive: keepAlive
                 ).run()
             } else {
                 try answer(
-                    job, bodies, channel: channel, parseTools: tools,
-                    parallelToolCalls: request.parallelToolCalls, start: answerStart)
+                    answers, bodies, channel: channel, parseTools: tools,
+                    parallelToolCalls: request.parallelToolCalls)
             }
         } catch let error as APIError {
             try? channel.send(error)
@@ -56,83 +47,121 @@ struct CompletionHandler: Sendable {
         }
     }
 
-    /// The scheduler's request (the prompt's tokens, checked against the context, and the
-    /// sampling parameters), and the text the answer starts with before what is generated:
-    /// the prompt for `echo`, the call's start forced by `tool_choice`.
-    private func generation(_ request: CompletionRequest) throws(APIError)
-        -> (GenerationRequest, answerStart: String)
+    /// Queues every answer's job; when one is refused, the ones queued are abandoned.
+    private func submit(
+        _ generations: [(request: GenerationRequest, start: String, prompt: Int)],
+        channel: ResponseChannel
+    ) throws(APIError) -> [Answer] {
+        var answers: [Answer] = []
+        for (request, start, prompt) in generations {
+            let job = GenerationJob(request) { [channel] in channel.isPeerGone }
+            do {
+                try scheduler.submit(job)
+            } catch {
+                for answer in answers { answer.job.cancel() }
+                switch error {
+                case .queueFull(let waiting, _): throw .queueFull(waiting: waiting)
+                case .stopping: throw .stopping
+                }
+            }
+            answers.append(Answer(index: answers.count, prompt: prompt, job: job, start: start))
+        }
+        return answers
+    }
+
+    /// The scheduler's requests: for each prompt (checked against the context), `n` of them
+    /// (choice i seeded with `seed + i`, so each is reproducible alone), with the text each
+    /// answer starts with before what is generated: the prompt for `echo`, the call's start
+    /// forced by `tool_choice`.
+    private func generations(_ request: CompletionRequest) throws(APIError)
+        -> [(request: GenerationRequest, start: String, prompt: Int)]
     {
         let builder = PromptBuilder(container: container)
-        var prompt = try builder.tokens(for: request.input)
-        var answerStart = ""
-        if request.echo {
-            answerStart = builder.text(of: request.input)
-        }
-        if let forced = try builder.forcedStart(request.toolChoice) {
-            prompt += try builder.continuation(forced)
-            answerStart += forced
-        }
-        let context = scheduler.configuration.contextSize
-        guard !prompt.isEmpty else {
-            throw .invalidRequest("The prompt is empty.", param: "prompt")
-        }
-        guard prompt.count < context else {
-            throw .contextLength(prompt: prompt.count, completion: nil, context: context)
-        }
-        if let asked = request.maxTokens, prompt.count + asked > context {
-            throw .contextLength(prompt: prompt.count, completion: asked, context: context)
-        }
-        let fallback = request.endpoint == .chat ? context - prompt.count : 16
-        let parameters = GenerationParameters(
-            maxTokens: request.maxTokens ?? min(fallback, context - prompt.count),
-            temperature: Float(request.temperature), topP: Float(request.topP),
-            topK: request.topK, minP: Float(request.minP),
-            repetitionPenalty: request.repetitionPenalty.map(Float.init),
-            seed: request.seed.map { UInt64(bitPattern: Int64($0)) })
         let stopTokens: StopTokens
         do {
             stopTokens = try container.stopTokens()
         } catch {
             throw .server("\(error)")
         }
-        let generation = GenerationRequest(
-            prompt: prompt, parameters: parameters, stopTokens: stopTokens,
-            stopStrings: request.stop, logprobs: request.logprobs)
-        return (generation, answerStart)
-    }
-
-    /// Waits for the whole answer, then sends it as one JSON object.
-    private func answer(
-        _ job: GenerationJob, _ bodies: ResponseBodies, channel: ResponseChannel,
-        parseTools: Bool, parallelToolCalls: Bool, start: String
-    ) throws {
-        var text = start
-        var logprobs: [TokenLogprob] = []
-        while true {
-            for event in job.take() {
-                switch event {
-                case .text(let piece, let entries):
-                    text += piece
-                    logprobs += entries
-                case .failed(let error):
-                    throw Self.apiError(error)
-                case .finished(let summary):
-                    channel.logNote = Self.logNote(summary)
-                    var content: String? = text
-                    var calls: [ToolCall] = []
-                    if parseTools {
-                        (content, calls) = ToolCallSyntax.parse(
-                            text, parallel: parallelToolCalls, makeID: { Self.newID("call_") })
-                    }
-                    let body = bodies.answer(
-                        content: content, calls: calls,
-                        logprobs: job.request.logprobs == nil ? nil : logprobs,
-                        finishReason: Self.finishReason(summary, calls: calls), summary: summary)
-                    try channel.sendJSON(JSONBody(value: body))
-                    return
-                }
+        let context = scheduler.configuration.contextSize
+        var result: [(request: GenerationRequest, start: String, prompt: Int)] = []
+        for (index, input) in request.inputs.enumerated() {
+            var prompt = try builder.tokens(for: input)
+            var answerStart = request.echo ? builder.text(of: input) : ""
+            if let forced = try builder.forcedStart(request.toolChoice) {
+                prompt += try builder.continuation(forced)
+                answerStart += forced
+            }
+            guard !prompt.isEmpty else {
+                throw .invalidRequest("The prompt is empty.", param: "prompt")
+            }
+            guard prompt.count < context else {
+                throw .contextLength(prompt: prompt.count, completion: nil, context: context)
+            }
+            // More than the context leaves ends there, with "length" (llama-server, ollama).
+            let room = context - prompt.count
+            var settings = request.settings
+            settings[.maxTokens] = .integer(
+                min(request.maxTokens ?? (request.endpoint == .chat ? room : 16), room))
+            let parameters = container.parameters(settings, for: .serve)
+            do throws(GenerationError) {
+                try parameters.validate()
+            } catch {
+                throw .server("the model's generation defaults: \(error.message)")
+            }
+            for choice in 0..<request.choices {
+                var seeded = parameters
+                seeded.seed = parameters.seed.map { $0 &+ UInt64(choice) }
+                let generation = GenerationRequest(
+                    prompt: prompt, parameters: seeded, stopTokens: stopTokens,
+                    stopStrings: request.stop, logprobs: request.logprobs)
+                result.append((generation, answerStart, index))
             }
         }
+        return result
+    }
+
+    /// Waits for every answer, then sends them as one JSON object.
+    private func answer(
+        _ answers: [Answer], _ bodies: ResponseBodies, channel: ResponseChannel,
+        parseTools: Bool, parallelToolCalls: Bool
+    ) throws {
+        var choices: [ResponseBodies.Choice] = []
+        var summaries: [GenerationSummary] = []
+        for answer in answers {
+            var text = answer.start
+            var logprobs: [TokenLogprob] = []
+            var summary: GenerationSummary?
+            while summary == nil {
+                for event in answer.job.take() {
+                    switch event {
+                    case .text(let piece, let entries):
+                        text += piece
+                        logprobs += entries
+                    case .failed(let error):
+                        for other in answers { other.job.cancel() }
+                        throw Self.apiError(error)
+                    case .finished(let finished):
+                        summary = finished
+                    }
+                }
+            }
+            var content: String? = text
+            var calls: [ToolCall] = []
+            if parseTools {
+                (content, calls) = ToolCallSyntax.parse(
+                    text, parallel: parallelToolCalls, makeID: { Self.newID("call_") })
+            }
+            choices.append(
+                ResponseBodies.Choice(
+                    index: answer.index, content: content, calls: calls,
+                    logprobs: answer.job.request.logprobs == nil ? nil : logprobs,
+                    finishReason: Self.finishReason(summary!, calls: calls)))
+            summaries.append(summary!)
+        }
+        let usage = Answer.usage(answers, summaries)
+        channel.logNote = Self.logNote(usage)
+        try channel.sendJSON(JSONBody(value: bodies.answer(choices, usage: usage)))
     }
 
     static func finishReason(_ summary: GenerationSummary, calls: [ToolCall]) -> String {
@@ -159,5 +188,32 @@ struct CompletionHandler: Sendable {
     static func newID(_ prefix: String) -> String {
         let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         return prefix + String((0..<24).map { _ in alphabet.randomElement()! })
+    }
+}
+
+/// One choice of a request: its index among the choices, its job, and the text it starts
+/// with before what is generated.
+struct Answer {
+    var index: Int
+    /// Which of the request's prompts it answers.
+    var prompt: Int
+    var job: GenerationJob
+    var start: String
+
+    /// The request's usage: each prompt counted once (its first answer's figures), every
+    /// answer's completion.
+    static func usage(_ answers: [Answer], _ summaries: [GenerationSummary]) -> GenerationSummary {
+        var total = GenerationSummary(
+            promptTokens: 0, cachedTokens: 0, completionTokens: 0,
+            finishReason: summaries.last?.finishReason ?? .stop)
+        var counted = Set<Int>()
+        for (answer, summary) in zip(answers, summaries) {
+            total.completionTokens += summary.completionTokens
+            if counted.insert(answer.prompt).inserted {
+                total.promptTokens += summary.promptTokens
+                total.cachedTokens += summary.cachedTokens
+            }
+        }
+        return total
     }
 }

@@ -1,5 +1,6 @@
 import PhiEngine
 import PhiFormats
+import PhiKit
 
 /// A `POST /v1/chat/completions` or `/v1/completions` body, checked: every field the server
 /// uses, with its type and range; anything it cannot honour is a 400, never ignored.
@@ -27,7 +28,9 @@ struct CompletionRequest {
     }
 
     var endpoint: Endpoint
-    var input: Input
+    /// The prompts: one for chat; one or more for completions (a list of prompts).
+    var inputs: [Input]
+    var input: Input { inputs[0] }
     var toolChoice: ToolChoice = .none
     /// `parallel_tool_calls` (OpenAI's default true): false keeps only the answer's first call.
     var parallelToolCalls = true
@@ -36,17 +39,34 @@ struct CompletionRequest {
     var model: String?
     var stream: Bool
     var includeUsage: Bool
-    /// nil: until the context is full (chat) or 16 (completions, as OpenAI).
+    /// `max_tokens` / `max_completion_tokens`; nil: until the context is full (chat) or 16
+    /// (completions, as OpenAI). More than the context leaves ends at the context
+    /// (`"length"`), as llama-server and ollama do.
     var maxTokens: Int?
-    var temperature: Double
-    var topP: Double
-    var topK: Int
-    var minP: Double
-    var repetitionPenalty: Double?
-    var seed: Int?
+    /// The sampling fields given (nil: the model's default, see
+    /// `ModelContainer.parameters(_:for:)`), checked by `GenerationParameters.validate`.
+    var settings = GenerationSettings()
     var stop: [String]
+    /// `n`: how many choices to generate (choice i seeded with `seed + i`).
+    var choices = 1
     /// Alternatives per token (0...10); nil: no log-probabilities.
     var logprobs: Int?
+
+    /// The sampling fields by their JSON keys (`max_tokens` apart: two keys, and the context
+    /// caps it).
+    static let fields: [(key: String, field: GenerationParameters.Field)] = [
+        ("temperature", .temperature), ("top_p", .topP), ("top_k", .topK), ("min_p", .minP),
+        ("repetition_penalty", .repetitionPenalty), ("presence_penalty", .presencePenalty),
+        ("frequency_penalty", .frequencyPenalty), ("seed", .seed),
+    ]
+
+    /// Each field by its JSON key, for error messages.
+    static let names = Dictionary(
+        uniqueKeysWithValues: fields.map { ($0.field, $0.key) } + [(.maxTokens, "max_tokens")])
+
+    static let int32 = 1...Int(Int32.max)
+    /// `n` at most: each choice takes a slot of its own.
+    static let maxChoices = 16
 
     init(_ endpoint: Endpoint, body: [UInt8]) throws(APIError) {
         let f = try RequestFields(body: body)
@@ -54,33 +74,29 @@ struct CompletionRequest {
         model = try f.string("model")
         stream = try f.bool("stream") ?? false
         includeUsage = try f.object("stream_options")?.bool("include_usage") ?? false
-        let maxCompletion = try f.int("max_completion_tokens", in: 1...Int(Int32.max))
-        let maxTokensField = try f.int("max_tokens", in: 1...Int(Int32.max))
+        let maxCompletion = try f.int("max_completion_tokens", in: Self.int32)
+        let maxTokensField = try f.int("max_tokens", in: Self.int32)
         maxTokens = maxCompletion ?? maxTokensField
-        temperature = try f.number("temperature", in: 0...2) ?? 1
-        topP = try f.number("top_p", in: 0...1) ?? 1
-        guard topP > 0 else {
-            throw .invalidRequest("'top_p' must be above 0", param: "top_p", code: "invalid_value")
+        settings[.maxTokens] = maxTokens.map(GenerationParameters.Value.integer)
+        // OpenAI's documented range; larger values are refused there too.
+        _ = try f.number("temperature", in: 0...2)
+        for (key, field) in Self.fields {
+            settings[field] =
+                field.isInteger
+                ? try f.int(key).map(GenerationParameters.Value.integer)
+                : try f.number(key).map(GenerationParameters.Value.number)
         }
-        topK = try f.int("top_k", in: -1...Int(Int32.max)).map { max($0, 0) } ?? 0
-        minP = try f.number("min_p", in: 0...1) ?? 0
-        repetitionPenalty = try f.number("repetition_penalty", in: 0.01...100)
-        seed = try f.int("seed")
-        stop = try Self.stop(f)
-        let n = try f.int("n") ?? 1
-        guard n == 1 else {
-            throw .invalidRequest(
-                "'n' must be 1: this server returns one choice per request", param: "n",
-                code: "invalid_value")
-        }
-        for penalty in ["presence_penalty", "frequency_penalty"] {
-            let value = try f.number(penalty, in: -2...2)
-            guard (value ?? 0) == 0 else {
-                throw .invalidRequest(
-                    "'\(penalty)' is not supported (only 0); use 'repetition_penalty'",
-                    param: penalty, code: "unsupported_value")
+        if settings[.topK] == .integer(-1) { settings[.topK] = .integer(0) }  // -1: off, as vLLM
+        do throws(GenerationError) {
+            try settings.validate(naming: Self.names)
+        } catch {
+            guard case .invalidParameter(let name, let rule) = error else {
+                throw .invalidRequest(error.message)
             }
+            throw .invalidRequest("'\(name)' \(rule)", param: name, code: "invalid_value")
         }
+        stop = try Self.stop(f)
+        choices = try f.int("n", in: 1...Self.maxChoices) ?? 1
         try Self.refuseUnsupported(f)
         switch endpoint {
         case .chat:
@@ -88,7 +104,7 @@ struct CompletionRequest {
             let listed = try Self.tools(f)
             toolChoice = try Self.toolChoice(f, tools: listed)
             parallelToolCalls = try f.bool("parallel_tool_calls") ?? true
-            input = .chat(messages: messages, tools: toolChoice == .none ? [] : listed)
+            inputs = [.chat(messages: messages, tools: toolChoice == .none ? [] : listed)]
             let top = try f.int("top_logprobs", in: 0...10)
             let wanted = try f.bool("logprobs") ?? false
             logprobs = wanted ? top ?? 0 : nil
@@ -98,7 +114,7 @@ struct CompletionRequest {
                     code: "invalid_value")
             }
         case .completions:
-            input = try Self.prompt(f)
+            inputs = try Self.prompts(f)
             logprobs = try f.int("logprobs", in: 0...10)
             echo = try f.bool("echo") ?? false
             if echo && logprobs != nil {
@@ -117,7 +133,15 @@ struct CompletionRequest {
                     code: "unsupported_value")
             }
         }
+        guard answerCount <= Self.maxChoices else {
+            throw .invalidRequest(
+                "\(inputs.count) prompts × n \(choices) is \(answerCount) answers; at most "
+                    + "\(Self.maxChoices) per request", param: "n", code: "invalid_value")
+        }
     }
+
+    /// Answers the request asks for: `n` per prompt.
+    var answerCount: Int { inputs.count * choices }
 
     /// Fields that would change the answer in ways this server cannot: a 400 naming them
     /// rather than an answer that silently ignores them. Their neutral values pass.
@@ -277,22 +301,31 @@ struct CompletionRequest {
         return tools
     }
 
-    /// `prompt`: a string, a list of one string, or a list of token ids.
-    private static func prompt(_ f: RequestFields) throws(APIError) -> Input {
+    /// `prompt`: a string, a list of token ids, or a list of either (several prompts).
+    private static func prompts(_ f: RequestFields) throws(APIError) -> [Input] {
         guard let value = f.value("prompt") else {
             throw .invalidRequest("'prompt' is missing", param: "prompt")
         }
-        if let text = value.stringValue { return .text(text) }
-        if let list = value.arrayValue {
-            if list.count == 1, let text = list[0].stringValue { return .text(text) }
-            let ids = list.compactMap(\.intValue)
-            if !list.isEmpty && ids.count == list.count { return .tokens(ids) }
-            if list.count > 1 && list.allSatisfy({ $0.stringValue != nil }) {
-                throw .invalidRequest(
-                    "'prompt' holds \(list.count) prompts: send one per request", param: "prompt",
-                    code: "unsupported_value")
-            }
+        if let text = value.stringValue { return [.text(text)] }
+        let expected = "a string, a list of token ids, or a list of those"
+        guard let list = value.arrayValue, !list.isEmpty else {
+            throw .invalidType("prompt", expected: expected)
         }
-        throw .invalidType("prompt", expected: "a string or a list of token ids")
+        let ids = list.compactMap(\.intValue)
+        if ids.count == list.count { return [.tokens(ids)] }
+        let prompts = try list.map { (item: JSONValue) throws(APIError) -> Input in
+            if let text = item.stringValue { return .text(text) }
+            if let items = item.arrayValue, !items.isEmpty {
+                let ids = items.compactMap(\.intValue)
+                if ids.count == items.count { return .tokens(ids) }
+            }
+            throw .invalidType("prompt", expected: expected)
+        }
+        guard prompts.count <= maxChoices else {
+            throw .invalidRequest(
+                "'prompt' holds \(prompts.count) prompts; at most \(maxChoices) per request",
+                param: "prompt", code: "invalid_value")
+        }
+        return prompts
     }
 }

@@ -31,30 +31,39 @@ struct ResponseBodies {
 
     // MARK: whole answers
 
-    func answer(
-        content: String?, calls: [ToolCall], logprobs: [TokenLogprob]?, finishReason: String,
-        summary: GenerationSummary
-    ) -> JSONValue {
-        let choice: JSONValue
+    /// One choice of a whole answer.
+    struct Choice {
+        var index: Int
+        var content: String?
+        var calls: [ToolCall]
+        var logprobs: [TokenLogprob]?
+        var finishReason: String
+    }
+
+    func answer(_ choices: [Choice], usage: GenerationSummary) -> JSONValue {
+        envelope(object: object, choices: choices.map(json), usage: Self.usage(usage))
+    }
+
+    private func json(_ c: Choice) -> JSONValue {
         switch endpoint {
         case .chat:
             var message: [(key: String, value: JSONValue)] = [
-                ("role", .string("assistant")), ("content", content.map(JSONValue.string) ?? .null),
+                ("role", .string("assistant")),
+                ("content", c.content.map(JSONValue.string) ?? .null),
             ]
-            if !calls.isEmpty { message.append(("tool_calls", Self.toolCalls(calls))) }
-            choice = .object([
-                ("index", .int(0)), ("message", .object(message)),
-                ("logprobs", logprobs.map(Self.chatLogprobs) ?? .null),
-                ("finish_reason", .string(finishReason)),
+            if !c.calls.isEmpty { message.append(("tool_calls", Self.toolCalls(c.calls))) }
+            return .object([
+                ("index", .int(c.index)), ("message", .object(message)),
+                ("logprobs", c.logprobs.map(Self.chatLogprobs) ?? .null),
+                ("finish_reason", .string(c.finishReason)),
             ])
         case .completions:
-            choice = .object([
-                ("text", .string(content ?? "")), ("index", .int(0)),
-                ("logprobs", logprobs.map(Self.legacyLogprobs) ?? .null),
-                ("finish_reason", .string(finishReason)),
+            return .object([
+                ("text", .string(c.content ?? "")), ("index", .int(c.index)),
+                ("logprobs", c.logprobs.map(Self.legacyLogprobs) ?? .null),
+                ("finish_reason", .string(c.finishReason)),
             ])
         }
-        return envelope(object: object, choices: [choice], usage: Self.usage(summary))
     }
 
     // MARK: stream chunks
@@ -62,7 +71,7 @@ struct ResponseBodies {
     /// A chunk with a delta (chat) or text (completions); `usage: null` when the client asked
     /// for usage, as OpenAI sends it.
     func chunk(
-        content: String? = nil, role: Bool = false, calls: [ToolCall] = [],
+        index: Int = 0, content: String? = nil, role: Bool = false, calls: [ToolCall] = [],
         logprobs: [TokenLogprob]?, finishReason: String? = nil, usageNull: Bool
     ) -> JSONValue {
         let choice: JSONValue
@@ -73,13 +82,13 @@ struct ResponseBodies {
             if let content { delta.append(("content", .string(content))) }
             if !calls.isEmpty { delta.append(("tool_calls", Self.toolCalls(calls, indexed: true))) }
             choice = .object([
-                ("index", .int(0)), ("delta", .object(delta)),
+                ("index", .int(index)), ("delta", .object(delta)),
                 ("logprobs", logprobs.map(Self.chatLogprobs) ?? .null),
                 ("finish_reason", finishReason.map(JSONValue.string) ?? .null),
             ])
         case .completions:
             choice = .object([
-                ("text", .string(content ?? "")), ("index", .int(0)),
+                ("text", .string(content ?? "")), ("index", .int(index)),
                 ("logprobs", logprobs.map(Self.legacyLogprobs) ?? .null),
                 ("finish_reason", finishReason.map(JSONValue.string) ?? .null),
             ])

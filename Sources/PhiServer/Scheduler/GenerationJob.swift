@@ -11,6 +11,12 @@ struct GenerationRequest: Sendable {
     var stopStrings: [String]
     /// How many alternatives to report per token (0...10); nil: no log-probabilities.
     var logprobs: Int?
+    /// The request's own `TokenConstraint` and `TokenDrafter`, made on the scheduler's thread
+    /// when the request gets its slot (each is one sequence's and keeps state).
+    var makeConstraint: (@Sendable () throws -> any TokenConstraint)? = nil
+    var makeDrafter: (@Sendable () -> any TokenDrafter)? = nil
+    /// Drafted tokens verified per step at most.
+    var draftLength = 4
 }
 
 /// The log-probability of one generated token and of the likeliest alternatives, from the

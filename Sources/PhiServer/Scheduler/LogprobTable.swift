@@ -1,33 +1,19 @@
-import Foundation
 import PhiEngine
 import PhiText
 
-/// Log-probabilities as OpenAI reports them: the log-softmax of the logits the sampler saw
-/// (before temperature and filters), for the chosen token and the `top` likeliest ones.
+/// Log-probabilities as OpenAI reports them: the engine's `TokenLogprobs` (ids and numbers)
+/// with each token's text.
 struct LogprobTable {
-    /// OpenAI's floor for a probability that underflows (JSON has no -infinity).
-    static let floor = -9999.0
-
     static func entry(
-        logits: UnsafeBufferPointer<Float>, chosen: Int, top: Int, tokenizer: Tokenizer,
-        textOffset: Int
+        _ logprobs: TokenLogprobs, chosen: Int, tokenizer: Tokenizer, textOffset: Int
     ) -> TokenLogprob {
-        var maximum = -Float.infinity
-        for l in logits where l > maximum { maximum = l }
-        var total = 0.0
-        for l in logits { total += Double(exp(l - maximum)) }
-        let logZ = Double(maximum) + Foundation.log(total)
-        func logprob(_ id: Int) -> Double {
-            let value = Double(logits[id]) - logZ
-            return value.isFinite ? max(value, floor) : floor
-        }
         let anchor = (try? tokenizer.encode("a", addSpecialTokens: false))?.last
-        let alternatives = largest(top, of: logits).map {
-            TokenLogprob.Alternative(
-                token: text(of: $0, tokenizer, anchor: anchor), logprob: logprob($0))
-        }
         return TokenLogprob(
-            token: text(of: chosen, tokenizer, anchor: anchor), logprob: logprob(chosen), top: alternatives,
+            token: text(of: chosen, tokenizer, anchor: anchor), logprob: logprobs.logprob,
+            top: logprobs.top.map {
+                TokenLogprob.Alternative(
+                    token: text(of: $0.token, tokenizer, anchor: anchor), logprob: $0.logprob)
+            },
             textOffset: textOffset)
     }
 
@@ -40,19 +26,5 @@ struct LogprobTable {
         let both = tokenizer.decode([anchor, id])
         guard both.hasPrefix(prefix) else { return tokenizer.decode([id]) }
         return String(both.dropFirst(prefix.count))
-    }
-
-    /// The ids of the k largest logits, largest first (ties: smaller id first).
-    static func largest(_ k: Int, of logits: UnsafeBufferPointer<Float>) -> [Int] {
-        guard k > 0 else { return [] }
-        var best: [(id: Int, logit: Float)] = []
-        best.reserveCapacity(k + 1)
-        for (id, l) in logits.enumerated() {
-            if best.count == k, let last = best.last, l <= last.logit { continue }
-            let at = best.firstIndex { l > $0.logit } ?? best.count
-            best.insert((id, l), at: at)
-            if best.count > k { best.removeLast() }
-        }
-        return best.map(\.id)
     }
 }

@@ -164,38 +164,38 @@ public final class Scheduler: @unchecked Sendable {
     }
 
     /// One step of every active slot: slots whose client left are ended first; then the
-    /// decoding slots advance one token in one batched forward pass, and every prefilling
-    /// slot feeds one chunk of its prompt.
+    /// decoding slots advance one token in one batched forward pass (a slot with a forced
+    /// run or a draft to verify steps alone), and every prefilling slot feeds one chunk of
+    /// its prompt.
     private func turn() {
         var decoding: [Slot] = []
+        var alone: [Slot] = []
         var prefilling: [Slot] = []
         for slot in active {
             if slot.job.isAbandoned {
                 end(slot, .cancelled)
             } else if slot.isPrefilling {
                 prefilling.append(slot)
-            } else {
+            } else if slot.stepsInBatch {
                 decoding.append(slot)
+            } else {
+                alone.append(slot)
             }
         }
         active = []
         if !decoding.isEmpty {
             do {
                 try decodeStep(decoding)
-                for slot in decoding { advance(slot, slot.session.logits) }
+                for slot in decoding { advance(slot) { try slot.accept(slot.session.logits) } }
             } catch {
                 for slot in decoding { fail(slot, error) }
             }
         }
+        for slot in alone { advance(slot) { try slot.stepAlone() } }
         for slot in prefilling {
-            do {
-                if let logits = try slot.prefillChunk(Self.prefillChunk) {
-                    advance(slot, logits)
-                } else {
-                    active.append(slot)
-                }
-            } catch {
-                fail(slot, error)
+            advance(slot) {
+                guard let logits = try slot.prefillChunk(Self.prefillChunk) else { return nil }
+                return try slot.accept(logits)
             }
         }
         condition.lock()
@@ -206,21 +206,25 @@ public final class Scheduler: @unchecked Sendable {
     /// Feeds each slot's last token: one forward pass for all (a lone slot steps alone).
     private func decodeStep(_ slots: [Slot]) throws {
         if slots.count == 1 {
-            _ = try slots[0].session.step(slots[0].nextToken!)
+            _ = try slots[0].session.step(slots[0].pending[0])
             return
         }
         if batch == nil {
             batch = try DecodeBatch(model: container.model, maxSequences: configuration.parallel)
         }
-        try batch!.step(slots.map(\.session), tokens: slots.map { $0.nextToken! })
+        try batch!.step(slots.map(\.session), tokens: slots.map { $0.pending[0] })
     }
 
-    /// Picks the slot's next token; ends it or keeps it active.
-    private func advance(_ slot: Slot, _ logits: UnsafeBufferPointer<Float>) {
-        if let reason = slot.accept(logits) {
-            end(slot, reason)
-        } else {
-            active.append(slot)
+    /// Runs one step of `slot`; ends it (finished or failed) or keeps it active.
+    private func advance(_ slot: Slot, _ step: () throws -> FinishReason?) {
+        do {
+            if let reason = try step() {
+                end(slot, reason)
+            } else {
+                active.append(slot)
+            }
+        } catch {
+            fail(slot, error)
         }
     }
 

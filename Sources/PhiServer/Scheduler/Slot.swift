@@ -1,9 +1,10 @@
 import PhiEngine
 import PhiText
 
-/// One request being generated: its session, sampler, text decoder and stop-string matcher.
-/// Mirrors `PhiEngine.generate` step for step (same sampler calls on the same logits, same
-/// stopping order), so a greedy answer equals `phikit run` of the same prompt.
+/// One request being generated: its session and its `Generator` (the same one `phikit run`
+/// drives, so a greedy answer equals `run`'s). The slot only feeds: the prompt in chunks
+/// between other slots' steps, then each step's tokens — alone or in the scheduler's batch —
+/// and turns the generator's steps into the job's events.
 final class Slot {
     let job: GenerationJob
     let entry: CachedSession
@@ -12,18 +13,18 @@ final class Slot {
     private(set) var cachedTokens = 0
     /// What the prompt cache expected to reuse when it picked this session.
     private let expectedReuse: Int
-    private let sampler: Sampler
     private let tokenizer: Tokenizer
-    private var decoder: StreamingDecoder
-    private var matcher: StopStringMatcher
+    /// Made once the whole prompt is in (it starts from the session's tokens).
+    private var generator: Generator?
     /// How many prompt tokens are in the session (prefill goes in chunks between other
     /// slots' steps); nil before the first chunk.
     private var fed: Int?
-    /// The token chosen last, fed by the next step.
-    private(set) var nextToken: Int?
+    /// The tokens chosen last, to feed at the next step (one, unless a constraint forced a
+    /// run), and drafted tokens to verify with them.
+    private(set) var pending: [Int] = []
+    private(set) var draft: [Int] = []
     private var generated = 0
-    /// UTF-8 bytes decoded so far, and how many of them were sent.
-    private var decodedBytes = 0
+    /// UTF-8 bytes of the answer sent so far.
     private var sentBytes = 0
     private var heldLogprobs: [TokenLogprob] = []
 
@@ -32,14 +33,12 @@ final class Slot {
         self.entry = entry
         self.expectedReuse = expectedReuse
         self.tokenizer = tokenizer
-        let request = job.request
-        sampler = Sampler(
-            parameters: request.parameters, vocabularySize: entry.session.model.vocabularySize)
-        decoder = StreamingDecoder(tokenizer: tokenizer)
-        matcher = StopStringMatcher(request.stopStrings)
     }
 
     var isPrefilling: Bool { fed != job.request.prompt.count }
+
+    /// Whether the next step is one token with no draft: what the batched forward pass takes.
+    var stepsInBatch: Bool { pending.count == 1 && draft.isEmpty }
 
     /// Feeds the next chunk of the prompt (the first through `prepare`, which keeps the
     /// cached prefix); returns the logits once the whole prompt is in. A token's result does
@@ -59,42 +58,84 @@ final class Slot {
         return end == prompt.count ? logits : nil
     }
 
-    /// Picks the next token from `logits` and reports its text; returns why the answer
-    /// ended, or nil to go on.
-    func accept(_ logits: UnsafeBufferPointer<Float>) -> FinishReason? {
-        let request = job.request
-        let token = sampler.sample(logits, history: session.tokens)
-        nextToken = nil
-        if !request.parameters.ignoreEOS && request.stopTokens.contains(token) { return .stop }
-        generated += 1
-        let piece = decoder.append(token)
-        if let top = request.logprobs {
-            heldLogprobs.append(
-                LogprobTable.entry(
-                    logits: logits, chosen: token, top: top, tokenizer: tokenizer,
-                    textOffset: decodedBytes))
+    /// Picks the next tokens from the logits after the last ones fed and reports their text;
+    /// returns why the answer ended, or nil to go on.
+    func accept(_ logits: UnsafeBufferPointer<Float>) throws -> FinishReason? {
+        try report(try started().step(logits))
+    }
+
+    /// Feeds what `stepsInBatch` leaves out — a forced run, or the pending token and a draft
+    /// to verify — on this slot's session alone, and takes the next step.
+    func stepAlone() throws -> FinishReason? {
+        guard !draft.isEmpty else { return try accept(try session.prefill(pending)) }
+        let generator = try started()
+        let drafted = draft
+        let rows = try session.logitsForVerification(fed: pending, draft: drafted)
+        let step = try rows.withUnsafeBufferPointer { all in
+            let vocab = session.model.vocabularySize
+            return try generator.verify(
+                draft: drafted,
+                logits: (0...drafted.count).map {
+                    UnsafeBufferPointer(rebasing: all[($0 * vocab)..<(($0 + 1) * vocab)])
+                })
         }
-        decodedBytes += piece.utf8.count
-        let (text, stopped) = matcher.append(piece)
-        send(text, final: stopped ? .stopString : nil)
-        if stopped { return .stop }
-        if generated >= request.parameters.maxTokens { return .length }
-        if session.position >= session.maxContext { return .length }
-        nextToken = token
-        return nil
+        session.rewind(to: session.position - drafted.count + step.acceptedDraft)
+        return try report(step)
     }
 
     /// Sends what is still held back (unless a stop string ended the answer) and the summary.
     func finish(_ reason: FinishReason) {
-        if reason != .cancelled {
-            let (text, stopped) = matcher.append(decoder.flush())
-            send(stopped ? text : text + matcher.flush(), final: stopped ? .stopString : .end)
+        if reason != .cancelled, let generator {
+            let rest = generator.finishText()
+            send(rest, final: generator.stoppedByString ? .stopString : .end)
         }
         job.post(
             .finished(
                 GenerationSummary(
                     promptTokens: job.request.prompt.count, cachedTokens: cachedTokens,
                     completionTokens: generated, finishReason: reason)))
+    }
+
+    /// The generator, made on first use: the prompt is in the session by then.
+    private func started() throws -> Generator {
+        if let generator { return generator }
+        let request = job.request
+        let made = Generator(
+            parameters: request.parameters, vocabularySize: session.model.vocabularySize,
+            stopTokens: request.stopTokens, context: session.tokens,
+            maxContext: session.maxContext,
+            text: ReplyText(tokenizer: tokenizer, stopStrings: request.stopStrings),
+            constraint: try request.makeConstraint?(), drafter: request.makeDrafter?(),
+            logprobs: request.logprobs)
+        generator = made
+        return made
+    }
+
+    /// Posts each token's text (and log-probabilities) as `GenerationEvent`s; sets what to
+    /// feed next.
+    private func report(_ step: GeneratorStep) -> FinishReason? {
+        pending = []
+        draft = []
+        for (i, token) in step.tokens.enumerated() {
+            generated += 1
+            if let logprobs = token.logprobs {
+                heldLogprobs.append(
+                    LogprobTable.entry(
+                        logprobs, chosen: token.id, tokenizer: tokenizer,
+                        textOffset: token.textOffset))
+            }
+            let stopped = step.finish == .stopString && i == step.tokens.count - 1
+            send(token.text, final: stopped ? .stopString : nil)
+        }
+        switch step.finish {
+        case .endOfSequence, .stopString, .constraintComplete: return .stop
+        case .maxTokens, .contextFull: return .length
+        case .cancelled: return .cancelled
+        case nil: break
+        }
+        pending = Array(step.ids.dropFirst(step.acceptedDraft))
+        draft = generator?.draft(limit: job.request.draftLength) ?? []
+        return nil
     }
 
     private enum Ending { case stopString, end }

@@ -10,7 +10,7 @@ struct ChatCommand: Command {
     static let usage = """
         phikit chat <model> [--system <text>] [--load <file.json>] [-m <n>] [--temp <t>]
                     [--top-p <p>] [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>]
-                    [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
+                    [--presence-penalty <a>] [--frequency-penalty <a>] [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
                     [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
         """
     static let help = """
@@ -36,8 +36,10 @@ struct ChatCommand: Command {
                                    also -n
           --temp <t>               sampling temperature (default: the registry's, else 0.6);
                                    also --temperature
-          --top-p, --top-k, --min-p, --repetition-penalty, --repetition-context-size, --seed
-                                   sampling, as for `phikit run`
+          --top-p, --top-k, --min-p, --repetition-penalty, --repetition-context-size,
+          --presence-penalty, --frequency-penalty, --seed
+                                   sampling, as for `phikit run` (a setting not given comes
+                                   from the registry, then generation_config.json)
           --stop <text>            end an answer at this text (not shown); repeatable
           --extra-eos-token <t>    also end at this token; repeatable
           --max-kv-size <n>        context in tokens (default: the model's, at most 4096);
@@ -63,8 +65,6 @@ struct ChatCommand: Command {
         let system = try args.textOption("--system", "--system-prompt")
         let stopStrings = try args.textOptions("--stop")
         load = try args.option("--load")
-        let maxTokens = try args.option("-m", "--max-tokens", "-n", as: Int.self)
-        let temperature = try args.option("--temp", "--temperature", as: Double.self)
         let sampling = try SamplingFlags(&args)
         let extraEOS = try args.options("--extra-eos-token")
         let maxContext = try args.option("--max-kv-size", as: Int.self)
@@ -73,14 +73,11 @@ struct ChatCommand: Command {
         stats = args.flag("--stats")
         model = try args.positional("model")
         try args.finish()
-        if let maxTokens, maxTokens < 1 { throw UsageError("--max-tokens must be at least 1") }
-        if let temperature, temperature < 0 { throw UsageError("--temp must not be negative") }
+        let settings = try sampling.checked()
         if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
         if stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
         options = ChatOptions(
-            system: system, parameters: try sampling.parameters(),
-            temperature: temperature.map(Float.init),
-            maxTokens: maxTokens, maxContext: maxContext, stopStrings: stopStrings,
+            system: system, settings: settings, maxContext: maxContext, stopStrings: stopStrings,
             extraStopTokens: extraEOS, cacheWidth: cacheWidth)
     }
 

@@ -1,39 +1,46 @@
 import PhiEngine
+import PhiKit
 
-/// The sampling flags `run` and `chat` share (`--temp` and `-m` aside: their defaults differ),
-/// read before the positionals and checked after `finish()`, so an unknown option is
-/// reported first.
+/// The generation flags `run` and `chat` share, read before the positionals and checked
+/// after `finish()`, so an unknown option is reported first. A table from flags to
+/// `GenerationParameters.Field`s: what a flag left out comes from the model and the command
+/// (`ModelContainer.parameters(_:for:)`), and the rules are `GenerationParameters.validate`'s.
 struct SamplingFlags {
-    var topP: Double
-    var topK: Int
-    var minP: Double
-    var penalty: Double?
-    var penaltyContext: Int
-    var seed: Int?
+    typealias Field = GenerationParameters.Field
+
+    /// Each field's flags; the first `--` one names it in errors.
+    static let table: [(flags: [String], field: Field)] = [
+        (["-m", "--max-tokens", "-n"], .maxTokens), (["--temp", "--temperature"], .temperature),
+        (["--top-p"], .topP), (["--top-k"], .topK), (["--min-p"], .minP),
+        (["--repetition-penalty"], .repetitionPenalty),
+        (["--repetition-context-size"], .repetitionContextSize),
+        (["--presence-penalty"], .presencePenalty), (["--frequency-penalty"], .frequencyPenalty),
+        (["--seed"], .seed),
+    ]
+
+    static let names = Dictionary(
+        uniqueKeysWithValues: table.map { entry in
+            (entry.field, entry.flags.first { $0.hasPrefix("--") } ?? entry.flags[0])
+        })
+
+    var settings = GenerationSettings()
 
     init(_ args: inout ArgumentReader) throws {
-        topP = try args.option("--top-p", as: Double.self) ?? 1
-        topK = try args.option("--top-k", as: Int.self) ?? 0
-        minP = try args.option("--min-p", as: Double.self) ?? 0
-        penalty = try args.option("--repetition-penalty", as: Double.self)
-        penaltyContext = try args.option("--repetition-context-size", as: Int.self) ?? 20
-        seed = try args.option("--seed", as: Int.self)
+        for (flags, field) in Self.table {
+            settings[field] =
+                field.isInteger
+                ? try args.option(flags, as: Int.self).map(GenerationParameters.Value.integer)
+                : try args.option(flags, as: Double.self).map(GenerationParameters.Value.number)
+        }
     }
 
-    /// The parameters these flags give (greedy, 256 tokens, until the caller sets those).
-    func parameters() throws(UsageError) -> GenerationParameters {
-        guard topP > 0, topP <= 1 else { throw UsageError("--top-p must be in (0, 1]") }
-        guard topK >= 0 else { throw UsageError("--top-k must not be negative") }
-        guard minP >= 0, minP <= 1 else { throw UsageError("--min-p must be in [0, 1]") }
-        if let penalty, penalty <= 0 {
-            throw UsageError("--repetition-penalty must be positive")
+    /// The settings, checked (before any model is loaded).
+    func checked() throws(UsageError) -> GenerationSettings {
+        do {
+            try settings.validate(naming: Self.names)
+        } catch {
+            throw UsageError(error.message)
         }
-        guard penaltyContext >= 0 else {
-            throw UsageError("--repetition-context-size must not be negative")
-        }
-        return GenerationParameters(
-            temperature: 0, topP: Float(topP), topK: topK, minP: Float(minP),
-            repetitionPenalty: penalty.map(Float.init), repetitionContextSize: penaltyContext,
-            seed: seed.map { UInt64(bitPattern: Int64($0)) })
+        return settings
     }
 }

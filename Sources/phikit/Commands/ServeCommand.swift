@@ -95,7 +95,7 @@ struct ServeCommand: Command {
     func run() throws {
         let container = try PullProgressView.loadModel(model, threads: threads)
         let limit = container.model.maxPositions
-        let context = maxKVSize ?? min(limit, 4096)
+        let context = container.defaultContext(maxKVSize)
         guard context <= limit else {
             throw UsageError("--max-kv-size \(context) is beyond the model's \(limit) positions")
         }

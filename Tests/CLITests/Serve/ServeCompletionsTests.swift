@@ -120,17 +120,14 @@ struct ServeCompletionsTests {
             ("/v1/completions", #"{"prompt": "x", "max_tokens": "ten"}"#, 400, "max_tokens", "integer"),
             ("/v1/completions", #"{"prompt": "x", "temperature": true}"#, 400, "temperature", "number"),
             ("/v1/completions", #"{"prompt": "x", "stop": 3}"#, 400, "stop", "string"),
-            ("/v1/completions", #"{"prompt": "x", "n": 2}"#, 400, "n", "'n' must be 1"),
+            ("/v1/completions", #"{"prompt": "x", "n": 17}"#, 400, "n", "'n'"),
+            ("/v1/completions", #"{"prompt": "x", "presence_penalty": 2.5}"#, 400, "presence_penalty", "[-2, 2]"),
             ("/v1/completions", #"{"prompt": 5}"#, 400, "prompt", "prompt"),
             ("/v1/completions", #"{}"#, 400, "prompt", "missing"),
             ("/v1/completions", #"{"model": "gpt-4o", "prompt": "x"}"#, 404, "model", "gpt-4o"),
             (
                 "/v1/chat/completions", #"{"messages": [{"role": "user", "content": "hi"}]}"#, 400,
                 "messages", "no chat template"
-            ),
-            (
-                "/v1/completions", #"{"prompt": "x", "max_tokens": 100}"#, 400, "messages",
-                "maximum context length is 64 tokens. However, you requested 103 tokens (3 in"
             ),
             ("/v1/nothing", #"{}"#, 404, nil, "Unknown request URL"),
         ]
@@ -142,6 +139,14 @@ struct ServeCompletionsTests {
             #expect(error["param"] as? String == param, "\(body)")
             #expect(error["type"] is String && error.keys.contains("code"))
         }
+        // max_tokens beyond what the context leaves: up to the context, then "length".
+        let (beyond, answer) = try server.post(
+            "/v1/completions", ["prompt": "x", "max_tokens": 100, "temperature": 0])
+        #expect(beyond == 200)
+        let usage = try #require(answer["usage"] as? [String: Any])
+        let finish = (answer["choices"] as? [[String: Any]])?.first?["finish_reason"] as? String
+        #expect(usage["prompt_tokens"] as? Int == 3)
+        #expect((usage["completion_tokens"] as? Int == 61) == (finish == "length"))
         let long = String(repeating: "word ", count: 100)
         let (status, body) = try server.post("/v1/completions", ["prompt": long])
         #expect(status == 400)
@@ -150,6 +155,66 @@ struct ServeCompletionsTests {
         #expect(message.contains("resulted in 30"))  // never truncated: the counts are told
         #expect(try server.request("GET", "/health").status == 200)
         #expect(try server.request("GET", "/v1/completions").status == 405)
+    }
+
+    @Test("n choices (choice i seeded with seed + i, batched) and a list of prompts")
+    func choicesAndPromptLists() throws {
+        let server = try ServeProcess("stories-260k", ["--parallel", "3"])
+        let prompt = "Once upon a time"
+        let sampled: [String: Any] = [
+            "prompt": prompt, "max_tokens": 12, "temperature": 1, "seed": 5, "n": 3,
+        ]
+        let (status, body) = try server.post("/v1/completions", sampled)
+        #expect(status == 200)
+        let choices = try #require(body["choices"] as? [[String: Any]])
+        #expect(choices.map { $0["index"] as? Int } == [0, 1, 2])
+        let texts = choices.map { $0["text"] as? String ?? "" }
+        for (i, text) in texts.enumerated() {
+            var alone = sampled
+            alone["n"] = 1
+            alone["seed"] = 5 + i
+            let (_, one) = try server.post("/v1/completions", alone)
+            #expect((one["choices"] as? [[String: Any]])?.first?["text"] as? String == text)
+        }
+        #expect(Set(texts).count > 1)
+        let usage = try #require(body["usage"] as? [String: Any])
+        #expect(usage["prompt_tokens"] as? Int == 5)  // the prompt once
+        #expect(usage["completion_tokens"] as? Int == 36)
+        // Streamed: the same texts, by index.
+        var streamedBody = sampled
+        streamedBody["stream"] = true
+        let json = String(
+            decoding: try JSONSerialization.data(withJSONObject: streamedBody), as: UTF8.self)
+        var streamed = ["", "", ""]
+        for chunk in try server.request("POST", "/v1/completions", json: json).chunks() {
+            for choice in chunk["choices"] as? [[String: Any]] ?? [] {
+                streamed[choice["index"] as? Int ?? 0] += choice["text"] as? String ?? ""
+            }
+        }
+        #expect(streamed == texts)
+        // A list of prompts: one greedy answer each, as each alone.
+        let (listed, answers) = try server.post(
+            "/v1/completions",
+            ["prompt": [prompt, "One day"], "max_tokens": 10, "temperature": 0])
+        #expect(listed == 200)
+        let both = try #require(answers["choices"] as? [[String: Any]])
+        #expect(both.map { $0["text"] as? String } == [try Self.lone(prompt, 10), try Self.lone("One day", 10)])
+    }
+
+    @Test("presence and frequency penalties change a greedy answer as run's flags do")
+    func penalties() throws {
+        let server = try ServeProcess("stories-260k")
+        let (status, body) = try server.post(
+            "/v1/completions",
+            [
+                "prompt": "Once upon a time", "max_tokens": 40, "temperature": 0,
+                "presence_penalty": 1.5, "frequency_penalty": 0.5,
+            ])
+        #expect(status == 200)
+        let text = (body["choices"] as? [[String: Any]])?.first?["text"] as? String
+        let flags = ["--presence-penalty", "1.5", "--frequency-penalty", "0.5"]
+        #expect(text == (try Self.lone("Once upon a time", 40, flags)))
+        #expect(text != (try Self.lone("Once upon a time", 40)))
     }
 
     @Test("GET /v1/models lists the model; GET / is the chat page")

@@ -82,9 +82,16 @@ struct ChatHistoryTests {
         try ChatSetting.apply("top-p", "0.9", to: &p)
         try ChatSetting.apply("max_tokens", "12", to: &p)
         try ChatSetting.apply("seed", "7", to: &p)
+        try ChatSetting.apply("presence_penalty", "0.5", to: &p)
+        try ChatSetting.apply("frequency-penalty", "-1", to: &p)
         #expect(p.temperature == 0 && p.topP == 0.9 && p.maxTokens == 12 && p.seed == 7)
+        #expect(p.presencePenalty == 0.5 && p.frequencyPenalty == -1)
         let before = p
         #expect(throws: SlashCommandError.self) { try ChatSetting.apply("top_p", "2", to: &p) }
+        #expect(
+            throws: SlashCommandError.invalidValue(
+                name: "presence_penalty", value: "3", rule: "presence_penalty must be in [-2, 2]")
+        ) { try ChatSetting.apply("presence_penalty", "3", to: &p) }
         #expect(throws: SlashCommandError.self) { try ChatSetting.apply("temp", "warm", to: &p) }
         #expect(throws: SlashCommandError.unknownSetting("tmp")) {
             try ChatSetting.apply("tmp", "1", to: &p)
