@@ -70,15 +70,9 @@ final class Slot {
         guard !draft.isEmpty else { return try accept(try session.prefill(pending)) }
         let generator = try started()
         let drafted = draft
-        let rows = try session.logitsForVerification(fed: pending, draft: drafted)
-        let step = try rows.withUnsafeBufferPointer { all in
-            let vocab = session.model.vocabularySize
-            return try generator.verify(
-                draft: drafted,
-                logits: (0...drafted.count).map {
-                    UnsafeBufferPointer(rebasing: all[($0 * vocab)..<(($0 + 1) * vocab)])
-                })
-        }
+        let rows = try session.verify(pending + drafted)
+        let step = try generator.verify(
+            draft: drafted, logits: (0...drafted.count).map { rows[pending.count - 1 + $0] })
         session.rewind(to: session.position - drafted.count + step.acceptedDraft)
         return try report(step)
     }
@@ -134,7 +128,9 @@ final class Slot {
         case nil: break
         }
         pending = Array(step.ids.dropFirst(step.acceptedDraft))
-        draft = generator?.draft(limit: job.request.draftLength) ?? []
+        draft =
+            generator?.draft(
+                limit: min(job.request.draftLength, session.maxVerifyTokens - pending.count)) ?? []
         return nil
     }
 
