@@ -49,6 +49,9 @@ struct GenerationSummary: Sendable, Equatable {
     var cachedTokens: Int
     var completionTokens: Int
     var finishReason: FinishReason
+    /// Speculative decoding: tokens drafted, and how many of them were kept.
+    var draftedTokens = 0
+    var acceptedDraftTokens = 0
 }
 
 /// What the scheduler reports to the connection that waits for the answer.

@@ -1,4 +1,5 @@
 import PhiEngine
+import PhiKit
 import PhiText
 
 /// One request being generated: its session and its `Generator` (the same one `phikit run`
@@ -27,9 +28,18 @@ final class Slot {
     /// UTF-8 bytes of the answer sent so far.
     private var sentBytes = 0
     private var heldLogprobs: [TokenLogprob] = []
+    /// The server's speculative decoding, for a request without a drafter of its own.
+    private let speculation: Speculation
+    private var draftLength = 0
+    private var draftedTokens = 0
+    private var acceptedDraftTokens = 0
 
-    init(job: GenerationJob, entry: CachedSession, expectedReuse: Int, tokenizer: Tokenizer) {
+    init(
+        job: GenerationJob, entry: CachedSession, expectedReuse: Int, tokenizer: Tokenizer,
+        speculation: Speculation = .off
+    ) {
         self.job = job
+        self.speculation = speculation
         self.entry = entry
         self.expectedReuse = expectedReuse
         self.tokenizer = tokenizer
@@ -74,6 +84,8 @@ final class Slot {
         let step = try generator.verify(
             draft: drafted, logits: (0...drafted.count).map { rows[pending.count - 1 + $0] })
         session.rewind(to: session.position - drafted.count + step.acceptedDraft)
+        draftedTokens += drafted.count
+        acceptedDraftTokens += step.acceptedDraft
         return try report(step)
     }
 
@@ -87,19 +99,24 @@ final class Slot {
             .finished(
                 GenerationSummary(
                     promptTokens: job.request.prompt.count, cachedTokens: cachedTokens,
-                    completionTokens: generated, finishReason: reason)))
+                    completionTokens: generated, finishReason: reason,
+                    draftedTokens: draftedTokens, acceptedDraftTokens: acceptedDraftTokens)))
     }
 
     /// The generator, made on first use: the prompt is in the session by then.
     private func started() throws -> Generator {
         if let generator { return generator }
         let request = job.request
+        let drafting =
+            request.makeDrafter.map { ($0(), request.draftLength) }
+            ?? speculation.hooks(drafter: nil)
+        draftLength = drafting.1
         let made = Generator(
             parameters: request.parameters, vocabularySize: session.model.vocabularySize,
             stopTokens: request.stopTokens, context: session.tokens,
             maxContext: session.maxContext,
             text: ReplyText(tokenizer: tokenizer, stopStrings: request.stopStrings),
-            constraint: try request.makeConstraint?(), drafter: request.makeDrafter?(),
+            constraint: try request.makeConstraint?(), drafter: drafting.0,
             logprobs: request.logprobs)
         generator = made
         return made
@@ -130,7 +147,7 @@ final class Slot {
         pending = Array(step.ids.dropFirst(step.acceptedDraft))
         draft =
             generator?.draft(
-                limit: min(job.request.draftLength, session.maxVerifyTokens - pending.count)) ?? []
+                limit: min(draftLength, session.maxVerifyTokens - pending.count)) ?? []
         return nil
     }
 

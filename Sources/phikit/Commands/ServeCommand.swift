@@ -12,6 +12,7 @@ struct ServeCommand: Command {
         phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--queue <n>]
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
                      [--cors-origin <origin>] [--kv-bits 8|16|32] [--threads <n>] [--quiet]
+                     [--draft-max <n> | --no-speculative]
         """
     static let help = """
         Loads <model> and answers OpenAI API requests on http://<host>:<port>:
@@ -40,6 +41,7 @@ struct ServeCommand: Command {
           --api-key <key>          require "Authorization: Bearer <key>" on /v1 requests
           --cors-origin <origin>   allow browsers on <origin> (or *) to call the API
         \(KVBitsOption.help)
+        \(SpeculationOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --quiet                  no access log
 
@@ -59,6 +61,7 @@ struct ServeCommand: Command {
     var corsOrigin: String?
     var threads: Int?
     var cacheWidth: KVCacheWidth
+    var speculation: Speculation
     var quiet: Bool
 
     init(_ args: inout ArgumentReader) throws {
@@ -71,6 +74,7 @@ struct ServeCommand: Command {
         apiKey = try args.option("--api-key")
         corsOrigin = try args.option("--cors-origin")
         cacheWidth = try KVBitsOption.read(&args)
+        speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
         model = try args.positional("model")
@@ -103,7 +107,8 @@ struct ServeCommand: Command {
             container: container,
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
-                cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth))
+                cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
+                speculation: speculation))
         let configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         let server = try HTTPServer(
