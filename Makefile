@@ -25,6 +25,8 @@
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make bench-serve      phikit serve vs llama-cpp-python's server, 1/2/4/8 streaming clients
+#   make bench-speculative  prompt-lookup speculative decoding on and off, and llama-cpp-python's
+#                         LlamaPromptLookupDecoding, on edit/quote/extract tasks and free prose
 #                         (aggregate tok/s, time to first token; full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
 #                    3600) for safetensors, json, config, http, gguf and the Jinja interpreter,
@@ -56,7 +58,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
+.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve bench-speculative serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -119,6 +121,9 @@ bench-chat: build
 
 bench-serve: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_serve.sh
+
+bench-speculative: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_speculative.py
 
 SOAK_SECONDS ?= 180
 SOAK_CLIENTS ?= 8

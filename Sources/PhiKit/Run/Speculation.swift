@@ -10,8 +10,13 @@ public struct Speculation: Sendable, Equatable {
     public init(maxDraft: Int) { self.maxDraft = max(0, maxDraft) }
 
     public static let off = Speculation(maxDraft: 0)
-    /// What run, chat and serve use unless told (`--no-speculative`, `--draft-max`).
-    public static let `default` = Speculation(maxDraft: 8)
+    /// What run, chat and serve use unless told (`--draft-max`, `--no-speculative`): off
+    /// until it is measured never slower on a quiet machine (scripts/bench/
+    /// bench_speculative.py); the cost model then steps aside on new text by itself.
+    public static let `default` = Speculation.off
+    /// The draft length `--draft-max` suggests (verifying 9 tokens costs about 3 decode
+    /// steps of a full-size model on 2 cores, issue 31).
+    public static let suggested = Speculation(maxDraft: 8)
     /// The most `--draft-max` takes (verifying more on a CPU costs more than it can gain).
     public static let maxDraftLimit = 32
 

@@ -6,8 +6,9 @@ enum SpeculationOption {
     static let help = """
           --draft-max <n>          speculative decoding: verify up to n tokens copied from
                                    earlier in the context per forward pass (edits, quotes,
-                                   extraction); the answer is the same, only faster when
-                                   the text repeats (default: \(Speculation.default.maxDraft); 0 is off)
+                                   extraction; \(Speculation.suggested.maxDraft) is a good n); the answer is the same
+                                   tokens, only faster when the text repeats (default: 0,
+                                   off)
           --no-speculative         no speculative decoding (as --draft-max 0)
         """
 
