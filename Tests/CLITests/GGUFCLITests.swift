@@ -57,7 +57,8 @@ struct GGUFCLITests {
 }
 
 extension GGUFCLITests {
-    /// Converted, the GGUF tells the same story as the reference phi3 conversion.
+    /// Converted (to llama), the GGUF tells the same story as the reference phi3 conversion:
+    /// the llama engine on one, phi3's on the other, the same bytes.
     @Test func convertedModelTellsTheSameStory() throws {
         let out = FileManager.default.temporaryDirectory.path + "/phikit-gguf-\(UUID())"
         defer { try? FileManager.default.removeItem(atPath: out) }

@@ -73,20 +73,21 @@ import Testing
             ])
     }
 
-    @Test func registryKnowsPhi3AndPhi() throws {
-        #expect(Architectures.modelTypes == ["phi", "phi3", "phimoe"])
+    @Test func registryKnowsEachArchitectureOnce() throws {
+        #expect(Architectures.modelTypes == ["llama", "phi", "phi3", "phimoe"])
+        #expect(Architectures.schema(for: "llama") is LlamaSchema)
         #expect(Architectures.schema(for: "phi") is PhiSchema)
         #expect(Architectures.schema(for: "phimoe") is PhiMoESchema)
         #expect(Architectures.schema(for: "phi3") is Phi3Schema)
-        var llama = Self.tiny(tied: true)
-        llama.modelType = "llama"
+        var gemma = Self.tiny(tied: true)
+        gemma.modelType = "gemma"
         #expect(
-            throws: ConfigError.unsupportedArchitecture(path: "config.json", modelType: "llama")
+            throws: ConfigError.unsupportedArchitecture(path: "config.json", modelType: "gemma")
         ) {
-            try ModelLayout(config: llama)
+            try ModelLayout(config: gemma)
         }
         #expect(
-            ConfigError.unsupportedArchitecture(path: "", modelType: "llama").hint?
+            ConfigError.unsupportedArchitecture(path: "", modelType: "gemma").hint?
                 .contains("\"phi3\"") == true)
     }
 

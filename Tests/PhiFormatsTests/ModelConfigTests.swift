@@ -193,15 +193,15 @@ private func decodeError(_ bytes: [UInt8]) -> ConfigError? {
 
     @Test func unsupportedArchitecture() throws {
         let error = try #require(
-            decodeError(try editedPhi35 { $0.set("model_type", .string("llama")) }))
-        #expect(error == .unsupportedArchitecture(path: "config.json", modelType: "llama"))
-        #expect(error.message.contains("'llama'"))
+            decodeError(try editedPhi35 { $0.set("model_type", .string("gemma")) }))
+        #expect(error == .unsupportedArchitecture(path: "config.json", modelType: "gemma"))
+        #expect(error.message.contains("'gemma'"))
         #expect(error.exitCode == .dataError)
         // Decoding without validation still works, for tools that report rather than refuse.
         let c = try ModelConfig(
-            data: try editedPhi35 { $0.set("model_type", .string("llama")) }, source: "config.json",
+            data: try editedPhi35 { $0.set("model_type", .string("gemma")) }, source: "config.json",
             validating: false)
-        #expect(c.modelType == "llama")
+        #expect(c.modelType == "gemma")
     }
 
     @Test func wrongTypeInsideAListNamesThePosition() throws {

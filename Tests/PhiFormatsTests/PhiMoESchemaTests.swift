@@ -76,8 +76,9 @@ import Testing
             {"model_type": "phimoe", "hidden_size": 64, "intermediate_size": 32,
              "num_hidden_layers": 1, "num_attention_heads": 4, "vocab_size": 100}
             """)
-        #expect(PhiMoESchema.experts(minimal) == 16 && PhiMoESchema.expertsPerToken(minimal) == 2)
-        #expect(!minimal.attentionBias && !minimal.lmHeadBias && minimal.routerJitterNoise == 0.01)
+        let fields = minimal.fields(PhiMoESchema.Fields.self)
+        #expect(fields.experts == 16 && fields.expertsPerToken == 2)
+        #expect(!fields.attentionBias && !fields.lmHeadBias && fields.routerJitterNoise == 0.01)
         for (field, stored, value) in [
             ("num_experts_per_tok", "2", "17"), ("num_local_experts", "16", "0"),
             ("router_jitter_noise", "0.01", "-1"),

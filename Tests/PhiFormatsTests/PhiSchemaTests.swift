@@ -32,9 +32,9 @@ import Testing
 
     @Test func phi2ConfigAndModules() throws {
         let config = try Self.config(Self.phi2)
-        #expect(config.modelType == "phi" && config.layerNormEps == 1e-5)
+        #expect(config.modelType == "phi" && config.fields(PhiSchema.Fields.self).layerNormEps == 1e-5)
         #expect(config.partialRotaryFactor == 0.4 && config.ropeDim == 32)
-        #expect(config.hiddenAct == "gelu_new" && !config.qkLayerNorm)
+        #expect(config.hiddenAct == "gelu_new" && !config.fields(PhiSchema.Fields.self).qkLayerNorm)
         let layout = try ModelLayout(config: config)
         #expect(layout.modules.count == 1 + 32 * 7 + 2)
         #expect(layout["model.embed_tokens"]?.shape == [51200, 2560])
@@ -83,7 +83,7 @@ import Testing
         }
         #expect(config.partialRotaryFactor == 0.5)
         #expect(config.maxPositionEmbeddings == 2048)
-        #expect(config.layerNormEps == 1e-5 && !config.qkLayerNorm && config.hiddenAct == nil)
+        #expect(config.fields(PhiSchema.Fields.self) == PhiSchema.Fields() && config.hiddenAct == nil)
     }
 
     /// (field, its JSON value, words of the error).

@@ -127,7 +127,7 @@ struct ModelReferenceTests {
         #expect(ModelReferenceError.unknown("x").exitCode == .noInput)
     }
 
-    @Test("the project's registry.json decodes and every Phi-3-family entry stops at <|end|>")
+    @Test("the project's registry.json decodes; every Phi-3-family entry stops at <|end|>, SmolLM2 at <|im_end|>")
     func projectRegistry() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
@@ -140,9 +140,13 @@ struct ModelReferenceTests {
         #expect(
             registry.entry(named: "phi-4-mini")?.repo == "mlx-community/Phi-4-mini-instruct-4bit")
         // Phi-2's vocabulary has no <|end|>: its end of text is the tokenizer's own eos.
-        for entry in registry.entries where entry.repo != nil && !entry.name.hasPrefix("phi-2") {
+        for entry in registry.entries
+        where entry.repo != nil && (entry.name.hasPrefix("phi-3") || entry.name.hasPrefix("phi-4")) {
             #expect(entry.extraEOSTokens.contains("<|end|>"), "\(entry.name)")
         }
+        // SmolLM2's ChatML turns end at <|im_end|>.
+        let smol = try #require(registry.entry(named: "smollm2-135m"))
+        #expect(smol.repo == "HuggingFaceTB/SmolLM2-135M-Instruct" && smol.extraEOSTokens == ["<|im_end|>"])
         #expect(registry.entry(named: "phi-2")?.extraEOSTokens == [])
         // The bundled demo model resolves to the directory shipped beside registry.json.
         let demo = try #require(registry.entry(named: "stories-260k")?.path)

@@ -22,6 +22,21 @@ public enum SeededWeights {
         }
     }
 
+    /// Tensors numbered in the given order (k = index): norm weights 1 + r/4, biases r/10,
+    /// everything else r × amplitude (tiny_models.weights).
+    public static func numbered(
+        _ tensors: [(name: String, shape: [Int])], seed: UInt64, amplitude: Float
+    ) -> [Tensor] {
+        tensors.enumerated().map { k, t in
+            let r = uniform(seed: seed, tensor: k, count: t.shape.reduce(1, *))
+            let values =
+                t.name.hasSuffix(".bias")
+                ? r.map { $0 * 0.1 }
+                : t.name.hasSuffix("norm.weight") ? r.map { 1 + $0 * 0.25 } : r.map { $0 * amplitude }
+            return Tensor(name: t.name, shape: t.shape, values: values)
+        }
+    }
+
     /// The sizes of a tiny phimoe model (its config.json's fields).
     public struct PhiMoESizes {
         public var hidden, intermediate, layers, heads, kvHeads, vocab, experts: Int

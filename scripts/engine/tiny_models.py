@@ -88,10 +88,34 @@ def phi_tensor_shapes(cfg):
     return out
 
 
+def llama_tensor_shapes(cfg):
+    """(name, shape) of a model_type llama model in mlx's (LlamaSchema's) order: embed_tokens;
+    per layer q/k/v/o_proj, gate_proj, down_proj, up_proj, input_layernorm,
+    post_attention_layernorm; norm; lm_head unless tied."""
+    h, i, v = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    heads, kv = cfg["num_attention_heads"], cfg.get("num_key_value_heads") or cfg["num_attention_heads"]
+    hd = h // heads
+    out = [("model.embed_tokens.weight", [v, h])]
+    for layer in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        out += [(p + "self_attn.q_proj.weight", [heads * hd, h]),
+                (p + "self_attn.k_proj.weight", [kv * hd, h]),
+                (p + "self_attn.v_proj.weight", [kv * hd, h]),
+                (p + "self_attn.o_proj.weight", [h, heads * hd]),
+                (p + "mlp.gate_proj.weight", [i, h]), (p + "mlp.down_proj.weight", [h, i]),
+                (p + "mlp.up_proj.weight", [i, h]),
+                (p + "input_layernorm.weight", [h]), (p + "post_attention_layernorm.weight", [h])]
+    out.append(("model.norm.weight", [h]))
+    if not cfg.get("tie_word_embeddings", False):
+        out.append(("lm_head.weight", [v, h]))
+    return out
+
+
 def weights(cfg, seed, amplitude):
     """name -> float32 numpy array. Biases (phi only) are r * 0.1."""
     out = {}
-    shapes = phi_tensor_shapes(cfg) if cfg["model_type"] == "phi" else tensor_shapes(cfg)
+    shapes = {"phi": phi_tensor_shapes, "llama": llama_tensor_shapes}.get(
+        cfg["model_type"], tensor_shapes)(cfg)
     for k, (name, shape) in enumerate(shapes):
         r = uniform(seed, k, int(np.prod(shape))).reshape(shape)
         if name.endswith(".bias"):
@@ -134,6 +158,37 @@ def phi_wide_head():
     return phi_config(hidden_size=160, intermediate_size=320, num_hidden_layers=2,
                       num_attention_heads=4, num_key_value_heads=2, vocab_size=384,
                       partial_rotary_factor=0.4)
+
+
+def llama_config(**sizes):
+    """A model_type llama config.json (transformers' LlamaConfig fields), then `sizes`."""
+    return {
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+        "max_position_embeddings": 128, "rope_theta": 10000.0, "rms_norm_eps": 1e-05,
+        "bos_token_id": 1, "eos_token_id": 2, "hidden_act": "silu", "attention_bias": False,
+        "attention_dropout": 0.0, "mlp_bias": False, "pretraining_tp": 1, "rope_scaling": None,
+        "torch_dtype": "float32", "use_cache": True, **sizes,
+    }
+
+
+def llama_smol_like():
+    """SmolLM2's proportions: GQA 3:1, tied embeddings, rope_theta 100000."""
+    return llama_config(hidden_size=96, intermediate_size=256, num_hidden_layers=2,
+                        num_attention_heads=6, num_key_value_heads=2, vocab_size=384,
+                        rope_theta=100000.0, tie_word_embeddings=True)
+
+
+def llama3_scaled():
+    """Llama 3.x's rope scaling (`llama3`, factor 8) with a trained context of 64 so that
+    the 16 frequencies of head_dim 32 fall in all three bands (kept, blended, divided);
+    GQA 4:1, untied, three layers, rope_theta 500000."""
+    return llama_config(hidden_size=128, intermediate_size=192, num_hidden_layers=3,
+                        num_attention_heads=4, num_key_value_heads=1, vocab_size=384,
+                        rope_theta=500000.0, max_position_embeddings=256,
+                        rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                      "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                      "original_max_position_embeddings": 64},
+                        tie_word_embeddings=False)
 
 
 def longrope_factors(n, short_step, long_step):

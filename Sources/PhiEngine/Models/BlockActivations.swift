@@ -33,3 +33,23 @@ final class BlockActivations {
         scores = try FloatBuffer(count: KVCache.scoreFloats(threads: threads, capacity: capacity))
     }
 }
+
+extension BlockActivations {
+    /// normed[t] = rmsnorm(x[t]) · weight, for the rows t of the block (`width` = hidden).
+    func rmsNorm(_ weight: [Float], rows: Range<Int>, width: Int, eps: Float) {
+        weight.withUnsafeBufferPointer { w in
+            for t in rows { pk_rmsnorm(normed[t * width], x[t * width], w.baseAddress, width, eps) }
+        }
+    }
+
+    /// y[n][rows] = input[n][cols] · Wᵀ through the fused kernels, each weight read once for
+    /// the whole block. Every kind, float32 included, computes each token's row exactly the
+    /// same way whatever else is in the block (pk_matvec.h), which is what makes a session's
+    /// cached prefix reusable bit for bit and a batch of requests equal to each request alone.
+    func linear(
+        _ m: WeightMatrix, _ input: UnsafePointer<Float>, tokens n: Int,
+        into y: UnsafeMutablePointer<Float>, pool: WorkerPool
+    ) {
+        pool.matvec(m, input, tokens: n, into: y, prep: prepared.pointer, prepStride: preparedStride)
+    }
+}

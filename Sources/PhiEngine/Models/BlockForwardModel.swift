@@ -1,21 +1,26 @@
-/// What the per-sequence and batched state of every architecture have in common: a model
-/// whose forward pass runs a block of tokens that may belong to several sequences (a prompt
-/// block of one, or one decode step of each in a `DecodeBatch`), every weight read once for
-/// the block while each span of tokens keeps its keys and values in its own sequence's cache.
-/// A model folder (Models/Phi3/, Models/PhiMoE/) gives its buffers and forward pass; the
-/// sequence, span and batch types here are the same for all of them (its
-/// `makeSequenceState` / `makeBatchState` return a `ModelSequence` / `ModelBatch`).
+import CKernels
+import PhiFormats
+
+/// What every architecture's model class has in common: a model whose forward pass runs a
+/// block of tokens that may belong to several sequences (a prompt block of one, or one decode
+/// step of each in a `DecodeBatch`), every weight read once for the block while each span of
+/// tokens keeps its keys and values in its own sequence's cache.
+/// A model folder (Models/Phi3/, Models/Llama/, …) gives its shape, weights, buffers and
+/// forward pass; loading, the sequence and batch states, the KV cache's shape and the buffers'
+/// allocation are the defaults below, the same for all of them.
 protocol BlockForwardModel: CausalLanguageModel {
-    associatedtype Buffers: BlockBuffers
+    associatedtype Shape: ArchitectureShape
+    associatedtype Weights: ArchitectureWeights
+    associatedtype Buffers: BlockBuffers where Buffers.Shape == Shape
 
-    /// (layers, kvHeads, headDim) of the KV cache.
-    var cacheShape: (layers: Int, kvHeads: Int, headDim: Int) { get }
+    /// The schema of the `model_type` this class runs (`load` refuses any other).
+    static var schema: any ArchitectureSchema { get }
 
-    /// Activation buffers for blocks of up to `block` tokens over `capacity` cached
-    /// positions, with the logits of the last `logitRows` tokens.
-    func makeBuffers(
-        block: Int, capacity: Int, threads: Int, logitRows: Int
-    ) throws(SessionError) -> Buffers
+    var shape: Shape { get }
+
+    init(
+        directory: String, config: ModelConfig, generationConfig: GenerationConfig?,
+        weights: Weights, threads: Int)
 
     /// Runs `tokens` (the spans cover them, in order), writing keys and values into each
     /// span's cache, then the logits of the last `logitRows` tokens into `buffers.logits`
@@ -23,13 +28,102 @@ protocol BlockForwardModel: CausalLanguageModel {
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<Self>>,
         buffers: Buffers, logitRows: Int, pool: WorkerPool)
+
+    /// Which embedding of positions a sequence of `length` tokens uses. Models whose
+    /// positions depend on the whole length (LongRoPE switches factors past
+    /// `original_max_position_embeddings`) answer differently on either side; keys cached in
+    /// one regime are invalid in another, so the session recomputes them. Default: one regime.
+    func positionRegime(sequenceLength length: Int) -> Int
+}
+
+/// An architecture's weights bound from a checkpoint's files by its schema's module names.
+protocol ArchitectureWeights: AnyObject {
+    init(_ files: ModelWeights, config: ModelConfig) throws
+    /// Starts reading the tensors a forward pass needs first, in the background.
+    func prefetch()
+}
+
+/// The engine side of an architecture's schema: the model class that runs it. Each model
+/// folder declares it for its schema (`extension Phi3Schema: RunnableSchema`), so
+/// `Architectures.all` in PhiFormats is the one `model_type` registry.
+protocol RunnableSchema: ArchitectureSchema {
+    associatedtype Model: BlockForwardModel
+}
+
+extension RunnableSchema {
+    func loadModel(directory: String, config: ModelConfig, threads: Int?) throws
+        -> any CausalLanguageModel
+    {
+        try Model.load(directory: directory, config: config, threads: threads)
+    }
+}
+
+extension BlockForwardModel {
+    /// Reads config.json (validated: other `model_type`s are refused), maps the safetensors
+    /// files and checks every tensor against the schema. Costs milliseconds: weights are read
+    /// by the first forward pass (the kernel is asked to read ahead right away).
+    public static func load(directory: String, threads: Int? = nil) throws -> Self {
+        try load(directory: directory, config: ModelConfig.load(directory: directory), threads: threads)
+    }
+
+    /// `load` with config.json already read and validated.
+    static func load(directory: String, config: ModelConfig, threads: Int?) throws -> Self {
+        guard config.modelType == schema.modelType else {
+            throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
+        }
+        let generationConfig = try GenerationConfig.load(directory: directory)
+        let weights = try Weights(ModelWeights(directory: directory), config: config)
+        weights.prefetch()
+        return Self(
+            directory: directory, config: config, generationConfig: generationConfig,
+            weights: weights, threads: max(1, threads ?? Int(pk_available_cores())))
+    }
+
+    /// Vocabulary size (rows of the embedding; the tokenizer's ids must be below it).
+    public var vocabularySize: Int { shape.vocab }
+
+    /// Positions the model supports (`max_position_embeddings`).
+    public var maxPositions: Int { shape.maxPositions }
+
+    public func makeSequenceState(
+        capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
+    ) throws -> any SequenceState {
+        try ModelSequence(
+            model: self, capacity: capacity, block: block, threads: threads,
+            cacheWidth: cacheWidth)
+    }
+
+    public func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
+        try ModelBatch(model: self, maxSequences: maxSequences, threads: threads)
+    }
+
+    /// (layers, kvHeads, headDim) of the KV cache.
+    var cacheShape: (layers: Int, kvHeads: Int, headDim: Int) {
+        (shape.layers, shape.kvHeads, shape.headDim)
+    }
+
+    /// Activation buffers for blocks of up to `block` tokens over `capacity` cached
+    /// positions, with the logits of the last `logitRows` tokens.
+    func makeBuffers(
+        block: Int, capacity: Int, threads: Int, logitRows: Int
+    ) throws(SessionError) -> Buffers {
+        try Buffers(
+            shape: shape, block: block, capacity: capacity, threads: threads, logitRows: logitRows)
+    }
+
+    func positionRegime(sequenceLength length: Int) -> Int { 0 }
 }
 
 /// The buffers a model's forward pass writes into: the ones every architecture has
 /// (`BlockActivations`), read as its own members (`buffers.x`, `buffers.logits`), and its own.
 @dynamicMemberLookup
 protocol BlockBuffers: AnyObject {
+    associatedtype Shape: ArchitectureShape
     var shared: BlockActivations { get }
+
+    init(
+        shape: Shape, block: Int, capacity: Int, threads: Int, logitRows: Int
+    ) throws(SessionError)
 }
 
 extension BlockBuffers {

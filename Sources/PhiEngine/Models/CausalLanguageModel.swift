@@ -4,7 +4,7 @@ import PhiFormats
 /// memory-mapped weights that any number of sequences share. Everything that depends on the
 /// architecture — tensors, the forward pass, how positions are embedded — lives behind this
 /// protocol in the model's own folder (`Models/Phi3/`); sessions, generation and sampling
-/// never name an architecture. `ModelArchitectures` maps config.json's `model_type` to one.
+/// never name an architecture. `ModelArchitectures.load` maps config.json's `model_type` to one.
 public protocol CausalLanguageModel: AnyObject, Sendable {
     /// The directory the weights were mapped from.
     var directory: String { get }
@@ -31,11 +31,6 @@ public protocol CausalLanguageModel: AnyObject, Sendable {
     /// Buffers for decode steps of up to `maxSequences` sequences at once (`DecodeBatch`).
     func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState
 
-    /// Which embedding of positions a sequence of `length` tokens uses. Models whose
-    /// positions depend on the whole length (LongRoPE switches factors past
-    /// `original_max_position_embeddings`) answer differently on either side; keys cached in
-    /// one regime are invalid in another, so the session recomputes them.
-    func positionRegime(sequenceLength length: Int) -> Int
 }
 
 /// One sequence's mutable state for a model: its KV cache and scratch buffers, allocated once.

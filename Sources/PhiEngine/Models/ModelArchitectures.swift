@@ -1,36 +1,26 @@
 import Foundation
 import PhiFormats
 
-/// config.json's `model_type` → the code that loads it (mlx-swift-lm's `ModelTypeRegistry`).
-/// Adding an architecture: a schema in PhiFormats/Architectures, a folder under Models/, and
-/// one line here.
+/// config.json's `model_type` → the model class that runs it. The registry is
+/// `Architectures.all` (PhiFormats): each model folder declares its schema `RunnableSchema`,
+/// naming its class, so adding an architecture touches its schema file, its model folder and
+/// one line of `Architectures.all`.
 public enum ModelArchitectures {
-    public typealias Loader = @Sendable (_ directory: String, _ threads: Int?) throws ->
-        any CausalLanguageModel
-
-    static let loaders: [String: Loader] = [
-        "phi3": { try Phi3Model.load(directory: $0, threads: $1) },
-        "phi": { try PhiModel.load(directory: $0, threads: $1) },
-        "phimoe": { try PhiMoEModel.load(directory: $0, threads: $1) },
-    ]
-
     /// The `model_type`s this engine runs, sorted.
-    public static var supportedTypes: [String] { loaders.keys.sorted() }
+    public static var supportedTypes: [String] {
+        Architectures.all.filter { $0 is any RunnableSchema }.map(\.modelType).sorted()
+    }
 
-    /// Loads the model in `directory` with the loader its config.json's `model_type` names;
-    /// a type without one is refused (`ConfigError`), before any weight is mapped.
+    /// Loads the model in `directory`: config.json is read and validated once (a `model_type`
+    /// without a schema is a `ConfigError`), then the class its schema names maps the
+    /// weights.
     public static func load(directory: String, threads: Int? = nil) throws
         -> any CausalLanguageModel
     {
-        let path = (directory as NSString).appendingPathComponent("config.json")
-        // A config.json that cannot be read or has no model_type is explained by the loader's
-        // own config validation (the one place that words config errors), so try phi3's.
-        let type =
-            FileManager.default.contents(atPath: path)
-            .flatMap { try? JSONValue(parsing: $0) }?["model_type"]?.stringValue ?? "phi3"
-        guard let loader = loaders[type] else {
-            throw ConfigError.unsupportedArchitecture(path: path, modelType: type)
+        let config = try ModelConfig.load(directory: directory)
+        guard let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema else {
+            throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
-        return try loader(directory, threads)
+        return try schema.loadModel(directory: directory, config: config, threads: threads)
     }
 }

@@ -36,11 +36,13 @@ public final class InferenceSession {
 
     let sequence: any SequenceState
     let pool: WorkerPool
-    /// The position regime (`CausalLanguageModel.positionRegime`) the cached keys are in.
+    /// The position regime (`BlockForwardModel.positionRegime`) the cached keys are in.
     private(set) var regime = 0
     /// The cache no longer matches `tokens` (a rewind the state refused): the next feed
     /// computes the whole sequence.
     private var stale = false
+    /// The model's `positionRegime` (not part of the public model protocol: a LongRoPE detail).
+    private let positionRegime: (Int) -> Int
 
     /// `maxContext` defaults to the model's positions, at most 4096 (the KV cache costs
     /// resident memory only as it fills, but its address space is reserved up front). The
@@ -77,10 +79,15 @@ public final class InferenceSession {
         self.maxContext = context
         self.pool = pool
         self.cacheWidth = cacheWidth
+        if let blockModel = model as? any BlockForwardModel {
+            positionRegime = { blockModel.positionRegime(sequenceLength: $0) }
+        } else {
+            positionRegime = { _ in 0 }
+        }
         sequence = try model.makeSequenceState(
             capacity: context, block: max(1, min(block, context)), threads: pool.size,
             cacheWidth: cacheWidth)
-        regime = model.positionRegime(sequenceLength: 0)
+        regime = positionRegime(0)
         tokens.reserveCapacity(context)
     }
 
@@ -115,9 +122,9 @@ public final class InferenceSession {
         var lo = 0
         while lo < n {
             // the run of rows whose sequence lengths share one regime
-            let runRegime = model.positionRegime(sequenceLength: start + lo + 1)
+            let runRegime = positionRegime(start + lo + 1)
             var hi = lo + 1
-            while hi < n && model.positionRegime(sequenceLength: start + hi + 1) == runRegime {
+            while hi < n && positionRegime(start + hi + 1) == runRegime {
                 hi += 1
             }
             _ = try feed(tokens[lo..<hi], logitRows: hi - lo)
@@ -151,7 +158,7 @@ public final class InferenceSession {
         guard !sequence.isEmpty else { throw SessionError.emptyPrompt }
         try checkFits(sequence, after: 0)
         var reuse = commonPrefixLength(with: sequence)
-        if model.positionRegime(sequenceLength: sequence.count) != regime { reuse = 0 }
+        if positionRegime(sequence.count) != regime { reuse = 0 }
         reuse = min(reuse, sequence.count - 1)  // the last token's logits are wanted
         let valid = rewind(to: reuse)
         _ = try feed(sequence[reuse...])
@@ -177,7 +184,7 @@ public final class InferenceSession {
         if keep < tokens.count && !sequence.rewind(to: keep) { stale = true }
         tokens.removeSubrange(keep...)
         if keep == 0 {
-            regime = model.positionRegime(sequenceLength: 0)
+            regime = positionRegime(0)
             stale = false
         }
         return stale ? 0 : keep
@@ -207,9 +214,7 @@ public final class InferenceSession {
     /// it in, or nil without appending when the token crosses a regime switch or the cache is
     /// stale (the caller then steps this session alone, which recomputes the sequence).
     func appendForBatch(_ token: Int) -> Int? {
-        guard !stale, model.positionRegime(sequenceLength: tokens.count + 1) == regime else {
-            return nil
-        }
+        guard !stale, positionRegime(tokens.count + 1) == regime else { return nil }
         tokens.append(token)
         return regime
     }
@@ -222,7 +227,7 @@ public final class InferenceSession {
         try checkFits(new, after: position)
         var start = position
         tokens.append(contentsOf: new)
-        let needed = model.positionRegime(sequenceLength: tokens.count)
+        let needed = positionRegime(tokens.count)
         if needed != regime || stale {
             // the cached keys were embedded in another regime, or not kept: recompute
             regime = needed

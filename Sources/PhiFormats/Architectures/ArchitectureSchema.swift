@@ -36,6 +36,10 @@ public protocol ArchitectureSchema: Sendable {
     /// `experts.E.w1.weight`); loaders read them as the stack, as mlx-lm's `sanitize` does.
     /// nil (the default): the module is only ever stored whole.
     func expertTensorNames(_ module: ModuleSpec) -> [String]?
+
+    /// The type of the config.json fields only this architecture reads (its `Fields`, decoded
+    /// from the same config.json); `NoArchitectureFields` by default.
+    var fieldsType: any ArchitectureFields.Type { get }
 }
 
 extension ArchitectureSchema {
@@ -43,6 +47,7 @@ extension ArchitectureSchema {
     public var defaultMaxPositions: Int { 4096 }
     public func validate(_ config: ModelConfig) throws(ConfigError) {}
     public func expertTensorNames(_ module: ModuleSpec) -> [String]? { nil }
+    public var fieldsType: any ArchitectureFields.Type { NoArchitectureFields.self }
 }
 
 /// One module of an architecture: a Linear, an Embedding or a norm, with its weight's shape

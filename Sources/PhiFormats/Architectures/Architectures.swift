@@ -1,9 +1,12 @@
-/// The architectures phikit knows, by config.json's `model_type`. One line per architecture.
+/// The architectures phikit knows, by config.json's `model_type`: the one registry. One line
+/// per architecture; its schema file beside this one and its model folder in the engine (which
+/// declares the schema `RunnableSchema`) are the rest of what adding one takes.
 public enum Architectures {
     public static let all: [any ArchitectureSchema] = [
         Phi3Schema(),
         PhiSchema(),
         PhiMoESchema(),
+        LlamaSchema(),
     ]
 
     public static func schema(for modelType: String) -> (any ArchitectureSchema)? {

@@ -11,6 +11,41 @@ public struct PhiMoESchema: ArchitectureSchema {
 
     public var modelType: String { "phimoe" }
     public var outputHead: String { "lm_head" }
+    public var fieldsType: any ArchitectureFields.Type { Fields.self }
+
+    /// The config.json fields only phimoe reads (transformers' PhimoeConfig defaults).
+    public struct Fields: ArchitectureFields, Equatable {
+        /// `num_local_experts`.
+        public var experts = 16
+        /// `num_experts_per_tok`.
+        public var expertsPerToken = 2
+        /// `router_jitter_noise`: at inference, the width of the sparsemixer's band (see
+        /// PhiMoERouter).
+        public var routerJitterNoise = 0.01
+        /// `attention_bias`: q/k/v/o projections with biases.
+        public var attentionBias = false
+        /// `lm_head_bias`: an output head with a bias.
+        public var lmHeadBias = false
+
+        public init() {}
+
+        enum CodingKeys: String, CodingKey {
+            case experts = "num_local_experts"
+            case expertsPerToken = "num_experts_per_tok"
+            case routerJitterNoise = "router_jitter_noise"
+            case attentionBias = "attention_bias"
+            case lmHeadBias = "lm_head_bias"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            experts = try c.decodeIfPresent(Int.self, forKey: .experts) ?? 16
+            expertsPerToken = try c.decodeIfPresent(Int.self, forKey: .expertsPerToken) ?? 2
+            routerJitterNoise = try c.decodeIfPresent(Double.self, forKey: .routerJitterNoise) ?? 0.01
+            attentionBias = try c.decodeIfPresent(Bool.self, forKey: .attentionBias) ?? false
+            lmHeadBias = try c.decodeIfPresent(Bool.self, forKey: .lmHeadBias) ?? false
+        }
+    }
 
     /// mlx order: embed_tokens; per layer self_attn (q, k, v, o), block_sparse_moe (gate,
     /// switch_mlp gate_proj, up_proj, down_proj), input_layernorm, post_attention_layernorm;
@@ -19,8 +54,9 @@ public struct PhiMoESchema: ArchitectureSchema {
         let hidden = config.hiddenSize
         let queryDim = config.attentionHeads * config.headDim
         let kvDim = config.kvHeads * config.headDim
-        let (experts, ffn) = (Self.experts(config), config.intermediateSize)
-        let bias = config.attentionBias
+        let fields = config.fields(Fields.self)
+        let (experts, ffn) = (fields.experts, config.intermediateSize)
+        let bias = fields.attentionBias
         var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
         out.reserveCapacity(2 + 12 * config.layerCount + 2)
         for layer in 0..<config.layerCount {
@@ -43,21 +79,15 @@ public struct PhiMoESchema: ArchitectureSchema {
         if !config.tieWordEmbeddings {
             out.append(
                 ModuleSpec(
-                    outputHead, .linear, shape: [config.vocabSize, hidden], hasBias: config.lmHeadBias))
+                    outputHead, .linear, shape: [config.vocabSize, hidden], hasBias: fields.lmHeadBias))
         }
         return out
     }
 
-    /// `num_local_experts`, PhimoeConfig's 16 when absent.
-    public static func experts(_ config: ModelConfig) -> Int { config.localExperts ?? 16 }
-    /// `num_experts_per_tok`, PhimoeConfig's 2 when absent.
-    public static func expertsPerToken(_ config: ModelConfig) -> Int {
-        config.expertsPerToken ?? 2
-    }
-
     /// The expert fields (after ModelConfig.validate's shared checks).
     public func validate(_ config: ModelConfig) throws(ConfigError) {
-        let (experts, perToken) = (Self.experts(config), Self.expertsPerToken(config))
+        let fields = config.fields(Fields.self)
+        let (experts, perToken) = (fields.experts, fields.expertsPerToken)
         guard experts > 0, experts <= 1 << 10 else {
             throw config.invalid(
                 "num_local_experts", "must be 1 to \(1 << 10), got \(experts)")
@@ -67,7 +97,7 @@ public struct PhiMoESchema: ArchitectureSchema {
                 "num_experts_per_tok",
                 "must be 1 to num_local_experts (\(experts)), got \(perToken)")
         }
-        guard config.routerJitterNoise >= 0, config.routerJitterNoise.isFinite else {
+        guard fields.routerJitterNoise >= 0, fields.routerJitterNoise.isFinite else {
             throw config.invalid("router_jitter_noise", "must be a number of at least 0")
         }
     }

@@ -12,6 +12,31 @@ public struct PhiSchema: ArchitectureSchema {
     /// transformers' PhiConfig (Phi-1 and 1.5 use 0.5; Phi-2's config.json says 0.4).
     public var defaultPartialRotaryFactor: Double { 0.5 }
     public var defaultMaxPositions: Int { 2048 }
+    public var fieldsType: any ArchitectureFields.Type { Fields.self }
+
+    /// The config.json fields only phi reads (transformers' PhiConfig defaults).
+    public struct Fields: ArchitectureFields, Equatable {
+        /// `layer_norm_eps` of every LayerNorm.
+        public var layerNormEps = 1e-5
+        /// `qk_layernorm`: a LayerNorm over each query and key head before the rotation.
+        public var qkLayerNorm = false
+
+        public init() {}
+        public init(layerNormEps: Double = 1e-5, qkLayerNorm: Bool = false) {
+            (self.layerNormEps, self.qkLayerNorm) = (layerNormEps, qkLayerNorm)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case layerNormEps = "layer_norm_eps"
+            case qkLayerNorm = "qk_layernorm"
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            layerNormEps = try c.decodeIfPresent(Double.self, forKey: .layerNormEps) ?? 1e-5
+            qkLayerNorm = try c.decodeIfPresent(Bool.self, forKey: .qkLayerNorm) ?? false
+        }
+    }
 
     /// The activations `gelu_new` names (the tanh approximation, which is also what mlx-lm's
     /// `nn.gelu_approx` computes); `gelu_pytorch_tanh` is the same function.
@@ -35,7 +60,7 @@ public struct PhiSchema: ArchitectureSchema {
                 ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden], hasBias: true),
                 ModuleSpec(p + "self_attn.dense", .linear, shape: [hidden, queryDim], hasBias: true),
             ]
-            if config.qkLayerNorm {
+            if config.fields(Fields.self).qkLayerNorm {
                 out += ["q_layernorm", "k_layernorm"].map {
                     ModuleSpec(p + "self_attn." + $0, .norm, shape: [config.headDim], hasBias: true)
                 }
@@ -53,6 +78,8 @@ public struct PhiSchema: ArchitectureSchema {
     }
 
     public func validate(_ config: ModelConfig) throws(ConfigError) {
+        let eps = config.fields(Fields.self).layerNormEps
+        guard eps > 0, eps.isFinite else { throw config.invalid("layer_norm_eps", "must be positive") }
         if let act = config.hiddenAct, !Self.activations.contains(act) {
             throw config.invalid(
                 "hidden_act", "'\(act)' is not supported for phi (gelu_new, gelu_pytorch_tanh)")

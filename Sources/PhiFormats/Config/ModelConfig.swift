@@ -1,10 +1,9 @@
 import Foundation
 
-/// A Phi-family `config.json`, of any architecture in `Architectures.all` (`phi3`: Phi-3,
-/// 3.5-mini, 4, 4-mini; `phi`: Phi-1, 1.5, 2; …). One struct carries the fields every
-/// architecture shares and the few that only some read (`layer_norm_eps`, `qk_layernorm`, bias
-/// flags, expert counts); each architecture's schema states its own defaults and validates
-/// its own fields. Decoded leniently (absent optional keys take the transformers defaults of
+/// A `config.json` of any architecture in `Architectures.all` (`phi3`: Phi-3, 3.5-mini, 4,
+/// 4-mini; `phi`: Phi-1, 1.5, 2; `llama`; …): the fields every architecture shares, and the
+/// schema's own (`architectureFields`: phi's `qk_layernorm`, phimoe's expert counts), which
+/// its schema declares, defaults and validates beside itself. Decoded leniently (absent optional keys take the transformers defaults of
 /// the config's `model_type`), then `validate()` checks strictly everything the engine relies
 /// on, naming the offending field.
 public struct ModelConfig: Sendable, Equatable {
@@ -30,25 +29,13 @@ public struct ModelConfig: Sendable, Equatable {
         return dim.isFinite && abs(dim) < 1e15 ? Int(dim) : 0
     }
     public var ropeTheta: Double
-    /// `rms_norm_eps` (phi3's RMSNorms, phimoe's LayerNorms); default 1e-5.
+    /// `rms_norm_eps` (phi3's and llama's RMSNorms, phimoe's LayerNorms); default 1e-5.
     public var rmsNormEps: Double
-    /// `layer_norm_eps` (phi's LayerNorms); default 1e-5.
-    public var layerNormEps: Double
-    /// `qk_layernorm` (phi): a LayerNorm over each query and key head before the rotation.
-    public var qkLayerNorm: Bool
+    /// The fields only this `model_type` reads, its schema's `Fields` (see `fields(_:)`).
+    public var architectureFields: ArchitectureFieldsValue
     /// `hidden_act` as written (`gelu_new`, `silu`); nil when absent. Each architecture
     /// accepts the ones its forward pass computes.
     public var hiddenAct: String?
-    /// `attention_bias` (phimoe): q/k/v/o projections with biases; default false.
-    public var attentionBias: Bool
-    /// `lm_head_bias` (phimoe): an output head with a bias; default false.
-    public var lmHeadBias: Bool
-    /// `num_local_experts` and `num_experts_per_tok` (phimoe); nil when absent.
-    public var localExperts: Int?
-    public var expertsPerToken: Int?
-    /// `router_jitter_noise` (phimoe; default 0.01): at inference, the width of the
-    /// sparsemixer's band (see PhiMoERouter).
-    public var routerJitterNoise = 0.01
     /// The architecture's default when absent (`ArchitectureSchema.defaultMaxPositions`).
     public var maxPositionEmbeddings: Int
     /// LongRoPE switches from short to long factors beyond this; engines use `?? 4096`
@@ -68,15 +55,17 @@ public struct ModelConfig: Sendable, Equatable {
     /// which phikit cannot read; nil for float and MLX models.
     public var foreignQuantMethod: String?
     public var slidingWindow: Int?
+    /// `head_dim` when config.json states it (llama writes it); phikit's heads are
+    /// hidden_size / num_attention_heads wide, so validate refuses any other value.
+    public var statedHeadDim: Int?
     /// Where this config came from, for error messages (`…/config.json`).
     public var source: String
 
     public init(
         modelType: String = "phi3", hiddenSize: Int, intermediateSize: Int, layerCount: Int,
         attentionHeads: Int, kvHeads: Int? = nil, vocabSize: Int, partialRotaryFactor: Double = 1.0,
-        ropeTheta: Double = 10000, rmsNormEps: Double = 1e-5, layerNormEps: Double = 1e-5,
-        qkLayerNorm: Bool = false, hiddenAct: String? = nil, attentionBias: Bool = false,
-        lmHeadBias: Bool = false, localExperts: Int? = nil, expertsPerToken: Int? = nil,
+        ropeTheta: Double = 10000, rmsNormEps: Double = 1e-5,
+        architectureFields: (any ArchitectureFields)? = nil, hiddenAct: String? = nil,
         maxPositionEmbeddings: Int = 4096,
         originalMaxPositionEmbeddings: Int? = nil, ropeScaling: RopeScaling? = nil,
         tieWordEmbeddings: Bool = false, eosTokenIds: [Int] = [], bosTokenId: Int? = nil,
@@ -94,13 +83,10 @@ public struct ModelConfig: Sendable, Equatable {
         self.partialRotaryFactor = partialRotaryFactor
         self.ropeTheta = ropeTheta
         self.rmsNormEps = rmsNormEps
-        self.layerNormEps = layerNormEps
-        self.qkLayerNorm = qkLayerNorm
+        self.architectureFields = ArchitectureFieldsValue(
+            architectureFields ?? Architectures.schema(for: modelType)?.fieldsType.init()
+                ?? NoArchitectureFields())
         self.hiddenAct = hiddenAct
-        self.attentionBias = attentionBias
-        self.lmHeadBias = lmHeadBias
-        self.localExperts = localExperts
-        self.expertsPerToken = expertsPerToken
         self.maxPositionEmbeddings = maxPositionEmbeddings
         self.originalMaxPositionEmbeddings = originalMaxPositionEmbeddings
         self.ropeScaling = ropeScaling
@@ -176,14 +162,7 @@ extension ModelConfig: Decodable {
         case partialRotaryFactor = "partial_rotary_factor"
         case ropeTheta = "rope_theta"
         case rmsNormEps = "rms_norm_eps"
-        case layerNormEps = "layer_norm_eps"
-        case qkLayerNorm = "qk_layernorm"
         case hiddenAct = "hidden_act"
-        case attentionBias = "attention_bias"
-        case lmHeadBias = "lm_head_bias"
-        case localExperts = "num_local_experts"
-        case expertsPerToken = "num_experts_per_tok"
-        case routerJitterNoise = "router_jitter_noise"
         case maxPositionEmbeddings = "max_position_embeddings"
         case originalMaxPositionEmbeddings = "original_max_position_embeddings"
         case ropeScaling = "rope_scaling"
@@ -196,6 +175,7 @@ extension ModelConfig: Decodable {
         case quantization
         case quantizationConfig = "quantization_config"
         case slidingWindow = "sliding_window"
+        case statedHeadDim = "head_dim"
     }
 
     /// transformers 5 moves `rope_theta` (and sometimes `partial_rotary_factor`) into
@@ -245,15 +225,9 @@ extension ModelConfig: Decodable {
             ropeScaling = nil
         }
         rmsNormEps = try c.decodeIfPresent(Double.self, forKey: .rmsNormEps) ?? 1e-5
-        layerNormEps = try c.decodeIfPresent(Double.self, forKey: .layerNormEps) ?? 1e-5
-        qkLayerNorm = try c.decodeIfPresent(Bool.self, forKey: .qkLayerNorm) ?? false
         hiddenAct = try c.decodeIfPresent(String.self, forKey: .hiddenAct)
-        attentionBias = try c.decodeIfPresent(Bool.self, forKey: .attentionBias) ?? false
-        lmHeadBias = try c.decodeIfPresent(Bool.self, forKey: .lmHeadBias) ?? false
-        localExperts = try c.decodeIfPresent(Int.self, forKey: .localExperts)
-        expertsPerToken = try c.decodeIfPresent(Int.self, forKey: .expertsPerToken)
-        routerJitterNoise =
-            try c.decodeIfPresent(Double.self, forKey: .routerJitterNoise) ?? 0.01
+        architectureFields = ArchitectureFieldsValue(
+            try schema?.fieldsType.init(from: decoder) ?? NoArchitectureFields())
         maxPositionEmbeddings =
             try c.decodeIfPresent(Int.self, forKey: .maxPositionEmbeddings)
             ?? schema?.defaultMaxPositions ?? 4096
@@ -267,6 +241,7 @@ extension ModelConfig: Decodable {
             ?? c.decodeIfPresent(String.self, forKey: .dtype)
         torchDType = dtypeName.flatMap { DType(pythonName: $0) }
         slidingWindow = try c.decodeIfPresent(Int.self, forKey: .slidingWindow)
+        statedHeadDim = try c.decodeIfPresent(Int.self, forKey: .statedHeadDim)
         source = "config.json"
 
         (quantization, foreignQuantMethod) = try Self.decodeQuantization(c)

@@ -30,6 +30,11 @@ extension ModelConfig {
                 "num_attention_heads", "(\(attentionHeads)) must divide hidden_size (\(hiddenSize))"
             )
         }
+        if let stated = statedHeadDim, stated != headDim {
+            throw invalid(
+                "head_dim",
+                "is \(stated); phikit needs hidden_size / num_attention_heads (\(headDim))")
+        }
         guard attentionHeads % kvHeads == 0 else {
             throw invalid(
                 "num_key_value_heads",
@@ -43,9 +48,8 @@ extension ModelConfig {
                 "partial_rotary_factor",
                 "gives an odd or empty rotary dimension \(ropeDim) (head_dim \(headDim))")
         }
-        for (field, eps) in [("rms_norm_eps", rmsNormEps), ("layer_norm_eps", layerNormEps)]
-        where !(eps > 0) || !eps.isFinite {
-            throw invalid(field, "must be positive")
+        guard rmsNormEps > 0, rmsNormEps.isFinite else {
+            throw invalid("rms_norm_eps", "must be positive")
         }
         // Below 1 the inverse frequencies theta^-e overflow to infinity and every angle is NaN.
         guard ropeTheta >= 1, ropeTheta.isFinite else {
@@ -74,7 +78,7 @@ extension ModelConfig {
     private func validate(_ scaling: RopeScaling) throws(ConfigError) {
         guard RopeScaling.supportedTypes.contains(scaling.type) else {
             throw invalid(
-                "rope_scaling.type", "'\(scaling.type)' is not supported (longrope, su, linear)")
+                "rope_scaling.type", "'\(scaling.type)' is not supported (longrope, su, linear, llama3)")
         }
         for (field, value) in [
             ("factor", scaling.factor), ("attention_factor", scaling.attentionFactor),
@@ -111,6 +115,26 @@ extension ModelConfig {
                         "rope_scaling.\(field)",
                         "entry \(bad) (\(list[bad])) must be a number from 0.001 to 1e6")
                 }
+            }
+        }
+        if scaling.type == "llama3" {
+            // transformers' _compute_llama3_parameters: factor, the band edges (defaults 1
+            // and 4 as mlx-lm) and the trained context (8192 when absent, as mlx-lm).
+            guard let factor = scaling.factor else {
+                throw .missingField(path: source, field: "rope_scaling.factor")
+            }
+            let low = scaling.lowFreqFactor ?? 1, high = scaling.highFreqFactor ?? 4
+            guard factor >= 1, factor.isFinite else {
+                throw invalid("rope_scaling.factor", "must be at least 1 for llama3, got \(factor)")
+            }
+            guard low > 0, high > low, high.isFinite else {
+                throw invalid(
+                    "rope_scaling.high_freq_factor",
+                    "must be above low_freq_factor (\(low)), both positive; got \(high)")
+            }
+            if let original = scaling.originalMaxPositionEmbeddings, original <= 0 {
+                throw invalid(
+                    "rope_scaling.original_max_position_embeddings", "must be positive, got \(original)")
             }
         }
         if scaling.type == "linear" {

@@ -20,7 +20,10 @@ public struct GGUFInexactTensor: Sendable, Encodable {
 public struct GGUFConvertSummary: Sendable, Encodable {
     public var source: String
     public var outputDirectory: String
+    /// The GGUF's `general.architecture` (phi3, llama, phi2).
     public var architecture: String
+    /// config.json's `model_type` of the output (phi3, llama, phi).
+    public var modelType: String
     public var files: [String]
     public var tensorCount: Int
     /// GGUF tensors (by type) whose values the output reproduces exactly.
@@ -32,7 +35,9 @@ public struct GGUFConvertSummary: Sendable, Encodable {
     enum CodingKeys: String, CodingKey {
         case source
         case outputDirectory = "output_directory"
-        case architecture, files
+        case architecture
+        case modelType = "model_type"
+        case files
         case tensorCount = "tensor_count"
         case exactTypes = "exact_types"
         case inexact
@@ -41,8 +46,8 @@ public struct GGUFConvertSummary: Sendable, Encodable {
     }
 }
 
-/// `phikit convert FILE.gguf`: a llama.cpp model file → an MLX model directory (phi3 layout;
-/// phi for a phi2 file)
+/// `phikit convert FILE.gguf`: a llama.cpp model file → an MLX model directory (phi3, llama or
+/// phi, as the file's architecture)
 /// without a second rounding where MLX has the GGUF block's exact form (see `GGUFBlocks`),
 /// re-quantized to 8 bits (or float with `--dtype`) where it has none, with every such tensor
 /// and its error in the summary. Everything is checked and planned before the output exists;
@@ -166,7 +171,7 @@ public func convertGGUF(
     }
     return GGUFConvertSummary(
         source: options.source, outputDirectory: output, architecture: shape.architecture,
-        files: files, tensorCount: specs.count, exactTypes: exactTypes, inexact: inexact,
+        modelType: config["model_type"]?.stringValue ?? "", files: files, tensorCount: specs.count, exactTypes: exactTypes, inexact: inexact,
         bytesWritten: bytes, seconds: elapsed())
 }
 

@@ -1,15 +1,9 @@
 import PhiFormats
 
-/// Where each output tensor of the MLX (Hugging Face phi3 layout) model comes from in a GGUF
-/// file: one or more GGUF tensors whose rows are concatenated, some with their rows put back
-/// in Hugging Face order.
-///
-/// - `phi3` GGUF (llama.cpp's Phi3MiniModel): fused `attn_qkv` and gate+up `ffn_up`, nothing
-///   permuted (NeoX rope), LongRoPE factors as `rope_factors_long/short` (read into config).
-///   Files with separate `attn_q/k/v` are fused here.
-/// - `llama` GGUF: separate q/k/v and gate/up, fused here into `qkv_proj` (q, k, v rows) and
-///   `gate_up_proj` (gate rows, then up rows: Phi3MLP applies SiLU to the first half); q and k
-///   rows carry llama.cpp's permutation for GGML's interleaved rope, undone per head.
+/// Where each output tensor of the MLX (Hugging Face layout) model comes from in a GGUF file:
+/// one or more GGUF tensors whose rows are concatenated, some with their rows put back in
+/// Hugging Face order. One file per GGUF architecture says its names: `phi3` → phi3
+/// (GGUFPhi3Layout), `llama` → llama (GGUFLlamaLayout), `phi2` → phi (GGUFPhi2Layout).
 struct GGUFModelLayout {
     struct Part {
         let tensor: GGUFTensorInfo
@@ -61,62 +55,22 @@ struct GGUFModelLayout {
     let ropeFactorsLong: GGUFTensorInfo?
     let ropeFactorsShort: GGUFTensorInfo?
 
+    /// The layout of `h.architecture` (GGUFShape admits only the ones below): each
+    /// architecture's GGUF names live in its own file (GGUFPhi3Layout, GGUFLlamaLayout,
+    /// GGUFPhi2Layout), beside the config.json keys it writes (GGUFConfig).
     static func make(_ file: GGUFFile, _ h: GGUFShape) throws -> GGUFModelLayout {
-        if h.architecture == "phi2" { return try phi2(file, h) }
-        let llama = h.architecture == "llama"
-        let picker = GGUFTensorPicker(file)
-        func tensor(_ name: String, _ shape: [Int]) throws -> GGUFTensorInfo {
-            try picker.take(name, shape)
+        switch h.architecture {
+        case "phi2": try phi2(file, h)
+        case "llama": try llama(file, h)
+        default: try phi3(file, h)
         }
-        func part(_ name: String, _ shape: [Int], heads: Int? = nil) throws -> Part {
-            Part(tensor: try tensor(name, shape), unpermuteHeads: llama ? heads : nil)
-        }
-        let hidden = h.hidden
-        let qRows = h.heads * h.headDim
-        let kvRows = h.kvHeads * h.headDim
-        var modules: [Module] = []
-        func add(_ name: String, _ parts: [Part]) {
-            modules.append(Module(name: name, parts: parts))
-        }
-        add("model.embed_tokens.weight", [try part("token_embd.weight", [h.vocab, hidden])])
-        for l in 0..<h.layers {
-            let b = "blk.\(l)."
-            let p = "model.layers.\(l)."
-            add(p + "input_layernorm.weight", [try part(b + "attn_norm.weight", [hidden])])
-            if file.tensor(b + "attn_qkv.weight") != nil {
-                add(
-                    p + "self_attn.qkv_proj.weight",
-                    [try part(b + "attn_qkv.weight", [qRows + 2 * kvRows, hidden])])
-            } else {
-                add(
-                    p + "self_attn.qkv_proj.weight",
-                    [
-                        try part(b + "attn_q.weight", [qRows, hidden], heads: h.heads),
-                        try part(b + "attn_k.weight", [kvRows, hidden], heads: h.kvHeads),
-                        try part(b + "attn_v.weight", [kvRows, hidden]),
-                    ])
-            }
-            add(p + "self_attn.o_proj.weight", [try part(b + "attn_output.weight", [hidden, qRows])])
-            add(p + "post_attention_layernorm.weight", [try part(b + "ffn_norm.weight", [hidden])])
-            if file.tensor(b + "ffn_gate.weight") != nil {
-                add(
-                    p + "mlp.gate_up_proj.weight",
-                    [
-                        try part(b + "ffn_gate.weight", [h.intermediate, hidden]),
-                        try part(b + "ffn_up.weight", [h.intermediate, hidden]),
-                    ])
-            } else {
-                add(
-                    p + "mlp.gate_up_proj.weight",
-                    [try part(b + "ffn_up.weight", [2 * h.intermediate, hidden])])
-            }
-            add(p + "mlp.down_proj.weight", [try part(b + "ffn_down.weight", [hidden, h.intermediate])])
-        }
-        add("model.norm.weight", [try part("output_norm.weight", [hidden])])
-        // An output matrix byte-identical to the embedding (llama2.c exports duplicate it) is
-        // a tied embedding: no lm_head, as in the Hugging Face checkpoint.
+    }
+
+    /// Whether the file's `output.weight` is the embedding: absent, or byte-identical to
+    /// `token_embd.weight` (llama2.c exports duplicate it), as in a Hugging Face checkpoint
+    /// with tied embeddings. Marks a duplicate as used and releases what it compared.
+    static func outputIsTied(_ file: GGUFFile, embedding embed: GGUFTensorInfo, _ picker: GGUFTensorPicker) -> Bool {
         let output = file.tensor("output.weight")
-        let embed = modules[0].parts[0].tensor
         let tied =
             output == nil
             || (output!.type == embed.type && output!.shape == embed.shape
@@ -126,18 +80,7 @@ struct GGUFModelLayout {
             file.release(embed)
         }
         if tied, output != nil { picker.used.insert("output.weight") }
-        if !tied { add("lm_head.weight", [try part("output.weight", [h.vocab, hidden])]) }
-
-        let factors = h.ropeDim / 2
-        let long = try file.tensor("rope_factors_long.weight").map { _ in
-            try tensor("rope_factors_long.weight", [factors])
-        }
-        let short = try file.tensor("rope_factors_short.weight").map { _ in
-            try tensor("rope_factors_short.weight", [factors])
-        }
-        try picker.checkNothingLeft()
-        return GGUFModelLayout(
-            modules: modules, tied: tied, ropeFactorsLong: long, ropeFactorsShort: short)
+        return tied
     }
 }
 

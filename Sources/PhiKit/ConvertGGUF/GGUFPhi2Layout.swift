@@ -58,4 +58,34 @@ extension GGUFModelLayout {
         return GGUFModelLayout(
             modules: modules, tied: false, ropeFactorsLong: nil, ropeFactorsShort: nil)
     }
+
+    /// config.json's keys for a phi2 GGUF (transformers' PhiConfig): LayerNorm epsilon,
+    /// rotary share as rope dims / head dim (Phi-2: 32 / 80 = 0.4), plain RoPE.
+    static func phiKeys(
+        _ shape: GGUFShape, _ h: GGUFHyperparameters, _ c: GGUFConfig.Common
+    ) -> [(key: String, value: JSONValue)] {
+        [
+            ("architectures", .array([.string("PhiForCausalLM")])),
+            ("attention_dropout", .double(0)),
+            ("bos_token_id", c.bos),
+            ("embd_pdrop", .double(0)),
+            ("eos_token_id", c.eos),
+            ("hidden_act", .string("gelu_new")), ("hidden_size", .int(shape.hidden)),
+            ("initializer_range", .double(0.02)),
+            ("intermediate_size", .int(shape.intermediate)),
+            ("layer_norm_eps", .double(GGUFConfig.shortestDecimal(h.layerNormEpsilon ?? 1e-5))),
+            ("max_position_embeddings", .int(shape.contextLength)),
+            ("model_type", .string("phi")),
+            ("num_attention_heads", .int(shape.heads)),
+            ("num_hidden_layers", .int(shape.layers)),
+            ("num_key_value_heads", .int(shape.kvHeads)),
+            ("partial_rotary_factor", .double(Double(shape.ropeDim) / Double(shape.headDim))),
+            ("qk_layernorm", .bool(false)), ("resid_pdrop", .double(0)),
+            ("rope_scaling", .null), ("rope_theta", .double(h.ropeFreqBase ?? 10000)),
+            ("tie_word_embeddings", .bool(false)),
+            ("torch_dtype", c.dtype),
+            ("use_cache", .bool(true)),
+            ("vocab_size", .int(shape.vocab)),
+        ]
+    }
 }

@@ -132,11 +132,11 @@ struct GGUFTokenizer {
                 ("byte_fallback", .bool(false)), ("ignore_merges", .bool(true)),
             ]
             let pre = file.value("tokenizer.ggml.pre")?.stringValue ?? "default"
-            guard let regex = Self.preTokenizerRegex[pre] else {
+            guard let split = Self.preTokenizer(named: pre) else {
                 throw fail("names pre-tokenizer '\(pre)', which phikit does not know")
             }
             normalizer = .null
-            preTokenizer = Self.byteLevelPreTokenizer(regex: regex)
+            preTokenizer = split
             decoder = .object([
                 ("type", .string("ByteLevel")), ("add_prefix_space", .bool(true)),
                 ("trim_offsets", .bool(true)), ("use_regex", .bool(true)),
@@ -294,6 +294,30 @@ struct GGUFTokenizer {
             ),
         ])
     }
+
+    /// tokenizer.json's `pre_tokenizer` for `tokenizer.ggml.pre`, as llama.cpp's
+    /// llama-vocab.cpp splits text for that name; nil for a name phikit does not know.
+    static func preTokenizer(named pre: String) -> JSONValue? {
+        if individualDigits.contains(pre) {
+            // llama.cpp splits off every `\p{N}` first, then applies GPT-2's regex to the rest:
+            // what Hugging Face's own file for these models says as Digits(individual_digits)
+            // before a regex-splitting ByteLevel (SmolLM2's tokenizer.json).
+            return .object([
+                ("type", .string("Sequence")),
+                (
+                    "pretokenizers",
+                    .array([
+                        .object([("type", .string("Digits")), ("individual_digits", .bool(true))]),
+                        byteLevelPreTokenizer(regex: nil),
+                    ])
+                ),
+            ])
+        }
+        return preTokenizerRegex[pre].map { byteLevelPreTokenizer(regex: $0) }
+    }
+
+    /// Names whose split is single digits, then GPT-2's regex (llama.cpp's SMOLLM case).
+    static let individualDigits: Set<String> = ["smollm"]
 
     /// `tokenizer.ggml.pre` → the split regex (nil: ByteLevel's own GPT-2 regex), from
     /// llama.cpp's llama-vocab.cpp.

@@ -52,12 +52,12 @@ struct ConvertCommand: Command {
           --force                  replace an existing output (once the new one is complete)
           --json                   print the summary as JSON
 
-        GGUF input: the output is an MLX phi3-layout model with tokenizer.json,
-        tokenizer_config.json (chat template included), generation_config.json and a
-        config.json made from the metadata (LongRoPE factors from rope_factors_long/short).
-        llama files get their q/k rows put back in Hugging Face order and q/k/v, gate/up
-        fused. phi2 files (Phi-1, 1.5, 2) become model_type phi, biases kept, a fused
-        attn_qkv split into q/k/v. Block types with an exact MLX form come over without rounding, as MLX affine
+        GGUF input: the output is an MLX model with tokenizer.json, tokenizer_config.json
+        (chat template included), generation_config.json and a config.json made from the
+        metadata. phi3 files become model_type phi3 (LongRoPE factors from
+        rope_factors_long/short); llama files become model_type llama, their q/k rows put
+        back in Hugging Face order; phi2 files (Phi-1, 1.5, 2) become model_type phi, biases
+        kept, a fused attn_qkv split into q/k/v. Block types with an exact MLX form come over without rounding, as MLX affine
         group-32 weights: Q4_0, Q4_1 (4-bit), Q5_0, Q5_1 (5-bit), Q8_0 (8-bit) with fp16
         scales, Q4_K (4-bit) and Q5_K (5-bit) with float32 scales; MXFP4 as mlx mxfp4;
         F32/F16/BF16 stay float. Q6_K, Q2_K and IQ4_NL have none: they are re-quantized to affine 8-bit g32

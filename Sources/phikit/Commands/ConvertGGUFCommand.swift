@@ -31,7 +31,7 @@ extension ConvertCommand {
         }
         let fileCount = summary.files.filter { $0.hasSuffix(".safetensors") }.count
         try StandardOutput.print(
-            "Wrote \(summary.outputDirectory): \(summary.architecture) GGUF → MLX phi3, "
+            "Wrote \(summary.outputDirectory): \(summary.architecture) GGUF → MLX \(summary.modelType), "
                 + "\(Format.grouped(summary.tensorCount)) tensors, \(fileCount) weight "
                 + "\(fileCount == 1 ? "file" : "files"), \(Format.bytes(summary.bytesWritten)) in "
                 + "\(Format.fixed(summary.seconds, decimals: 1)) s")

@@ -69,8 +69,8 @@ struct LoadErrorTests {
 
     @Test("another architecture is refused naming its model_type")
     func unsupportedArchitecture() throws {
-        let error = try Self.failure(Self.model { $0.set("model_type", .string("llama")) })
-        #expect(error.message.contains("model_type 'llama' is not supported"))
+        let error = try Self.failure(Self.model { $0.set("model_type", .string("gemma")) })
+        #expect(error.message.contains("model_type 'gemma' is not supported"))
         #expect(error.exitCode == .dataError)
     }
 

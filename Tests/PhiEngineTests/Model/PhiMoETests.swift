@@ -29,11 +29,12 @@ struct PhiMoETests {
         let dir = try TemporaryModel()
         try dir.write("config.json", config.serialized())
         let parsed = try ModelConfig(data: Array(config.serialized().utf8), source: "config.json")
+        let moe = parsed.fields(PhiMoESchema.Fields.self)
         let sizes = SeededWeights.PhiMoESizes(
             hidden: parsed.hiddenSize, intermediate: parsed.intermediateSize,
             layers: parsed.layerCount, heads: parsed.attentionHeads, kvHeads: parsed.kvHeads,
-            vocab: parsed.vocabSize, experts: PhiMoESchema.experts(parsed),
-            attentionBias: parsed.attentionBias, lmHeadBias: parsed.lmHeadBias)
+            vocab: parsed.vocabSize, experts: moe.experts,
+            attentionBias: moe.attentionBias, lmHeadBias: moe.lmHeadBias)
         let stacked = SeededWeights.phimoe(
             sizes, seed: UInt64(try #require(golden["models"]?[name]?["seed"]?.intValue)),
             amplitude: Float(try #require(golden["amplitude"]?.doubleValue)))

@@ -12,10 +12,11 @@ import Testing
 /// switches LongRoPE factors past 32 positions.
 @Suite("inference session reuse")
 struct SessionReuseTests {
-    /// Both Phi-3 shapes and the phi (Phi-2) shape with qk_layernorm, float and 4-bit.
+    /// Both Phi-3 shapes, a llama one and the phi (Phi-2) shape with qk_layernorm, float and
+    /// 4-bit.
     static func models() throws -> [(String, TemporaryModel, any CausalLanguageModel)] {
         let phi3: [(String, TemporaryModel, any CausalLanguageModel)] =
-            try ["tiny-phi35.json", "tiny-phi4mini.json"].flatMap { name in
+            try ["tiny-phi35.json", "tiny-phi4mini.json", "tiny-llama-smol.json"].flatMap { name in
                 let (f, float) = try SessionTests.floatModel(name)
                 let (q, quantized) = try SessionTests.quantizedModel(name)
                 return [(name + " float", f, float), (name + " 4-bit", q, quantized)]

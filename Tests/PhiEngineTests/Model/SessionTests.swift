@@ -19,20 +19,20 @@ struct SessionTests {
     /// inside the sequence, and past phi35's sliding window (48) when generating.
     static let tokens = [1] + (0..<44).map { ($0 * 37 + 11) % 380 + 3 }
 
-    static func floatModel(_ name: String) throws -> (TemporaryModel, Phi3Model) {
+    static func floatModel(_ name: String) throws -> (TemporaryModel, any CausalLanguageModel) {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
             config: golden.config, seed: golden.seed, amplitude: golden.amplitude)
-        return (dir, try Phi3Model.load(directory: dir.path))
+        return (dir, try ModelArchitectures.load(directory: dir.path))
     }
 
-    static func quantizedModel(_ name: String) throws -> (TemporaryModel, Phi3Model) {
+    static func quantizedModel(_ name: String) throws -> (TemporaryModel, any CausalLanguageModel) {
         let golden = try EngineGoldens.tiny(name)
         let source = try TinyModels.writeFloat(
             config: golden.mlxConfig, seed: golden.seed, amplitude: golden.amplitude)
         let dir = try TinyModels.writeQuantized(
             from: source.path, quantization: golden.mlx[0].quantization)
-        return (dir, try Phi3Model.load(directory: dir.path))
+        return (dir, try ModelArchitectures.load(directory: dir.path))
     }
 
     /// Logits after feeding `tokens`: one prefill of all, or a prefill of `split` then steps.
@@ -47,8 +47,8 @@ struct SessionTests {
     }
 
     @Test(
-        "cached decoding equals a full forward pass (float and 4-bit, both shapes)",
-        arguments: ["tiny-phi35.json", "tiny-phi4mini.json"])
+        "cached decoding equals a full forward pass (float and 4-bit, both phi3 shapes, llama)",
+        arguments: ["tiny-phi35.json", "tiny-phi4mini.json", "tiny-llama3.json"])
     func cachedEqualsFull(_ name: String) throws {
         for ((_, model), bound) in [
             (try Self.floatModel(name), Float(1e-5)), (try Self.quantizedModel(name), 5e-4),

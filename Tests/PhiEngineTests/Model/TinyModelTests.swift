@@ -4,15 +4,19 @@ import Testing
 
 @testable import PhiEngine
 
-/// Random-weight models of both Phi shapes against the references:
+/// Random-weight models of both Phi-3 shapes and two llama ones against the references:
 /// - tiny-phi35: MHA, LongRoPE with different short/long factors, untied, sliding window 48;
-/// - tiny-phi4mini: GQA 8:2, partial rotary 0.75, tied embeddings, LongRoPE.
-/// Both have original_max_position_embeddings 32: the 12-token prompt's greedy run crosses
-/// it (transformers then recomputes the sequence with the long factors), the 40-token prompt
-/// starts beyond it.
-@Suite("tiny Phi-3.5 / Phi-4-mini shapes against transformers and mlx_lm")
+/// - tiny-phi4mini: GQA 8:2, partial rotary 0.75, tied embeddings, LongRoPE;
+/// - tiny-llama-smol: SmolLM2's proportions, GQA 3:1, tied (scripts/engine/make_llama_goldens.py);
+/// - tiny-llama3: Llama 3.x's `llama3` rope scaling over all three frequency bands, GQA 4:1.
+/// The phi3 ones have original_max_position_embeddings 32: the 12-token prompt's greedy run
+/// crosses it (transformers then recomputes the sequence with the long factors), the 40-token
+/// prompt starts beyond it.
+@Suite("tiny Phi-3.5 / Phi-4-mini / llama shapes against transformers and mlx_lm")
 struct TinyModelTests {
-    static let models = ["tiny-phi35.json", "tiny-phi4mini.json"]
+    static let models = [
+        "tiny-phi35.json", "tiny-phi4mini.json", "tiny-llama-smol.json", "tiny-llama3.json",
+    ]
 
     /// Error of the last-position logits relative to the reference row's largest magnitude.
     /// float32 weights: transformers fp32. bfloat16 weights: transformers widening them to
@@ -30,7 +34,7 @@ struct TinyModelTests {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
             config: golden.config, seed: golden.seed, amplitude: golden.amplitude)
-        try check(dir.path, golden.float32, tolerance: Self.floatTolerance)
+        try check(dir.path, golden.float32, tolerance: Self.floatTolerance, label: name + " float32")
     }
 
     @Test(
@@ -39,7 +43,7 @@ struct TinyModelTests {
         let golden = try EngineGoldens.tiny(name)
         let dir = try TinyModels.writeFloat(
             config: golden.config, seed: golden.seed, amplitude: golden.amplitude, dtype: .bf16)
-        try check(dir.path, golden.bfloat16, tolerance: Self.floatTolerance)
+        try check(dir.path, golden.bfloat16, tolerance: Self.floatTolerance, label: name + " bfloat16")
     }
 
     @Test(
@@ -53,19 +57,20 @@ struct TinyModelTests {
             let dir = try TinyModels.writeQuantized(
                 from: source.path, quantization: variant.quantization)
             #expect(try TinyModels.tensorHashes(dir.path) == variant.tensorHashes)
-            try check(dir.path, variant.cases, tolerance: Self.quantizedTolerance)
+            try check(dir.path, variant.cases, tolerance: Self.quantizedTolerance, label: name + " mlx")
         }
     }
 
     private func check(
-        _ directory: String, _ cases: [EngineGoldens.Case], tolerance: Float
+        _ directory: String, _ cases: [EngineGoldens.Case], tolerance: Float, label: String
     ) throws {
-        let model = try Phi3Model.load(directory: directory)
+        let model = try ModelArchitectures.load(directory: directory)
         let session = try InferenceSession(model: model)
         for c in cases {
             session.reset()
             let difference = relativeDifference(try session.prefill(c.prompt), c.lastLogits)
-            #expect(difference < tolerance, "prompt of \(c.prompt.count) tokens")
+            #expect(difference < tolerance, "\(label): prompt of \(c.prompt.count) tokens")
+            print("\(label) \(c.prompt.count)-token prompt: relative difference \(difference)")
             session.reset()
             let tokens = try greedy(session, prompt: c.prompt, count: c.greedy.count)
             #expect(tokens == c.greedy, "prompt of \(c.prompt.count) tokens")

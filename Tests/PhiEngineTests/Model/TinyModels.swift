@@ -21,7 +21,9 @@ enum TinyModels {
         _ config: ModelConfig, seed: UInt64, amplitude: Float
     ) throws -> [(name: String, shape: [Int], values: [Float])] {
         let layout = try ModelLayout(config: config)
-        if config.modelType == "phi" { return phiWeights(layout, seed: seed, amplitude: amplitude) }
+        if ["phi", "llama"].contains(config.modelType) {
+            return schemaOrderWeights(layout, seed: seed, amplitude: amplitude)
+        }
         let perLayer = [
             "input_layernorm", "self_attn.qkv_proj", "self_attn.o_proj",
             "post_attention_layernorm", "mlp.gate_up_proj", "mlp.down_proj",
@@ -39,9 +41,10 @@ enum TinyModels {
         }
     }
 
-    /// A phi model's tensors: every one numbered in the schema's (mlx's) order, each module's
-    /// weight then its bias (tiny_models.py's `phi_tensor_shapes`); biases are r × 0.1.
-    static func phiWeights(
+    /// A phi or llama model's tensors: every one numbered in the schema's (mlx's) order, each
+    /// module's weight then its bias (tiny_models.py's `phi_tensor_shapes`,
+    /// `llama_tensor_shapes`); biases (phi's) are r × 0.1.
+    static func schemaOrderWeights(
         _ layout: ModelLayout, seed: UInt64, amplitude: Float
     ) -> [(name: String, shape: [Int], values: [Float])] {
         let tensors = layout.modules.flatMap { module in

@@ -112,12 +112,12 @@ struct ConvertRefusalTests {
     @Test func unsupportedArchitectureNamesModelType() throws {
         let s = try Scratch()
         defer { s.remove() }
-        try s.setConfig("model_type", .string("llama"))
+        try s.setConfig("model_type", .string("gemma"))
         #expect {
             try convert(s.options())
         } throws: { error in
             guard let e = error as? any UserFacingError else { return false }
-            return e.message.contains("llama") && e.exitCode == .dataError
+            return e.message.contains("gemma") && e.exitCode == .dataError
         }
         try s.expectNothingWritten()
     }

@@ -114,8 +114,9 @@ struct PhiMoEConvertTests {
         let sizes = SeededWeights.PhiMoESizes(
             hidden: c.hiddenSize, intermediate: c.intermediateSize, layers: c.layerCount,
             heads: c.attentionHeads, kvHeads: c.kvHeads, vocab: c.vocabSize,
-            experts: PhiMoESchema.experts(c), attentionBias: c.attentionBias,
-            lmHeadBias: c.lmHeadBias)
+            experts: c.fields(PhiMoESchema.Fields.self).experts,
+            attentionBias: c.fields(PhiMoESchema.Fields.self).attentionBias,
+            lmHeadBias: c.fields(PhiMoESchema.Fields.self).lmHeadBias)
         let amplitude = Float(try #require(golden["amplitude"]?.doubleValue))
         let tensors = SeededWeights.splitExperts(
             SeededWeights.phimoe(sizes, seed: seed, amplitude: amplitude))

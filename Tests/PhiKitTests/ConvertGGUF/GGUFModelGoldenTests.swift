@@ -84,6 +84,9 @@ import Testing
         #expect(try Self.tensorBytes(fused) == a)
     }
 
+    /// phi3's fused module → the llama modules whose rows it stacks.
+    static let llamaParts = ["qkv_proj": ["q_proj", "k_proj", "v_proj"], "gate_up_proj": ["gate_proj", "up_proj"]]
+
     /// A converted tensor's values as float32: affine ones as scale*q + bias in float32 (what
     /// gguf.quants.dequantize computes for the exact block types), float ones widened.
     static func values(_ st: SafeTensorsFile, _ name: String, bits: Int) throws -> [Float] {
@@ -142,9 +145,18 @@ import Testing
                 continue
             }
             #expect(inexact[want["gguf"]?.stringValue ?? ""] == nil, "\(name) should be exact")
-            let bits = config["quantization"]?[base]?["bits"]?.intValue
-                ?? config["quantization"]?["bits"]?.intValue ?? 0
-            let v = try Self.values(st, name, bits: bits).map { $0 + 0 }  // -0.0 as +0.0, as the golden
+            // The goldens name phi3's fused modules; a llama file converts to the llama layout,
+            // whose separate projections are those rows in order (q, k, v; gate, up).
+            let parts = st.info(name) == nil ? Self.llamaParts[String(base.split(separator: ".").last!)] : nil
+            let prefix = base.split(separator: ".").dropLast().joined(separator: ".")
+            let names = parts?.map { "\(prefix).\($0).weight" } ?? [name]
+            var v: [Float] = []
+            for part in names {
+                let partBase = String(part.dropLast(".weight".count))
+                let bits = config["quantization"]?[partBase]?["bits"]?.intValue
+                    ?? config["quantization"]?["bits"]?.intValue ?? 0
+                v += try Self.values(st, part, bits: bits).map { $0 + 0 }  // -0.0 as +0.0, as the golden
+            }
             let hash = v.withUnsafeBytes { SHA256Hasher.hex(of: $0) }
             #expect(hash == want["sha256"]?.stringValue, "\(name) (\(want["type"]?.stringValue ?? "")) differs from gguf.quants.dequantize")
         }
@@ -152,7 +164,7 @@ import Testing
         let prompt = try #require(set["prompt"]?.arrayValue).compactMap(\.intValue)
         let reference = try #require(golden["reference"]?.arrayValue).compactMap(\.intValue)
         let steps = try #require(golden["steps"]?.arrayValue)
-        // By config.json's model_type: phi3 for phi3/llama files, phi for phi2 ones.
+        // By config.json's model_type: phi3, llama or phi, as the GGUF's architecture.
         let session = try InferenceSession(model: try ModelArchitectures.load(directory: dir.path))
         var logits = try session.prefill(prompt)
         var tokens: [Int] = []

@@ -13,7 +13,7 @@ final class PhiBuffers: BlockBuffers {
     let mlpOut: FloatBuffer  // (block, hidden) fc2 output
 
     init(
-        shape s: PhiShape, block: Int, capacity: Int, threads: Int, logitRows: Int = 1
+        shape s: PhiShape, block: Int, capacity: Int, threads: Int, logitRows: Int
     ) throws(SessionError) {
         shared = try BlockActivations(
             sizes: s.sizes, ropeDim: s.ropeDim, block: block, capacity: capacity, threads: threads,

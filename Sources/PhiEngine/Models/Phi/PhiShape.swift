@@ -12,7 +12,8 @@ struct PhiShape: ArchitectureShape {
     init(_ config: ModelConfig) {
         sizes = TransformerSizes(config)
         ropeDim = config.ropeDim
-        layerNormEps = Float(config.layerNormEps)
-        qkLayerNorm = config.qkLayerNorm
+        let fields = config.fields(PhiSchema.Fields.self)
+        layerNormEps = Float(fields.layerNormEps)
+        qkLayerNorm = fields.qkLayerNorm
     }
 }

@@ -4,7 +4,7 @@ import PhiFormats
 /// Every weight of a phi model, as views into the memory-mapped safetensors files (nothing is
 /// converted except the small norm and bias vectors, widened to float32). Tensor names are
 /// the exact Hugging Face names; checked against config.json when built.
-final class PhiWeights: @unchecked Sendable {  // immutable after init
+final class PhiWeights: ArchitectureWeights, @unchecked Sendable {  // immutable after init
     /// A LayerNorm's scale and shift.
     struct Norm: Sendable {
         let weight: [Float]
@@ -52,14 +52,15 @@ final class PhiWeights: @unchecked Sendable {  // immutable after init
             return Norm(weight: try reader.vector(module), bias: try reader.bias(module))
         }
         embedding = try reader.matrix(layout.module("model.embed_tokens"))
+        let qkLayerNorm = config.fields(PhiSchema.Fields.self).qkLayerNorm
         layers = try (0..<config.layerCount).map { i in
             let p = "model.layers.\(i)."
             return Layer(
                 inputNorm: try norm(p + "input_layernorm"),
                 query: try linear(p + "self_attn.q_proj"), key: try linear(p + "self_attn.k_proj"),
                 value: try linear(p + "self_attn.v_proj"), dense: try linear(p + "self_attn.dense"),
-                queryNorm: config.qkLayerNorm ? try norm(p + "self_attn.q_layernorm") : nil,
-                keyNorm: config.qkLayerNorm ? try norm(p + "self_attn.k_layernorm") : nil,
+                queryNorm: qkLayerNorm ? try norm(p + "self_attn.q_layernorm") : nil,
+                keyNorm: qkLayerNorm ? try norm(p + "self_attn.k_layernorm") : nil,
                 fc1: try linear(p + "mlp.fc1"), fc2: try linear(p + "mlp.fc2"))
         }
         finalNorm = try norm("model.final_layernorm")

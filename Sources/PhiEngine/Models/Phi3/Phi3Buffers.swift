@@ -11,7 +11,7 @@ final class Phi3Buffers: BlockBuffers {
     let activation: FloatBuffer  // (block, intermediate) up * silu(gate)
 
     init(
-        shape s: Phi3Shape, block: Int, capacity: Int, threads: Int, logitRows: Int = 1
+        shape s: Phi3Shape, block: Int, capacity: Int, threads: Int, logitRows: Int
     ) throws(SessionError) {
         shared = try BlockActivations(
             sizes: s.sizes, ropeDim: s.ropeDim, block: block, capacity: capacity, threads: threads,

@@ -45,54 +45,30 @@ extension Phi3Model {
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(qkv_proj(norm(x)))))
-            rmsNorm(layer.inputNorm, st, rows: 0..<n)
-            linear(layer.qkv, normed, tokens: n, into: qkv, st, pool)
+            st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
+            st.shared.linear(layer.qkv, normed, tokens: n, into: qkv, pool: pool)
             for span in spans {
                 span.attend(
                     layer: l, queries: queries, keys: keys, values: values,
                     out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
             }
-            linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
+            st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 
             // ---- MLP: x += down_proj(up * silu(gate)), [gate | up] = gate_up_proj(norm(x))
-            rmsNorm(layer.postAttentionNorm, st, rows: 0..<n)
-            linear(layer.gateUp, normed, tokens: n, into: st.gateUp.pointer, st, pool)
+            st.shared.rmsNorm(layer.postAttentionNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
+            st.shared.linear(layer.gateUp, normed, tokens: n, into: st.gateUp.pointer, pool: pool)
             for t in 0..<n {
                 pk_silu_mul(st.activation[t * ffn], st.gateUp[t * 2 * ffn], ffn)
             }
-            linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer, st, pool)
+            st.shared.linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
         }
 
         // ---- logits of the last tokens: lm_head(norm(x))
         guard logitRows > 0 else { return }
         let rows = (n - logitRows)..<n
-        rmsNorm(w.finalNorm, st, rows: rows)
-        linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, st, pool)
-    }
-
-    /// normed[t] = rmsnorm(x[t]) · weight, for the rows t of the block.
-    private func rmsNorm(_ weight: [Float], _ st: Phi3Buffers, rows: Range<Int>) {
-        let dim = shape.hidden
-        weight.withUnsafeBufferPointer { w in
-            for t in rows {
-                pk_rmsnorm(st.normed[t * dim], st.x[t * dim], w.baseAddress, dim, shape.rmsNormEps)
-            }
-        }
-    }
-
-    /// y[n][rows] = x[n][cols] · Wᵀ through the fused kernels, each weight read once for the
-    /// whole block. Every kind, float32 included, computes each token's row exactly the same
-    /// way whatever else is in the block (pk_matvec.h), which is what makes a session's cached
-    /// prefix reusable bit for bit and a batch of requests equal to each request alone
-    /// (OpenBLAS sgemm, used here before for float32, rounded differently with the block's
-    /// size).
-    private func linear(
-        _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens n: Int,
-        into y: UnsafeMutablePointer<Float>, _ st: Phi3Buffers, _ pool: WorkerPool
-    ) {
-        pool.matvec(
-            m, x, tokens: n, into: y, prep: st.prepared.pointer, prepStride: st.preparedStride)
+        st.shared.rmsNorm(w.finalNorm, rows: rows, width: dim, eps: s.rmsNormEps)
+        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
     }
 }

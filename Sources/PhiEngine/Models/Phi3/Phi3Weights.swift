@@ -4,7 +4,7 @@ import PhiFormats
 /// Every weight of a Phi-3 model, as views into the memory-mapped safetensors files (nothing
 /// is converted except the small norm vectors, widened to float32). Tensor names are the
 /// exact Hugging Face names; checked against config.json when built.
-final class Phi3Weights: @unchecked Sendable {  // immutable after init
+final class Phi3Weights: ArchitectureWeights, @unchecked Sendable {  // immutable after init
     struct Layer: Sendable {
         let inputNorm: [Float]  // (hidden)
         let qkv: WeightMatrix  // (qkvRows, hidden): queries, keys, values

@@ -22,7 +22,7 @@ final class PhiMoEBuffers: BlockBuffers {
     let slotOutput: FloatBuffer  // (block, expertsPerToken, hidden) each choice's expert output
 
     init(
-        shape s: PhiMoEShape, block: Int, capacity: Int, threads: Int, logitRows: Int = 1
+        shape s: PhiMoEShape, block: Int, capacity: Int, threads: Int, logitRows: Int
     ) throws(SessionError) {
         shared = try BlockActivations(
             sizes: s.sizes, ropeDim: s.headDim, block: block, capacity: capacity, threads: threads,

@@ -13,8 +13,9 @@ struct PhiMoEShape: ArchitectureShape {
     init(_ config: ModelConfig) {
         sizes = TransformerSizes(config)
         normEps = Float(config.rmsNormEps)
-        experts = PhiMoESchema.experts(config)
-        expertsPerToken = PhiMoESchema.expertsPerToken(config)
-        routerJitter = Float(config.routerJitterNoise)
+        let fields = config.fields(PhiMoESchema.Fields.self)
+        experts = fields.experts
+        expertsPerToken = fields.expertsPerToken
+        routerJitter = Float(fields.routerJitterNoise)
     }
 }

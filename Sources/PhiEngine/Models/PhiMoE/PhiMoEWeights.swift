@@ -6,7 +6,7 @@ import PhiFormats
 /// stacked `switch_mlp` tensors (or the Hugging Face per-expert tensors): a forward pass reads
 /// an expert's bytes only when it routes a token to it, so a 42B model maps its experts and
 /// touches the two in use per token.
-final class PhiMoEWeights: @unchecked Sendable {  // immutable after init
+final class PhiMoEWeights: ArchitectureWeights, @unchecked Sendable {  // immutable after init
     /// A Linear with its optional bias.
     struct Linear: Sendable {
         let weight: WeightMatrix

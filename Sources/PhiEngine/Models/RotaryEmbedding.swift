@@ -1,10 +1,13 @@
 import Foundation
 import PhiFormats
 
-/// Rotary position embedding as transformers 5 computes it for phi3
-/// (`Phi3RotaryEmbedding` + `modeling_rope_utils`):
+/// Rotary position embedding as transformers 5 computes it for every architecture phikit runs
+/// (`…RotaryEmbedding` + `modeling_rope_utils`):
 /// - default: `inv_freq[i] = 1 / theta^(2i/ropeDim)`;
 /// - linear: the same divided by `factor`;
+/// - llama3: wavelengths `2π / inv_freq` longer than `original / low_freq_factor` divided by
+///   `factor`, shorter than `original / high_freq_factor` kept, the band between blended
+///   (`_compute_llama3_parameters`);
 /// - LongRoPE (`longrope`/`su`): `1 / (factor_i * theta^(2i/ropeDim))` with the short factors
 ///   while the sequence length (largest position + 1) is at most
 ///   `original_max_position_embeddings`, the long ones beyond, and cos/sin multiplied by the
@@ -56,11 +59,31 @@ struct RotaryEmbedding: Sendable {
             longInverseFrequencies = nil
             attentionScaling = 1
             longAttentionScaling = 1
+        } else if let scaling, scaling.type == "llama3", let factor = scaling.factor {
+            shortInverseFrequencies = Self.llama3(inverse(nil), scaling, factor: factor)
+            longInverseFrequencies = nil
+            attentionScaling = 1
+            longAttentionScaling = 1
         } else {
             shortInverseFrequencies = inverse(nil)
             longInverseFrequencies = nil
             attentionScaling = 1
             longAttentionScaling = 1
+        }
+    }
+
+    /// Llama 3's scaling of the default inverse frequencies, in float32 as transformers.
+    private static func llama3(_ base: [Float], _ scaling: RopeScaling, factor: Double) -> [Float] {
+        let factor = Float(factor)
+        let low = Float(scaling.lowFreqFactor ?? 1), high = Float(scaling.highFreqFactor ?? 4)
+        let original = Float(scaling.originalMaxPositionEmbeddings ?? 8192)
+        let lowWavelength = original / low, highWavelength = original / high
+        return base.map { f in
+            let wavelength = 2 * Float.pi / f
+            let scaled = wavelength > lowWavelength ? f / factor : f
+            guard wavelength >= highWavelength, wavelength <= lowWavelength else { return scaled }
+            let smooth = (original / wavelength - low) / (high - low)
+            return (1 - smooth) * scaled / factor + smooth * scaled
         }
     }
 

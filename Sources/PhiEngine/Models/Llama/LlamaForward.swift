@@ -1,0 +1,75 @@
+import CKernels
+import Foundation
+
+// The llama forward pass (transformers' LlamaForCausalLM, modeling_llama.py; mlx-lm's
+// llama.py), one sectioned function like Phi3Forward, whose arithmetic it shares: RMSNorm,
+// attention over rotated queries and keys (NeoX "rotate_half" over the whole head), SwiGLU.
+// The projections are separate matrices (phi3 fuses q/k/v and gate/up): each writes its own
+// buffer. Shapes: n = tokens in this block, dim = hidden, ffn = intermediate.
+//
+// A block's tokens may belong to several sequences (a batch of decode steps, one token of
+// each): every matrix is read once for all of them, while each span of tokens stores its keys
+// and values in, and attends over, its own sequence's cache.
+
+extension LlamaModel {
+    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
+    /// writing keys and values into each span's cache; then the logits of the last
+    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
+    func forward(
+        _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<LlamaModel>>,
+        buffers st: LlamaBuffers, logitRows: Int, pool: WorkerPool
+    ) {
+        let n = tokens.count
+        let s = shape
+        let w = weights
+        let dim = s.hidden
+        let ffn = s.intermediate
+        let half = s.ropeDim / 2
+        let x = st.x.pointer
+        let normed = st.normed.pointer
+        let queries = TokenRows(base: st.queries.pointer, stride: s.queryDim)
+        let keys = TokenRows(base: st.keys.pointer, stride: s.kvDim)
+        let values = TokenRows(base: st.values.pointer, stride: s.kvDim)
+        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: s.window)
+
+        // ---- token embeddings and the rotary angles of each position
+        for span in spans {
+            for i in 0..<span.count {
+                let t = span.first + i
+                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
+                rope.angles(
+                    position: span.p0 + i, long: false, cos: st.cos[t * half],
+                    sin: st.sin[t * half])
+            }
+        }
+
+        for (l, layer) in w.layers.enumerated() {
+            // ---- attention: x += o_proj(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))
+            st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
+            st.shared.linear(layer.query, normed, tokens: n, into: st.queries.pointer, pool: pool)
+            st.shared.linear(layer.key, normed, tokens: n, into: st.keys.pointer, pool: pool)
+            st.shared.linear(layer.value, normed, tokens: n, into: st.values.pointer, pool: pool)
+            for span in spans {
+                span.attend(
+                    layer: l, queries: queries, keys: keys, values: values,
+                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
+            }
+            st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
+            pk_add(x, st.projection.pointer, n * dim)
+
+            // ---- MLP: x += down_proj(up_proj(h) * silu(gate_proj(h)))
+            st.shared.rmsNorm(layer.postAttentionNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
+            st.shared.linear(layer.gate, normed, tokens: n, into: st.gate.pointer, pool: pool)
+            st.shared.linear(layer.up, normed, tokens: n, into: st.up.pointer, pool: pool)
+            pk_silu_mul_split(st.activation.pointer, st.gate.pointer, st.up.pointer, n * ffn)
+            st.shared.linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer, pool: pool)
+            pk_add(x, st.projection.pointer, n * dim)
+        }
+
+        // ---- logits of the last tokens: lm_head(norm(x))
+        guard logitRows > 0 else { return }
+        let rows = (n - logitRows)..<n
+        st.shared.rmsNorm(w.finalNorm, rows: rows, width: dim, eps: s.rmsNormEps)
+        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
+    }
+}
