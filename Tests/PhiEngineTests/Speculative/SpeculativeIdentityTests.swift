@@ -36,10 +36,10 @@ struct SpeculativeIdentityTests {
 
     static func run(
         _ model: any CausalLanguageModel, _ prompt: [Int], _ parameters: GenerationParameters,
-        drafter: PromptLookupDrafter?
+        drafter: (any TokenDrafter)?
     ) throws -> GenerationOutcome {
         let session = try InferenceSession(model: model, maxContext: 128)
-        let hooks = GenerationHooks(drafter: drafter, draftLength: drafter?.maxDraft ?? 0)
+        let hooks = GenerationHooks(drafter: drafter, draftLength: 6)
         return try generate(
             session: session, prompt: prompt, parameters: parameters,
             stopTokens: StopTokens([2]), hooks: hooks
@@ -100,12 +100,7 @@ struct SpeculativeIdentityTests {
                 let drafter = ScriptedDrafter(
                     answer: plain.tokens + [2], promptLength: prompt.count,
                     vocabulary: model.vocabularySize)
-                let session = try InferenceSession(model: model, maxContext: 128)
-                let fast = try generate(
-                    session: session, prompt: prompt, parameters: parameters,
-                    stopTokens: StopTokens([2]),
-                    hooks: GenerationHooks(drafter: drafter, draftLength: 6)
-                ) { _ in .more }
+                let fast = try Self.run(model, prompt, parameters, drafter: drafter)
                 #expect(fast.tokens == plain.tokens, "\(label) prompt \(i)")
                 #expect(fast.stopReason == plain.stopReason, "\(label) prompt \(i)")
                 drafted += fast.draftedTokens
@@ -129,12 +124,7 @@ struct SpeculativeIdentityTests {
             let scripted = ScriptedDrafter(
                 answer: plain2.tokens + [2], promptLength: prompt.count,
                 vocabulary: model.vocabularySize)
-            let session = try InferenceSession(model: model, maxContext: 128)
-            let checked = try generate(
-                session: session, prompt: prompt, parameters: parameters,
-                stopTokens: StopTokens([2]),
-                hooks: GenerationHooks(drafter: scripted, draftLength: 6)
-            ) { _ in .more }
+            let checked = try Self.run(model, prompt, parameters, drafter: scripted)
             #expect(checked.tokens == plain.tokens && checked.acceptedDraftTokens > 0)
         }
     }
