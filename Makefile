@@ -37,6 +37,8 @@
 #   make bench-chat-load  chat --load of 500 to 32,000 messages: phikit's CPU time (linear)
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make bench-serve      phikit serve vs llama-cpp-python's server, 1/2/4/8 streaming clients
+#   make bench-speculative  prompt-lookup speculative decoding on and off, and llama-cpp-python's
+#                         LlamaPromptLookupDecoding, on edit/quote/extract tasks and free prose
 #                         (aggregate tok/s, time to first token; full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
 #                    3600) for safetensors, json, config, http, gguf and the Jinja interpreter,
@@ -72,7 +74,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-structured serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-structured bench-speculative serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -147,6 +149,9 @@ bench-structured:
 
 bench-serve: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_serve.sh
+
+bench-speculative: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_speculative.py
 
 SOAK_SECONDS ?= 180
 SOAK_CLIENTS ?= 8

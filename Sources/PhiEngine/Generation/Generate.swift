@@ -37,8 +37,9 @@ public struct GenerationOutcome: Sendable {
     public var promptSeconds: Double
     /// From the call until the first token was chosen.
     public var timeToFirstToken: Double
-    /// Forward passes after the first token (one per further token, the stop token's
-    /// included): what decode speed counts.
+    /// Tokens computed after the first token (one per further token, the stop token's
+    /// included; a forward pass each, or several in one when drafted tokens are kept): what
+    /// decode speed counts.
     public var decodeSteps: Int
     /// Time from the first token to the last.
     public var decodeSeconds: Double
@@ -53,7 +54,7 @@ public struct GenerationOutcome: Sendable {
         promptSeconds > 0 ? Double(promptTokens) / promptSeconds : 0
     }
 
-    /// Decode speed: forward passes per second after the first token.
+    /// Decode speed: tokens per second after the first token.
     public var generationTokensPerSecond: Double {
         decodeSeconds > 0 ? Double(decodeSteps) / decodeSeconds : 0
     }
@@ -177,25 +178,23 @@ private func drive(
             outcome.stopReason = reason
             break
         }
-        let fed = step.ids.dropFirst(step.acceptedDraft)
-        let draft = generator.draft(limit: hooks.draftLength)
+        let fed = Array(step.ids.dropFirst(step.acceptedDraft))
+        let draft = generator.draft(
+            limit: min(hooks.draftLength, session.maxVerifyTokens - fed.count))
         if draft.isEmpty {
-            let next = fed.count == 1 ? try session.step(fed.first!) : try session.prefill(Array(fed))
+            let next = fed.count == 1 ? try session.step(fed[0]) : try session.prefill(fed)
             step = try generator.step(next)
         } else {
-            let rows = try session.logitsForVerification(fed: Array(fed), draft: draft)
-            step = try rows.withUnsafeBufferPointer { all in
-                let vocab = session.model.vocabularySize
-                let each = (0...draft.count).map {
-                    UnsafeBufferPointer(rebasing: all[($0 * vocab)..<(($0 + 1) * vocab)])
-                }
-                return try generator.verify(draft: draft, logits: each)
-            }
+            // one forward pass for the fed tokens and the draft; the rows from the last fed
+            // token on are what the generator checks the draft against
+            let rows = try session.verify(fed + draft)
+            step = try generator.verify(
+                draft: draft, logits: (0...draft.count).map { rows[fed.count - 1 + $0] })
             session.rewind(to: session.position - draft.count + step.acceptedDraft)
             outcome.draftedTokens += draft.count
             outcome.acceptedDraftTokens += step.acceptedDraft
         }
-        outcome.decodeSteps += fed.count
+        outcome.decodeSteps += fed.count + step.acceptedDraft
     }
     outcome.decodeSeconds = outcome.decodeSteps > 0 ? monotonicSeconds() - firstTokenAt : 0
     outcome.heldText = generator.finishText()

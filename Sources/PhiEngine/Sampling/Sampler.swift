@@ -51,48 +51,21 @@ public final class Sampler {
     }
 
     /// Verifies a drafted token (speculative decoding) against the logits at its position:
-    /// greedy, it is accepted when it is the token `sample` picks (which is returned
-    /// otherwise); sampling, it is accepted with its probability p(draft) under the same
-    /// distribution `sample` draws from, and on rejection the token is drawn from that
-    /// distribution without the draft — the acceptance rule of speculative sampling for a
-    /// draft that proposes one token with certainty, so the tokens kept follow the model's
-    /// distribution exactly.
+    /// the token is the one `sample` picks there, and the draft is accepted when it is that
+    /// token. Greedy, that is the agreeing-prefix rule. Sampling, it is the acceptance rule of
+    /// speculative sampling for a draft that proposes one token with certainty — accept with
+    /// probability p(draft), else draw from p without the draft — done with `sample`'s one
+    /// draw: the draw is the draft with probability p(draft), and a draw that is not the
+    /// draft is distributed as p without it. One draw per position, as without a drafter, so
+    /// a seeded run gives the same tokens whatever was drafted (draft lengths follow
+    /// measured timings, and a second draw on rejection made seeded runs differ with them).
     public func verify(
         draft: Int, _ logits: UnsafeBufferPointer<Float>,
         history: some BidirectionalCollection<Int>, mask: TokenMask? = nil,
         generated: [Int: Int] = [:]
     ) -> (token: Int, accepted: Bool) {
-        guard let count = prepare(logits, history: history, mask: mask, generated: generated),
-            count > 0, (1 / parameters.temperature).isFinite
-        else {
-            let token = sample(logits, history: history, mask: mask, generated: generated)
-            return (token, token == draft)
-        }
-        var top = -Float.infinity
-        for i in 0..<count { top = max(top, working[Int(candidates[i])]) }
-        let inverse = 1 / parameters.temperature
-        func weight(_ i: Int) -> Double {
-            Double(exp((working[Int(candidates[i])] - top) * inverse))
-        }
-        var total = 0.0
-        var draftWeight = 0.0
-        for i in 0..<count {
-            let w = weight(i)
-            total += w
-            if Int(candidates[i]) == draft { draftWeight = w }
-        }
-        guard total > 0 else { return (bestCandidate(count), bestCandidate(count) == draft) }
-        if random.nextUnit() * total < draftWeight { return (draft, true) }
-        let rest = total - draftWeight
-        guard rest > 0 else { return (draft, true) }
-        var target = random.nextUnit() * rest
-        var last = draft
-        for i in 0..<count where Int(candidates[i]) != draft {
-            last = Int(candidates[i])
-            target -= weight(i)
-            if target < 0 { return (last, false) }
-        }
-        return (last, last == draft)
+        let token = sample(logits, history: history, mask: mask, generated: generated)
+        return (token, token == draft)
     }
 
     /// Puts the mask and the penalties on a copy of `logits` and filters it; returns how many

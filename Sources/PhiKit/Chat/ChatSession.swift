@@ -20,6 +20,8 @@ public final class ChatSession {
     /// Positions the KV cache holds: the conversation plus the answer must fit.
     public let maxContext: Int
     public let stopStrings: [String]
+    /// Speculative decoding for every answer (`--no-speculative`, `--draft-max`).
+    public var speculation: Speculation
     /// The last turn's figures.
     public private(set) var lastReply: ChatReply?
 
@@ -37,6 +39,7 @@ public final class ChatSession {
         try parameters.validate()
         self.parameters = parameters
         stopStrings = options.stopStrings
+        speculation = options.speculation
         stopTokens = try container.stopTokens(extra: options.extraStopTokens)
         let positions = container.model.maxPositions
         if let requested = options.maxContext, requested > positions || requested < 1 {
@@ -71,11 +74,13 @@ public final class ChatSession {
         }
         if dropped > 0 { trimmed(dropped) }
         var answer = ""
+        let drafting = speculation.hooks(drafter: drafter)
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
             hooks: GenerationHooks(
                 text: ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings),
-                constraint: constraint, drafter: drafter),
+                constraint: constraint, drafter: drafting.drafter,
+                draftLength: drafting.draftLength),
             cancel: cancel
         ) { token in
             answer += token.text
@@ -127,12 +132,13 @@ public struct ChatOptions: Sendable {
     public var extraStopTokens: [String]
     /// Width of the cached keys and values (`--kv-bits`).
     public var cacheWidth: KVCacheWidth
+    public var speculation: Speculation
 
     public init(
         system: String? = nil, history: ChatHistory? = nil,
         settings: GenerationSettings = GenerationSettings(), maxContext: Int? = nil,
         stopStrings: [String] = [], extraStopTokens: [String] = [],
-        cacheWidth: KVCacheWidth = .defaultForRun
+        cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .default
     ) {
         self.system = system
         self.history = history
@@ -141,6 +147,7 @@ public struct ChatOptions: Sendable {
         self.stopStrings = stopStrings
         self.extraStopTokens = extraStopTokens
         self.cacheWidth = cacheWidth
+        self.speculation = speculation
     }
 }
 

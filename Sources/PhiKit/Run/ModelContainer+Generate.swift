@@ -16,7 +16,8 @@ extension ModelContainer {
     /// (`stopTokens(extra:)`), at one of `stopStrings` (which is not shown), after
     /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled;
     /// `constraint` limits the tokens (structured output), `drafter` proposes tokens to
-    /// verify (speculative decoding; the same tokens greedy). The
+    /// verify (speculative decoding; the same tokens greedy), else `speculation`'s
+    /// prompt-lookup drafter when it is on. The
     /// context is `maxContext` when given (`--max-kv-size`), else the model's positions, at
     /// most `InferenceSession.defaultContextLimit` unless the prompt and `maxTokens` need more; a prompt that leaves no room in
     /// it for one token is `RunError.promptDoesNotFit`.
@@ -25,12 +26,14 @@ extension ModelContainer {
         extraStopTokens: [String] = [], stopStrings: [String] = [],
         cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
         constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
+        speculation: Speculation = .default,
         cancel: CancellationToken? = nil, onText: (String) -> GenerationDisposition
     ) throws -> RunOutcome {
         try generatePieces(
             prompt, parameters: parameters, useChatTemplate: useChatTemplate,
             extraStopTokens: extraStopTokens, stopStrings: stopStrings, cacheWidth: cacheWidth,
-            maxContext: maxContext, constraint: constraint, drafter: drafter, cancel: cancel
+            maxContext: maxContext, constraint: constraint, drafter: drafter,
+            speculation: speculation, cancel: cancel
         ) { piece in
             piece.text.isEmpty ? .more : onText(piece.text)
         }
@@ -45,6 +48,7 @@ extension ModelContainer {
         extraStopTokens: [String] = [], stopStrings: [String] = [],
         cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
         constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
+        speculation: Speculation = .default,
         cancel: CancellationToken? = nil, onPiece: (GeneratedPiece) -> GenerationDisposition
     ) throws -> RunOutcome {
         let ids = try encode(prompt, useChatTemplate: useChatTemplate)
@@ -55,11 +59,13 @@ extension ModelContainer {
             maxTokens: parameters.maxTokens, requested: maxContext)
         let session = try makeSession(maxContext: context, cacheWidth: cacheWidth)
         var text = ""
+        let drafting = speculation.hooks(drafter: drafter)
         let outcome = try PhiEngine.generate(
             session: session, prompt: ids, parameters: parameters, stopTokens: stops,
             hooks: GenerationHooks(
                 text: ReplyText(tokenizer: tokenizer, stopStrings: stopStrings),
-                constraint: constraint, drafter: drafter),
+                constraint: constraint, drafter: drafting.drafter,
+                draftLength: drafting.draftLength),
             cancel: cancel
         ) { token in
             text += token.text
@@ -144,7 +150,8 @@ public struct RunOutcome: Sendable, Encodable {
     public var generationTokens: Int
     /// Time from the first token to the last.
     public var generationSeconds: Double
-    /// Forward passes per second after the first token (llama.cpp's eval rate).
+    /// Tokens per second after the first token (llama.cpp's eval rate; with speculative
+    /// decoding several tokens may come from one forward pass).
     public var generationTokensPerSecond: Double
     public var timeToFirstToken: Double
     public var loadSeconds: Double
@@ -152,6 +159,9 @@ public struct RunOutcome: Sendable, Encodable {
     public var threads: Int
     /// Positions the context held (not in the JSON: `stop_reason` says when it was full).
     public var contextTokens = 0
+    /// Speculative decoding: tokens drafted, and how many of them were kept.
+    public var draftedTokens: Int
+    public var acceptedDraftTokens: Int
 
     init(
         model: String, text: String, generation g: GenerationOutcome, loadSeconds: Double,
@@ -168,6 +178,8 @@ public struct RunOutcome: Sendable, Encodable {
         generationSeconds = g.decodeSeconds
         generationTokensPerSecond = g.generationTokensPerSecond
         timeToFirstToken = g.timeToFirstToken
+        draftedTokens = g.draftedTokens
+        acceptedDraftTokens = g.acceptedDraftTokens
         self.loadSeconds = loadSeconds
         self.peakMemoryBytes = peakMemoryBytes
         self.threads = threads
@@ -185,6 +197,8 @@ public struct RunOutcome: Sendable, Encodable {
         case timeToFirstToken = "time_to_first_token"
         case loadSeconds = "load_seconds"
         case peakMemoryBytes = "peak_memory_bytes"
+        case draftedTokens = "drafted_tokens"
+        case acceptedDraftTokens = "accepted_draft_tokens"
     }
 }
 

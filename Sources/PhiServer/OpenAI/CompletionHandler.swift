@@ -237,6 +237,8 @@ struct Answer {
         var counted = Set<Int>()
         for (answer, summary) in zip(answers, summaries) {
             total.completionTokens += summary.completionTokens
+            total.draftedTokens += summary.draftedTokens
+            total.acceptedDraftTokens += summary.acceptedDraftTokens
             if counted.insert(answer.prompt).inserted {
                 total.promptTokens += summary.promptTokens
                 total.cachedTokens += summary.cachedTokens

@@ -21,12 +21,24 @@ struct ResponseBodies {
     }
 
     static func usage(_ s: GenerationSummary) -> JSONValue {
-        .object([
+        var fields: [(String, JSONValue)] = [
             ("prompt_tokens", .int(s.promptTokens)),
             ("completion_tokens", .int(s.completionTokens)),
             ("total_tokens", .int(s.promptTokens + s.completionTokens)),
             ("prompt_tokens_details", .object([("cached_tokens", .int(s.cachedTokens))])),
-        ])
+        ]
+        // speculative decoding's drafts, in the names OpenAI gives predicted tokens
+        if s.draftedTokens > 0 {
+            fields.append(
+                (
+                    "completion_tokens_details",
+                    .object([
+                        ("accepted_prediction_tokens", .int(s.acceptedDraftTokens)),
+                        ("rejected_prediction_tokens", .int(s.draftedTokens - s.acceptedDraftTokens)),
+                    ])
+                ))
+        }
+        return .object(fields)
     }
 
     // MARK: whole answers

@@ -54,6 +54,9 @@ struct GenerationSummary: Sendable, Equatable {
     var finishReason: FinishReason
     /// The stop string that ended the answer, when one did.
     var stopString: String? = nil
+    /// Speculative decoding: tokens drafted, and how many of them were kept.
+    var draftedTokens = 0
+    var acceptedDraftTokens = 0
 }
 
 /// What the scheduler reports to the connection that waits for the answer.

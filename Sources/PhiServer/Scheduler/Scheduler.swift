@@ -22,16 +22,19 @@ public final class Scheduler: @unchecked Sendable {
         public var cacheBytes: Int
         /// Width of the cached keys and values (`--kv-bits`).
         public var cacheWidth: KVCacheWidth
+        /// Speculative decoding for requests that bring no drafter of their own.
+        public var speculation: Speculation
 
         public init(
             parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int,
-            cacheWidth: KVCacheWidth = .defaultForRun
+            cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .default
         ) {
             self.parallel = parallel
             self.queueCapacity = queueCapacity
             self.contextSize = contextSize
             self.cacheBytes = cacheBytes
             self.cacheWidth = cacheWidth
+            self.speculation = speculation
         }
     }
 
@@ -170,7 +173,9 @@ public final class Scheduler: @unchecked Sendable {
                 sessionCount += 1
             }
             active.append(
-                Slot(job: job, entry: entry, expectedReuse: reusable, tokenizer: container.tokenizer))
+                Slot(
+                    job: job, entry: entry, expectedReuse: reusable, tokenizer: container.tokenizer,
+                    speculation: configuration.speculation))
         } catch {
             job.post(.failed(SchedulerFailure(error)))
         }

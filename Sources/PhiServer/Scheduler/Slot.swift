@@ -1,4 +1,5 @@
 import PhiEngine
+import PhiKit
 import PhiText
 
 /// One request being generated: its session and its `Generator` (the same one `phikit run`
@@ -27,9 +28,18 @@ final class Slot {
     /// UTF-8 bytes of the answer sent so far.
     private var sentBytes = 0
     private var heldLogprobs: [TokenLogprob] = []
+    /// The server's speculative decoding, for a request without a drafter of its own.
+    private let speculation: Speculation
+    private var draftLength = 0
+    private var draftedTokens = 0
+    private var acceptedDraftTokens = 0
 
-    init(job: GenerationJob, entry: CachedSession, expectedReuse: Int, tokenizer: Tokenizer) {
+    init(
+        job: GenerationJob, entry: CachedSession, expectedReuse: Int, tokenizer: Tokenizer,
+        speculation: Speculation = .off
+    ) {
         self.job = job
+        self.speculation = speculation
         self.entry = entry
         self.expectedReuse = expectedReuse
         self.tokenizer = tokenizer
@@ -70,16 +80,12 @@ final class Slot {
         guard !draft.isEmpty else { return try accept(try session.prefill(pending)) }
         let generator = try started()
         let drafted = draft
-        let rows = try session.logitsForVerification(fed: pending, draft: drafted)
-        let step = try rows.withUnsafeBufferPointer { all in
-            let vocab = session.model.vocabularySize
-            return try generator.verify(
-                draft: drafted,
-                logits: (0...drafted.count).map {
-                    UnsafeBufferPointer(rebasing: all[($0 * vocab)..<(($0 + 1) * vocab)])
-                })
-        }
+        let rows = try session.verify(pending + drafted)
+        let step = try generator.verify(
+            draft: drafted, logits: (0...drafted.count).map { rows[pending.count - 1 + $0] })
         session.rewind(to: session.position - drafted.count + step.acceptedDraft)
+        draftedTokens += drafted.count
+        acceptedDraftTokens += step.acceptedDraft
         return try report(step)
     }
 
@@ -94,13 +100,18 @@ final class Slot {
                 GenerationSummary(
                     promptTokens: job.request.prompt.count, cachedTokens: cachedTokens,
                     completionTokens: generated, finishReason: reason,
-                    stopString: generator?.stopString)))
+                    stopString: generator?.stopString, draftedTokens: draftedTokens,
+                    acceptedDraftTokens: acceptedDraftTokens)))
     }
 
     /// The generator, made on first use: the prompt is in the session by then.
     private func started() throws -> Generator {
         if let generator { return generator }
         let request = job.request
+        let drafting =
+            request.makeDrafter.map { ($0(), request.draftLength) }
+            ?? speculation.hooks(drafter: nil)
+        draftLength = drafting.1
         let made = Generator(
             parameters: request.parameters, vocabularySize: session.model.vocabularySize,
             stopTokens: request.stopTokens, context: session.tokens,
@@ -108,7 +119,7 @@ final class Slot {
             text: ReplyText(
                 tokenizer: tokenizer, stopStrings: request.stopStrings,
                 continuing: request.continuesPrompt ? Array(request.prompt.suffix(1)) : []),
-            constraint: try request.makeConstraint?(), drafter: request.makeDrafter?(),
+            constraint: try request.makeConstraint?(), drafter: drafting.0,
             logprobs: request.logprobs)
         generator = made
         return made
@@ -137,7 +148,9 @@ final class Slot {
         case nil: break
         }
         pending = Array(step.ids.dropFirst(step.acceptedDraft))
-        draft = generator?.draft(limit: job.request.draftLength) ?? []
+        draft =
+            generator?.draft(
+                limit: min(draftLength, session.maxVerifyTokens - pending.count)) ?? []
         return nil
     }
 

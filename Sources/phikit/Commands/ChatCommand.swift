@@ -12,6 +12,7 @@ struct ChatCommand: Command {
                     [--top-p <p>] [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>]
                     [--presence-penalty <a>] [--frequency-penalty <a>] [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
                     [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
+                    [--draft-max <n> | --no-speculative]
         """
     static let help = """
         Talks with <model>: each message and the whole conversation before it go through the
@@ -46,6 +47,7 @@ struct ChatCommand: Command {
           --max-kv-size <n>        context in tokens (default: the model's, at most 4096);
                                    the oldest turns are dropped when the next would not fit
         \(KVBitsOption.help)
+        \(SpeculationOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
@@ -70,6 +72,7 @@ struct ChatCommand: Command {
         let extraEOS = try args.options("--extra-eos-token")
         let maxContext = try args.option("--max-kv-size", as: Int.self)
         let cacheWidth = try KVBitsOption.read(&args)
+        let speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
         model = try args.positional("model")
@@ -79,7 +82,7 @@ struct ChatCommand: Command {
         if stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
         options = ChatOptions(
             system: system, settings: settings, maxContext: maxContext, stopStrings: stopStrings,
-            extraStopTokens: extraEOS, cacheWidth: cacheWidth)
+            extraStopTokens: extraEOS, cacheWidth: cacheWidth, speculation: speculation)
     }
 
     func run() throws {

@@ -115,13 +115,15 @@ final class ChatLoop {
     }
 
     /// One line: `prompt 1,512 tokens (12 new, 1,500 reused), first token 0.123 s,
-    /// 45 tokens at 12.3 tok/s`.
+    /// 45 tokens at 12.3 tok/s`, and `, 20 of 24 drafted accepted` when drafts were made.
     static func statistics(_ r: ChatReply) -> String {
         let g = r.generation
         return "prompt \(r.promptTokens) tokens (\(r.newPromptTokens) new, \(r.reusedTokens) "
             + "reused), first token \(Format.fixed(g.timeToFirstToken, decimals: 3)) s, "
             + "\(g.tokens.count) tokens at \(Format.fixed(g.generationTokensPerSecond, decimals: 1)) "
             + "tok/s"
+            + (g.draftedTokens > 0
+                ? ", \(g.acceptedDraftTokens) of \(g.draftedTokens) drafted accepted" : "")
     }
 
     /// Writes answer text to stdout; false (and `outputFailure` set) when it cannot.

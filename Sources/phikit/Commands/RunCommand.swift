@@ -14,6 +14,7 @@ struct RunCommand: Command {
                    [--frequency-penalty <a>] [--seed <s>] [--no-chat-template]
                    [--extra-eos-token <token>]... [--ignore-eos] [--stop <text>]...
                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
+                   [--draft-max <n> | --no-speculative]
                    [--json [--stream]]
         phikit run <model> --chat <conversation.json> [options]
         """
@@ -66,6 +67,7 @@ struct RunCommand: Command {
                                    positions, at most 4096 unless the prompt and -m need
                                    more); a prompt that does not fit is an error
         \(KVBitsOption.help)
+        \(SpeculationOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
           --json                   print one JSON object at the end instead of streaming:
@@ -91,6 +93,7 @@ struct RunCommand: Command {
     var stopStrings: [String]
     var threads: Int?
     var cacheWidth: KVCacheWidth
+    var speculation: Speculation
     var maxContext: Int?
     var stats: Bool
     var json: Bool
@@ -110,6 +113,7 @@ struct RunCommand: Command {
         maxContext = try args.option("--max-kv-size", as: Int.self)
         threads = try args.option("--threads", as: Int.self)
         cacheWidth = try KVBitsOption.read(&args)
+        speculation = try SpeculationOption.read(&args)
         stats = args.flag("--stats")
         json = args.flag("--json")
         stream = args.flag("--stream")
@@ -167,7 +171,7 @@ struct RunCommand: Command {
             request, parameters: container.parameters(settings, for: .run),
             useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
             stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext,
-            cancel: cancel
+            speculation: speculation, cancel: cancel
         ) { piece in
             // Streamed as soon as each piece is complete; a failed write (a closed
             // pipe, a full disk) stops generation: nobody would see the rest.
@@ -227,6 +231,7 @@ struct RunCommand: Command {
             "Load: \(Format.fixed(o.loadSeconds, decimals: 3)) s",
             "Peak memory: \(Format.fixed(Double(o.peakMemoryBytes) / 1e9, decimals: 3)) GB",
             "Stop: \(o.stopReason), \(o.threads) threads",
+            "Speculative: \(o.acceptedDraftTokens) of \(o.draftedTokens) drafted tokens accepted",
         ].joined(separator: "\n")
     }
 }

@@ -13,6 +13,7 @@ struct ServeCommand: Command {
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
                      [--cors-origin <origin>] [--max-connections <n>] [--max-body <size>]
                      [--kv-bits 8|16|32] [--threads <n>] [--log-format text|json] [--quiet]
+                     [--draft-max <n> | --no-speculative]
         """
     static let help = """
         Loads <model> and answers on http://<host>:<port>: OpenAI's POST /v1/chat/completions,
@@ -53,6 +54,7 @@ struct ServeCommand: Command {
                                    closed for a new one, and only when all are being
                                    answered does a new one get 503 (GET /health still works)
         \(KVBitsOption.help)
+        \(SpeculationOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
           --quiet                  no access log
@@ -75,6 +77,7 @@ struct ServeCommand: Command {
     var maxBody: Int
     var threads: Int?
     var cacheWidth: KVCacheWidth
+    var speculation: Speculation
     var quiet: Bool
     var logFormat: AccessLogFormat
 
@@ -91,6 +94,7 @@ struct ServeCommand: Command {
         let body = try args.option("--max-body")
         maxBody = try body.map(Self.size) ?? (1 << 20)
         cacheWidth = try KVBitsOption.read(&args)
+        speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
@@ -131,7 +135,8 @@ struct ServeCommand: Command {
             container: container,
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
-                cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth))
+                cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
+                speculation: speculation))
         var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections

@@ -93,7 +93,8 @@ struct VerifyRewindTests {
 }
 
 /// A model whose sequence states refuse every rewind (as a cache that cannot drop positions
-/// would): the session must compute the kept tokens again and give the same logits.
+/// would): the session must compute the kept tokens again and give the same logits. (Not a
+/// `BlockForwardModel`, so one position regime: the test stays below the LongRoPE switch.)
 final class RefusingRewindModel: CausalLanguageModel, @unchecked Sendable {
     let inner: any CausalLanguageModel
     init(_ inner: any CausalLanguageModel) { self.inner = inner }

