@@ -72,7 +72,7 @@ public func evaluate(
         let exactLogits = try exactModels.map { try $0.logits(Array(window[0..<fed])) }
         var start = 0
         while start < fed {
-            try Cancellation.check()
+            try options.cancellation.check()
             let chunk = Array(window[start..<min(start + block, fed)])
             let rows = try sessions.map { try $0.verify(chunk) }
             for j in 0..<chunk.count {

@@ -22,6 +22,8 @@ public struct EvalOptions: Sendable {
     /// The KV cache's width while scoring (float32: only the weights differ between models).
     public var cacheWidth: KVCacheWidth
     public var environment: [String: String]
+    /// Looked at between blocks (Ctrl-C).
+    public var cancellation: CancellationToken? = nil
 
     public init(
         models: [String], reference: Reference?, text: String, context: Int = 512,

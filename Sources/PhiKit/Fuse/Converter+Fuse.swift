@@ -33,7 +33,7 @@ extension Converter {
         let chunkRows = max(1, chunkElements / cols)
         var row = 0
         while row < rows {
-            try Cancellation.check()
+            try cancellation.check()
             let n = min(chunkRows, rows - row)
             let values = UnsafeMutableBufferPointer(rebasing: floats[0..<(n * cols)])
             let elements: Range<Int>

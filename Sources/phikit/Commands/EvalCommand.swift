@@ -65,8 +65,12 @@ struct EvalCommand: Command {
     }
 
     func run() throws {
-        let report = try PhiKit.evaluate(options) { p in
-            Diagnostics.progress(Self.progressLine(p))
+        let report = try InterruptibleJob.run { cancel in
+            var options = options
+            options.cancellation = cancel
+            return try PhiKit.evaluate(options) { p in
+                Diagnostics.progress(Self.progressLine(p))
+            }
         }
         Diagnostics.endProgress()
         if json {
