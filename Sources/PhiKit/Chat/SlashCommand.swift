@@ -102,6 +102,8 @@ public enum ChatSetting {
         var changed = parameters
         if field == .seed && value == "none" {
             changed.seed = nil
+        } else if field == .repetitionPenalty && value == "none" {
+            changed.repetitionPenalty = nil
         } else if field.isInteger {
             guard let integer = Int(value) else {
                 throw .invalidValue(name: name, value: value, rule: "an integer")
