@@ -32,6 +32,8 @@
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
 #   make bench-serve      phikit serve vs llama-cpp-python's server, 1/2/4/8 streaming clients
 #                         (aggregate tok/s, time to first token; full-size random Phi-3.5)
+#   make bench-disk-cache serve's disk prefix cache: a 4,000-token prompt's time to first token
+#                         cold and after a restart (full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
 #                    3600) for safetensors, json, config, http, gguf and the Jinja interpreter,
 #                    the tokenizer's regex engine and tokenizer.json, after replaying the seeds
@@ -65,7 +67,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-disk-cache serve-check serve-soak bench-mx bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -128,6 +130,9 @@ bench-verify: build
 
 bench-chat: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
+
+bench-disk-cache: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_disk_cache.sh
 
 bench-chat-load: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat_load.sh

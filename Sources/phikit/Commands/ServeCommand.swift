@@ -12,7 +12,8 @@ struct ServeCommand: Command {
         phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--queue <n>]
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
                      [--cors-origin <origin>] [--max-connections <n>] [--kv-bits 8|16|32]
-                     [--threads <n>] [--quiet]
+                     [--threads <n>] [--cache-dir <dir>] [--cache-size <mb>]
+                     [--cache-min-tokens <n>] [--no-disk-cache] [--quiet]
         """
     static let help = """
         Loads <model> and answers OpenAI API requests on http://<host>:<port>:
@@ -21,7 +22,8 @@ struct ServeCommand: Command {
         --parallel requests generate at once, each with its own KV cache; a new request joins
         between tokens, more wait in a queue of --queue (then 503 with Retry-After). A request
         whose prompt extends an earlier conversation reuses its cached prefix
-        (usage.prompt_tokens_details.cached_tokens). A client that disconnects stops its
+        (usage.prompt_tokens_details.cached_tokens), also after a restart: computed prompts'
+        KV caches are kept on disk (--cache-dir) for the same model files. A client that disconnects stops its
         generation within one token.
 
         arguments:
@@ -47,6 +49,12 @@ struct ServeCommand: Command {
                                    answered does a new one get 503 (GET /health still works)
         \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
+          --cache-dir <dir>        where prompts' KV caches are kept on disk, shared safely
+                                   by servers (default: $PHIKIT_HOME/kv-cache)
+          --cache-size <mb>        disk the cache may take; least recently used prompts
+                                   go first (default: 8192)
+          --cache-min-tokens <n>   shortest prompt written to disk (default: 256)
+          --no-disk-cache          keep prompts' KV caches in memory only
           --quiet                  no access log
 
         Prints one access log line per request on stderr (method, path, status, tokens,
@@ -67,6 +75,9 @@ struct ServeCommand: Command {
     var threads: Int?
     var cacheWidth: KVCacheWidth
     var quiet: Bool
+    var diskCacheDirectory: String?
+    var diskCacheMB: Int
+    var diskCacheMinTokens: Int
 
     init(_ args: inout ArgumentReader) throws {
         host = try args.option("--host") ?? "127.0.0.1"
@@ -81,6 +92,10 @@ struct ServeCommand: Command {
         cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
+        let cacheDirectory = try args.option("--cache-dir") ?? ModelStore.root() + "/kv-cache"
+        diskCacheDirectory = args.flag("--no-disk-cache") ? nil : cacheDirectory
+        diskCacheMB = try args.option("--cache-size", as: Int.self) ?? 8192
+        diskCacheMinTokens = try args.option("--cache-min-tokens", as: Int.self) ?? 256
         model = try args.positional("model")
         try args.finish()
         guard (0...65535).contains(port) else {
@@ -97,10 +112,26 @@ struct ServeCommand: Command {
         guard (1...4096).contains(maxConnections) else {
             throw UsageError("--max-connections must be between 1 and 4096")
         }
+        guard diskCacheMB >= 1 else { throw UsageError("--cache-size must be at least 1 (MB)") }
+        guard diskCacheMinTokens >= 1 else {
+            throw UsageError("--cache-min-tokens must be at least 1")
+        }
         if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
+    }
+
+    /// The disk cache for this model and cache width, or nil with --no-disk-cache.
+    private func openDiskCache(_ container: ModelContainer) throws -> DiskPrefixCache? {
+        guard let diskCacheDirectory else { return nil }
+        let model = container.model
+        return try DiskPrefixCache(
+            directory: diskCacheDirectory, limitBytes: diskCacheMB << 20,
+            fingerprint: ModelFingerprint(
+                directory: model.directory, modelType: model.config.modelType,
+                cacheWidth: cacheWidth),
+            warn: { Diagnostics.warning($0) })
     }
 
     func run() throws {
@@ -114,7 +145,8 @@ struct ServeCommand: Command {
             container: container,
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
-                cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth))
+                cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
+                diskCache: try openDiskCache(container), diskCacheMinTokens: diskCacheMinTokens))
         var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections
