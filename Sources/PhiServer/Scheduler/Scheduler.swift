@@ -217,17 +217,17 @@ public final class Scheduler: @unchecked Sendable {
 
     /// Puts the longest prefix of `prompt` the disk cache holds into `session` when it is
     /// longer than the `reusable` tokens memory gave; returns the tokens now reusable. The
-    /// last prompt token is left to compute (its logits are wanted).
+    /// last prompt token is left to compute (its logits are wanted): a stored prefix that is
+    /// the whole prompt is restored and its last position dropped.
     private func restoreFromDisk(_ prompt: [Int], into session: InferenceSession, reusable: Int)
         -> Int
     {
-        guard let disk = configuration.diskCache,
-            let snapshot = disk.longestPrefix(
-                of: prompt, atMost: prompt.count - 1, longerThan: reusable)
+        guard let disk = configuration.diskCache, reusable < prompt.count - 1,
+            let snapshot = disk.longestPrefix(of: prompt, atMost: prompt.count, longerThan: reusable)
         else { return reusable }
         do {
             try session.restore(snapshot)
-            return snapshot.tokens.count
+            return session.rewind(to: min(snapshot.tokens.count, prompt.count - 1))
         } catch {
             disk.warn("ignoring a disk-cached prefix: \(error)")
             return session.reusableLength(of: prompt)
