@@ -25,6 +25,8 @@ public final class ChatSession {
 
     private let session: InferenceSession
     private let stopTokens: StopTokens
+    /// Prompts' KV caches on disk: a loaded conversation resumes without recomputing.
+    private let diskCache: DiskPrefixCache?
 
     public init(container: ModelContainer, options: ChatOptions = ChatOptions()) throws {
         guard container.chatTemplate != nil else {
@@ -44,6 +46,7 @@ public final class ChatSession {
         }
         maxContext = container.defaultContext(options.maxContext)
         session = try container.makeSession(maxContext: maxContext, cacheWidth: options.cacheWidth)
+        diskCache = options.diskCache
     }
 
     /// Sends `text` as the user's next message and streams the answer to `onText` (whole
@@ -71,6 +74,7 @@ public final class ChatSession {
         }
         if dropped > 0 { trimmed(dropped) }
         var answer = ""
+        diskCache?.restoreLongestPrefix(of: ids, into: session)
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
             hooks: GenerationHooks(
@@ -82,6 +86,7 @@ public final class ChatSession {
             if !token.text.isEmpty { onText(token.text) }
             return .more
         }
+        diskCache?.storeInBackground(prompt: ids, from: session, reused: outcome.reusedPromptTokens)
         answer += outcome.heldText
         if !outcome.heldText.isEmpty { onText(outcome.heldText) }
         let isCut = outcome.stopReason == .cancelled
@@ -127,6 +132,9 @@ public struct ChatOptions: Sendable {
     public var extraStopTokens: [String]
     /// Width of the cached keys and values (`--kv-bits`).
     public var cacheWidth: KVCacheWidth
+    /// Where computed prompts' KV caches are kept across runs (`--cache-dir`), made for this
+    /// model and `cacheWidth`; nil: memory only.
+    public var diskCache: DiskPrefixCache?
 
     public init(
         system: String? = nil, history: ChatHistory? = nil,

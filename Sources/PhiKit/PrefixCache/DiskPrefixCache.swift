@@ -16,17 +16,22 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
     public let directory: String
     public let limitBytes: Int
     public let fingerprint: ModelFingerprint
+    /// Prompts shorter than this are not worth a file (`storeInBackground` skips them).
+    public let minTokens: Int
     /// Where refused files and failed writes are reported (the library never prints).
     public let warn: @Sendable (String) -> Void
+    /// Background writes, one at a time.
+    private let writes = DispatchQueue(label: "phikit-disk-cache", qos: .utility)
     private var folder: String { directory + "/" + fingerprint.description }
 
     public init(
-        directory: String, limitBytes: Int, fingerprint: ModelFingerprint,
+        directory: String, limitBytes: Int, fingerprint: ModelFingerprint, minTokens: Int = 1,
         warn: @escaping @Sendable (String) -> Void
     ) throws(FileError) {
         self.directory = directory
         self.limitBytes = limitBytes
         self.fingerprint = fingerprint
+        self.minTokens = minTokens
         self.warn = warn
         do {
             try FileManager.default.createDirectory(
@@ -105,6 +110,47 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
         evict()
         return true
     }
+
+    /// Puts the longest stored prefix of `prompt` into `session` when it is longer than what
+    /// the session's cache already shares with the prompt, and returns how many leading
+    /// tokens `prepare(prompt)` will now keep. The last prompt token is always left to
+    /// compute (its logits are wanted): a stored prefix that is the whole prompt is restored
+    /// and its last position dropped. A prefix the session refuses is reported and skipped.
+    @discardableResult
+    public func restoreLongestPrefix(of prompt: [Int], into session: InferenceSession) -> Int {
+        let reusable = max(0, min(session.commonPrefixLength(with: prompt), prompt.count - 1))
+        guard reusable < prompt.count - 1,
+            let snapshot = longestPrefix(of: prompt, atMost: prompt.count, longerThan: reusable)
+        else { return reusable }
+        do {
+            try session.restore(snapshot)
+            return session.rewind(to: min(snapshot.tokens.count, prompt.count - 1))
+        } catch {
+            warn("ignoring a disk-cached prefix: \(error)")
+            return max(0, min(session.commonPrefixLength(with: prompt), prompt.count - 1))
+        }
+    }
+
+    /// Once `session` has computed `prompt` (it may hold more after it), writes the prompt's
+    /// KV cache unless it is shorter than `minTokens`, all of it came from a cache
+    /// (`reused` == its length), or it is stored already. The rows are copied now; the file
+    /// is written on a background queue (`waitForWrites`).
+    public func storeInBackground(prompt: [Int], from session: InferenceSession, reused: Int) {
+        guard prompt.count >= minTokens, reused < prompt.count, !contains(prompt),
+            session.commonPrefixLength(with: prompt) == prompt.count,
+            let snapshot = session.snapshot(count: prompt.count)
+        else { return }
+        writes.async { [self] in
+            do {
+                try store(snapshot)
+            } catch {
+                warn("cannot write the disk cache: \(error)")
+            }
+        }
+    }
+
+    /// Returns once the writes queued so far are done (before the process exits).
+    public func waitForWrites() { writes.sync {} }
 
     /// Bytes of every stored file, all models.
     public var totalBytes: Int { files().reduce(0) { $0 + $1.size } }

@@ -23,14 +23,12 @@ public final class Scheduler: @unchecked Sendable {
         /// Width of the cached keys and values (`--kv-bits`).
         public var cacheWidth: KVCacheWidth
         /// Prompts' KV caches on disk (`--cache-dir`): looked up when memory has no longer
-        /// prefix, written once a prompt of at least `diskCacheMinTokens` is computed.
+        /// prefix, written once a prompt (of at least its `minTokens`) is computed.
         public var diskCache: DiskPrefixCache?
-        public var diskCacheMinTokens: Int
 
         public init(
             parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int,
-            cacheWidth: KVCacheWidth = .defaultForRun, diskCache: DiskPrefixCache? = nil,
-            diskCacheMinTokens: Int = 64
+            cacheWidth: KVCacheWidth = .defaultForRun, diskCache: DiskPrefixCache? = nil
         ) {
             self.parallel = parallel
             self.queueCapacity = queueCapacity
@@ -38,7 +36,6 @@ public final class Scheduler: @unchecked Sendable {
             self.cacheBytes = cacheBytes
             self.cacheWidth = cacheWidth
             self.diskCache = diskCache
-            self.diskCacheMinTokens = diskCacheMinTokens
         }
     }
 
@@ -59,8 +56,6 @@ public final class Scheduler: @unchecked Sendable {
     private var sessionCount = 0
     private var clock: UInt64 = 0
     private var batch: DecodeBatch?
-    /// Disk cache writes, one at a time, off the scheduler thread.
-    private let diskWrites = DispatchQueue(label: "phikit-disk-cache", qos: .utility)
 
     public init(container: ModelContainer, configuration: Configuration) {
         self.container = container
@@ -105,7 +100,7 @@ public final class Scheduler: @unchecked Sendable {
         while !finished { condition.wait() }
         condition.unlock()
         for job in dropped { job.post(.failed(SchedulerRefusal.stopping)) }
-        diskWrites.sync {}  // a prefix being written is finished, not cut
+        configuration.diskCache?.waitForWrites()  // a prefix being written is finished, not cut
     }
 
     /// Requests generating and waiting, for /health.
@@ -166,7 +161,9 @@ public final class Scheduler: @unchecked Sendable {
                         cacheWidth: configuration.cacheWidth))
                 sessionCount += 1
             }
-            reusable = restoreFromDisk(prompt, into: entry.session, reusable: reusable)
+            if let disk = configuration.diskCache {
+                reusable = disk.restoreLongestPrefix(of: prompt, into: entry.session)
+            }
             active.append(
                 Slot(job: job, entry: entry, expectedReuse: reusable, tokenizer: container.tokenizer))
         } catch {
@@ -206,49 +203,14 @@ public final class Scheduler: @unchecked Sendable {
         for slot in prefilling {
             advance(slot) {
                 guard let logits = try slot.prefillChunk(Self.prefillChunk) else { return nil }
-                saveToDisk(slot)
+                configuration.diskCache?.storeInBackground(
+                    prompt: slot.job.request.prompt, from: slot.session, reused: slot.cachedTokens)
                 return try slot.accept(logits)
             }
         }
         condition.lock()
         activeCount = active.count
         condition.unlock()
-    }
-
-    /// Puts the longest prefix of `prompt` the disk cache holds into `session` when it is
-    /// longer than the `reusable` tokens memory gave; returns the tokens now reusable. The
-    /// last prompt token is left to compute (its logits are wanted): a stored prefix that is
-    /// the whole prompt is restored and its last position dropped.
-    private func restoreFromDisk(_ prompt: [Int], into session: InferenceSession, reusable: Int)
-        -> Int
-    {
-        guard let disk = configuration.diskCache, reusable < prompt.count - 1,
-            let snapshot = disk.longestPrefix(of: prompt, atMost: prompt.count, longerThan: reusable)
-        else { return reusable }
-        do {
-            try session.restore(snapshot)
-            return session.rewind(to: min(snapshot.tokens.count, prompt.count - 1))
-        } catch {
-            disk.warn("ignoring a disk-cached prefix: \(error)")
-            return session.reusableLength(of: prompt)
-        }
-    }
-
-    /// Once a prompt is computed, its KV cache goes to the disk cache (copied here, written
-    /// on a background queue so the other slots keep stepping).
-    private func saveToDisk(_ slot: Slot) {
-        let prompt = slot.job.request.prompt
-        guard let disk = configuration.diskCache, prompt.count >= configuration.diskCacheMinTokens,
-            slot.cachedTokens < prompt.count, !disk.contains(prompt),
-            let snapshot = slot.session.snapshot(count: prompt.count)
-        else { return }
-        diskWrites.async {
-            do {
-                try disk.store(snapshot)
-            } catch {
-                disk.warn("cannot write the disk cache: \(error)")
-            }
-        }
     }
 
     /// Feeds each slot's last token: one forward pass for all (a lone slot steps alone).

@@ -49,12 +49,7 @@ struct ServeCommand: Command {
                                    answered does a new one get 503 (GET /health still works)
         \(KVBitsOption.help)
           --threads <n>            threads to compute with (default: all cores)
-          --cache-dir <dir>        where prompts' KV caches are kept on disk, shared safely
-                                   by servers (default: $PHIKIT_HOME/kv-cache)
-          --cache-size <mb>        disk the cache may take; least recently used prompts
-                                   go first (default: 8192)
-          --cache-min-tokens <n>   shortest prompt written to disk (default: 256)
-          --no-disk-cache          keep prompts' KV caches in memory only
+        \(DiskCacheOption.help)
           --quiet                  no access log
 
         Prints one access log line per request on stderr (method, path, status, tokens,
@@ -75,9 +70,7 @@ struct ServeCommand: Command {
     var threads: Int?
     var cacheWidth: KVCacheWidth
     var quiet: Bool
-    var diskCacheDirectory: String?
-    var diskCacheMB: Int
-    var diskCacheMinTokens: Int
+    var diskCache: DiskCacheOption
 
     init(_ args: inout ArgumentReader) throws {
         host = try args.option("--host") ?? "127.0.0.1"
@@ -92,10 +85,7 @@ struct ServeCommand: Command {
         cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
-        let cacheDirectory = try args.option("--cache-dir") ?? ModelStore.root() + "/kv-cache"
-        diskCacheDirectory = args.flag("--no-disk-cache") ? nil : cacheDirectory
-        diskCacheMB = try args.option("--cache-size", as: Int.self) ?? 8192
-        diskCacheMinTokens = try args.option("--cache-min-tokens", as: Int.self) ?? 256
+        diskCache = try DiskCacheOption(&args)
         model = try args.positional("model")
         try args.finish()
         guard (0...65535).contains(port) else {
@@ -112,26 +102,10 @@ struct ServeCommand: Command {
         guard (1...4096).contains(maxConnections) else {
             throw UsageError("--max-connections must be between 1 and 4096")
         }
-        guard diskCacheMB >= 1 else { throw UsageError("--cache-size must be at least 1 (MB)") }
-        guard diskCacheMinTokens >= 1 else {
-            throw UsageError("--cache-min-tokens must be at least 1")
-        }
         if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
-    }
-
-    /// The disk cache for this model and cache width, or nil with --no-disk-cache.
-    private func openDiskCache(_ container: ModelContainer) throws -> DiskPrefixCache? {
-        guard let diskCacheDirectory else { return nil }
-        let model = container.model
-        return try DiskPrefixCache(
-            directory: diskCacheDirectory, limitBytes: diskCacheMB << 20,
-            fingerprint: ModelFingerprint(
-                directory: model.directory, modelType: model.config.modelType,
-                cacheWidth: cacheWidth),
-            warn: { Diagnostics.warning($0) })
     }
 
     func run() throws {
@@ -146,7 +120,7 @@ struct ServeCommand: Command {
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
-                diskCache: try openDiskCache(container), diskCacheMinTokens: diskCacheMinTokens))
+                diskCache: try diskCache.open(container, cacheWidth: cacheWidth)))
         var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections
