@@ -38,7 +38,10 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
                 atPath: directory + "/" + fingerprint.description,
                 withIntermediateDirectories: true)
         } catch {
-            throw FileError(path: directory, operation: "create the cache folder", errno: EACCES)
+            let code = ((error as NSError).userInfo[NSUnderlyingErrorKey] as? NSError)?.code
+            throw FileError(
+                path: directory, operation: "create the cache folder",
+                errno: code.map(Int32.init) ?? EACCES)
         }
     }
 

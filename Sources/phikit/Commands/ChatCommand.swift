@@ -91,7 +91,7 @@ struct ChatCommand: Command {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
         let container = try PullProgressView.loadModel(model, threads: threads)
-        options.diskCache = try diskCache.open(container, cacheWidth: options.cacheWidth)
+        options.diskCache = diskCache.open(container, cacheWidth: options.cacheWidth)
         defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1

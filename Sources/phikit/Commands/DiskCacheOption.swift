@@ -28,15 +28,21 @@ struct DiskCacheOption {
     }
 
     /// The disk cache for `container`'s model files and `cacheWidth`, or nil with
-    /// --no-disk-cache. Refused files and failed writes print warnings.
-    func open(_ container: ModelContainer, cacheWidth: KVCacheWidth) throws -> DiskPrefixCache? {
+    /// --no-disk-cache. Refused files and failed writes print warnings; a folder that cannot
+    /// be made (a read-only home) leaves the command running without it, with a warning.
+    func open(_ container: ModelContainer, cacheWidth: KVCacheWidth) -> DiskPrefixCache? {
         guard let directory else { return nil }
         let model = container.model
-        return try DiskPrefixCache(
-            directory: directory, limitBytes: megabytes << 20,
-            fingerprint: ModelFingerprint(
-                directory: model.directory, modelType: model.config.modelType,
-                cacheWidth: cacheWidth),
-            minTokens: minTokens, warn: { Diagnostics.warning($0) })
+        do {
+            return try DiskPrefixCache(
+                directory: directory, limitBytes: megabytes << 20,
+                fingerprint: ModelFingerprint(
+                    directory: model.directory, modelType: model.config.modelType,
+                    cacheWidth: cacheWidth),
+                minTokens: minTokens, warn: { Diagnostics.warning($0) })
+        } catch {
+            Diagnostics.warning("no disk cache: \(error.message)")
+            return nil
+        }
     }
 }

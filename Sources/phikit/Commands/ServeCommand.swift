@@ -120,7 +120,7 @@ struct ServeCommand: Command {
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
-                diskCache: try diskCache.open(container, cacheWidth: cacheWidth)))
+                diskCache: diskCache.open(container, cacheWidth: cacheWidth)))
         var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections
