@@ -40,6 +40,8 @@
 #   make bench-speculative  prompt-lookup speculative decoding on and off, and llama-cpp-python's
 #                         LlamaPromptLookupDecoding, on edit/quote/extract tasks and free prose
 #                         (aggregate tok/s, time to first token; full-size random Phi-3.5)
+#   make bench-disk-cache serve's disk prefix cache: a 4,000-token prompt's time to first token
+#                         cold and after a restart (full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
 #                    3600) for safetensors, json, config, http, gguf and the Jinja interpreter,
 #                    the tokenizer's regex engine and tokenizer.json, after replaying the seeds
@@ -74,7 +76,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-structured bench-speculative serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-disk-cache bench-structured bench-speculative serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -140,6 +142,9 @@ bench-verify: build
 
 bench-chat: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat.sh
+
+bench-disk-cache: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_disk_cache.sh
 
 bench-chat-load: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat_load.sh

@@ -186,6 +186,16 @@ final class ModelSequence<Model: BlockForwardModel>: SequenceState {
     /// by later positions, so the next `forward` overwrites them (8-bit keys calibrate again
     /// when the last of the first PK_KV_CALIBRATION positions is stored again).
     func rewind(to position: Int) -> Bool { true }
+
+    func cacheRows(positions n: Int) -> [UInt8]? {
+        n <= capacity ? cache.rows(positions: n) : nil
+    }
+
+    func loadCacheRows(_ rows: [UInt8], positions n: Int) -> Bool {
+        guard n <= capacity, rows.count == cache.rowBytes(positions: n) else { return false }
+        rows.withUnsafeBytes { cache.load($0, positions: n) }
+        return true
+    }
 }
 
 /// Decode steps of up to `maxSequences` sequences of one model as one forward pass: each

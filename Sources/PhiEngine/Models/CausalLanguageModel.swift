@@ -57,6 +57,19 @@ public protocol SequenceState: AnyObject {
     /// A state that cannot (a cache that cannot drop its latest positions) answers false; the
     /// session then computes the kept positions again.
     func rewind(to position: Int) -> Bool
+
+    /// The cached rows of positions [0, n) as stored (`KVSnapshot.rows`); nil for a state that
+    /// cannot hand them out.
+    func cacheRows(positions n: Int) -> [UInt8]?
+
+    /// Stores `rows` (from `cacheRows` of a state of the same model and width) as positions
+    /// [0, n); false when this state cannot, or the byte count does not fit.
+    func loadCacheRows(_ rows: [UInt8], positions n: Int) -> Bool
+}
+
+extension SequenceState {
+    public func cacheRows(positions n: Int) -> [UInt8]? { nil }
+    public func loadCacheRows(_ rows: [UInt8], positions n: Int) -> Bool { false }
 }
 
 /// Decode steps of several sequences of one model as one forward pass: each weight is read

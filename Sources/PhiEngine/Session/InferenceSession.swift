@@ -190,6 +190,66 @@ public final class InferenceSession {
         return stale ? 0 : keep
     }
 
+    /// The cache's rows for the first `count` tokens (default: all of them), to `restore`
+    /// later in a session of the same model and width; nil when the cache does not hold
+    /// them (a stale cache, or a model state that cannot hand rows out). The rows of a prefix
+    /// are the same whatever followed it, but its regime must be the one a cold prefill of
+    /// just the prefix uses.
+    public func snapshot(count: Int? = nil) -> KVSnapshot? {
+        let n = count ?? tokens.count
+        guard !stale, n >= 1, n <= tokens.count, positionRegime(n) == regime,
+            let rows = sequence.cacheRows(positions: n)
+        else { return nil }
+        let config = model.config
+        return KVSnapshot(
+            tokens: Array(tokens[..<n]), regime: regime, cacheWidth: cacheWidth,
+            layers: config.layerCount, kvHeads: config.kvHeads, headDim: config.headDim,
+            rows: rows)
+    }
+
+    /// Replaces what the session holds by `snapshot`'s prefix: afterwards `tokens` is the
+    /// prefix and the next `prefill`, `step` or `prepare` computes bit for bit what it would
+    /// after a cold prefill of it. `logits` are not those of the prefix's last token (`prepare`
+    /// of a sequence that extends the prefix computes at least its last token). Throws, with
+    /// the session unchanged, when the snapshot is of another cache shape or width, another
+    /// position regime, or does not fit the context.
+    public func restore(_ snapshot: KVSnapshot) throws {
+        let n = snapshot.tokens.count
+        let config = model.config
+        func mismatch(_ reason: String) -> SessionError { .snapshotMismatch(reason: reason) }
+        guard n >= 1 else { throw mismatch("it holds no tokens") }
+        guard snapshot.cacheWidth == cacheWidth else {
+            throw mismatch(
+                "its keys and values are \(snapshot.cacheWidth.rawValue)-bit, the session's "
+                    + "\(cacheWidth.rawValue)-bit")
+        }
+        guard
+            (snapshot.layers, snapshot.kvHeads, snapshot.headDim)
+                == (config.layerCount, config.kvHeads, config.headDim)
+        else {
+            throw mismatch(
+                "its cache is \(snapshot.layers)×\(snapshot.kvHeads)×\(snapshot.headDim) "
+                    + "(layers × kv heads × head dim), the model's "
+                    + "\(config.layerCount)×\(config.kvHeads)×\(config.headDim)")
+        }
+        try checkFits(snapshot.tokens, after: 0)
+        guard positionRegime(n) == snapshot.regime else {
+            throw mismatch("its positions are embedded in another regime (LongRoPE factors)")
+        }
+        let expected = cacheWidth.cacheBytes(
+            layers: config.layerCount, kvHeads: config.kvHeads, headDim: config.headDim,
+            positions: n)
+        guard snapshot.rows.count == expected else {
+            throw mismatch("it has \(snapshot.rows.count) bytes of rows, \(n) positions take \(expected)")
+        }
+        reset()
+        guard sequence.loadCacheRows(snapshot.rows, positions: n) else {
+            throw mismatch("this model's state cannot take cached rows")
+        }
+        tokens.append(contentsOf: snapshot.tokens)
+        regime = snapshot.regime
+    }
+
     /// Empties the cache (the buffers stay allocated).
     public func reset() { rewind(to: 0) }
 

@@ -46,6 +46,8 @@ final class KVCache {
     private let keyHead: Int  // bytes of one kv head's region (pk_kv_head_bytes)
     private let valueHead: Int
     private let kvHeads: Int
+    private let layers: Int
+    private let headDim: Int
 
     init(
         layers: Int, kvHeads: Int, headDim: Int, capacity: Int, width: KVCacheWidth = .float32
@@ -53,6 +55,8 @@ final class KVCache {
         self.capacity = capacity
         self.width = width
         self.kvHeads = kvHeads
+        self.layers = layers
+        self.headDim = headDim
         keyHead = pk_kv_head_bytes(width.kind, 1, Int32(headDim), capacity)
         valueHead = pk_kv_head_bytes(width.kind, 0, Int32(headDim), capacity)
         // FloatBuffer counts 4-byte slots
@@ -92,6 +96,53 @@ final class KVCache {
             pk_kv_store(
                 kind, 0, valueBase + head * valueHead, position, v + head * headDim,
                 Int32(headDim))
+        }
+    }
+
+    /// Bytes `rows(positions:)` takes for `n` positions.
+    func rowBytes(positions n: Int) -> Int {
+        width.cacheBytes(layers: layers, kvHeads: kvHeads, headDim: headDim, positions: n)
+    }
+
+    /// Positions [0, n) of every layer and kv head as stored (8-bit keys' header included),
+    /// layer by layer, kv head by kv head, keys then values: what `load` puts back.
+    func rows(positions n: Int) -> [UInt8] {
+        let count = rowBytes(positions: n)
+        return [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            copyRegions(positions: n) { region, offset, length in
+                UnsafeMutableRawPointer(out.baseAddress!).advanced(by: offset)
+                    .copyMemory(from: region, byteCount: length)
+            }
+            initialized = count
+        }
+    }
+
+    /// Stores `bytes` (from `rows(positions: n)` of a cache of this shape and width) as
+    /// positions [0, n). The rows are the same bytes a computation stores, so attention over
+    /// them reads what it would have read.
+    func load(_ bytes: UnsafeRawBufferPointer, positions n: Int) {
+        precondition(bytes.count == rowBytes(positions: n) && n <= capacity)
+        copyRegions(positions: n) { region, offset, length in
+            region.copyMemory(from: bytes.baseAddress! + offset, byteCount: length)
+        }
+    }
+
+    /// Visits each kv head's region of keys and values, the first `n` positions' bytes, with
+    /// its offset in the flat `rows` layout.
+    private func copyRegions(
+        positions n: Int, _ body: (UnsafeMutableRawPointer, Int, Int) -> Void
+    ) {
+        let keyBytes = pk_kv_head_bytes(kind, 1, Int32(headDim), n)
+        let valueBytes = pk_kv_head_bytes(kind, 0, Int32(headDim), n)
+        var offset = 0
+        for layer in 0..<layers {
+            let (keyBase, valueBase) = (keys(layer: layer), values(layer: layer))
+            for head in 0..<kvHeads {
+                body(keyBase + head * keyHead, offset, keyBytes)
+                offset += keyBytes
+                body(valueBase + head * valueHead, offset, valueBytes)
+                offset += valueBytes
+            }
         }
     }
 }

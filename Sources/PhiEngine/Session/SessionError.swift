@@ -13,6 +13,8 @@ public enum SessionError: UserFacingError, Equatable {
     /// `verify` of no tokens, or of more than one block holds.
     case invalidBlock(tokens: Int, maximum: Int)
     case outOfMemory(bytes: Int)
+    /// A `KVSnapshot` this session cannot take: `reason` says what differs.
+    case snapshotMismatch(reason: String)
 
     public var message: String {
         switch self {
@@ -28,6 +30,8 @@ public enum SessionError: UserFacingError, Equatable {
             "cannot verify \(tokens) tokens in one block (1 to \(maximum))"
         case .outOfMemory(let bytes):
             "cannot reserve \(bytes) bytes for the session's buffers"
+        case .snapshotMismatch(let reason):
+            "the saved KV cache does not fit this session: \(reason)"
         }
     }
 
@@ -42,7 +46,7 @@ public enum SessionError: UserFacingError, Equatable {
     public var exitCode: ExitCode {
         switch self {
         case .contextFull, .emptyPrompt, .invalidContext, .invalidBlock: .usage
-        case .tokenOutOfRange: .dataError
+        case .tokenOutOfRange, .snapshotMismatch: .dataError
         case .outOfMemory: .ioError
         }
     }

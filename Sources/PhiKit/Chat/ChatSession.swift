@@ -27,6 +27,8 @@ public final class ChatSession {
 
     private let session: InferenceSession
     private let stopTokens: StopTokens
+    /// Prompts' KV caches on disk: a loaded conversation resumes without recomputing.
+    private let diskCache: DiskPrefixCache?
 
     public init(container: ModelContainer, options: ChatOptions = ChatOptions()) throws {
         guard container.chatTemplate != nil else {
@@ -47,6 +49,7 @@ public final class ChatSession {
         }
         maxContext = container.defaultContext(options.maxContext)
         session = try container.makeSession(maxContext: maxContext, cacheWidth: options.cacheWidth)
+        diskCache = options.diskCache
     }
 
     /// Sends `text` as the user's next message and streams the answer to `onText` (whole
@@ -74,6 +77,7 @@ public final class ChatSession {
         }
         if dropped > 0 { trimmed(dropped) }
         var answer = ""
+        diskCache?.restoreLongestPrefix(of: ids, into: session)
         let drafting = speculation.hooks(drafter: drafter)
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
@@ -87,6 +91,7 @@ public final class ChatSession {
             if !token.text.isEmpty { onText(token.text) }
             return .more
         }
+        diskCache?.storeInBackground(prompt: ids, from: session, reused: outcome.reusedPromptTokens)
         answer += outcome.heldText
         if !outcome.heldText.isEmpty { onText(outcome.heldText) }
         let isCut = outcome.stopReason == .cancelled
@@ -133,6 +138,9 @@ public struct ChatOptions: Sendable {
     /// Width of the cached keys and values (`--kv-bits`).
     public var cacheWidth: KVCacheWidth
     public var speculation: Speculation
+    /// Where computed prompts' KV caches are kept across runs (`--cache-dir`), made for this
+    /// model and `cacheWidth`; nil: memory only.
+    public var diskCache: DiskPrefixCache?
 
     public init(
         system: String? = nil, history: ChatHistory? = nil,

@@ -24,10 +24,14 @@ public final class Scheduler: @unchecked Sendable {
         public var cacheWidth: KVCacheWidth
         /// Speculative decoding for requests that bring no drafter of their own.
         public var speculation: Speculation
+        /// Prompts' KV caches on disk (`--cache-dir`): looked up when memory has no longer
+        /// prefix, written once a prompt (of at least its `minTokens`) is computed.
+        public var diskCache: DiskPrefixCache?
 
         public init(
             parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int,
-            cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .default
+            cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .default,
+            diskCache: DiskPrefixCache? = nil
         ) {
             self.parallel = parallel
             self.queueCapacity = queueCapacity
@@ -35,6 +39,7 @@ public final class Scheduler: @unchecked Sendable {
             self.cacheBytes = cacheBytes
             self.cacheWidth = cacheWidth
             self.speculation = speculation
+            self.diskCache = diskCache
         }
     }
 
@@ -103,6 +108,7 @@ public final class Scheduler: @unchecked Sendable {
         while !finished { condition.wait() }
         condition.unlock()
         for job in dropped { job.post(.failed(SchedulerRefusal.stopping)) }
+        configuration.diskCache?.waitForWrites()  // a prefix being written is finished, not cut
     }
 
     /// The KV caches' use as of the last turn, for /metrics: positions held by the
@@ -172,6 +178,9 @@ public final class Scheduler: @unchecked Sendable {
                         cacheWidth: configuration.cacheWidth))
                 sessionCount += 1
             }
+            if let disk = configuration.diskCache {
+                reusable = disk.restoreLongestPrefix(of: prompt, into: entry.session)
+            }
             active.append(
                 Slot(
                     job: job, entry: entry, expectedReuse: reusable, tokenizer: container.tokenizer,
@@ -213,6 +222,8 @@ public final class Scheduler: @unchecked Sendable {
         for slot in prefilling {
             advance(slot) {
                 guard let logits = try slot.prefillChunk(Self.prefillChunk) else { return nil }
+                configuration.diskCache?.storeInBackground(
+                    prompt: slot.job.request.prompt, from: slot.session, reused: slot.cachedTokens)
                 return try slot.accept(logits)
             }
         }

@@ -13,6 +13,8 @@ struct ChatCommand: Command {
                     [--presence-penalty <a>] [--frequency-penalty <a>] [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
                     [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
                     [--draft-max <n> | --no-speculative]
+                    [--cache-dir <dir>] [--cache-size <mb>] [--cache-min-tokens <n>]
+                    [--no-disk-cache]
         """
     static let help = """
         Talks with <model>: each message and the whole conversation before it go through the
@@ -48,6 +50,7 @@ struct ChatCommand: Command {
                                    the oldest turns are dropped when the next would not fit
         \(KVBitsOption.help)
         \(SpeculationOption.help)
+        \(DiskCacheOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
@@ -62,6 +65,7 @@ struct ChatCommand: Command {
     var threads: Int?
     var stats: Bool
     var load: String?
+    var diskCache: DiskCacheOption
 
     init(_ args: inout ArgumentReader) throws {
         // Free text first, as in run: its value may begin with `-`.
@@ -75,6 +79,7 @@ struct ChatCommand: Command {
         let speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
+        diskCache = try DiskCacheOption(&args)
         model = try args.positional("model")
         try args.finish()
         let settings = try sampling.checked()
@@ -89,6 +94,8 @@ struct ChatCommand: Command {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
         let container = try PullProgressView.loadModel(model, threads: threads)
+        options.diskCache = diskCache.open(container, cacheWidth: options.cacheWidth)
+        defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
         let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats, loaded: load)

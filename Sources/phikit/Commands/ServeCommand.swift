@@ -13,7 +13,8 @@ struct ServeCommand: Command {
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
                      [--cors-origin <origin>] [--max-connections <n>] [--max-body <size>]
                      [--kv-bits 8|16|32] [--threads <n>] [--log-format text|json] [--quiet]
-                     [--draft-max <n> | --no-speculative]
+                     [--draft-max <n> | --no-speculative] [--cache-dir <dir>] [--cache-size <mb>]
+                     [--cache-min-tokens <n>] [--no-disk-cache]
         """
     static let help = """
         Loads <model> and answers on http://<host>:<port>: OpenAI's POST /v1/chat/completions,
@@ -57,6 +58,7 @@ struct ServeCommand: Command {
         \(SpeculationOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
+        \(DiskCacheOption.help)
           --quiet                  no access log
 
         Prints one access log line per request on stderr (method, path, status, tokens,
@@ -80,6 +82,7 @@ struct ServeCommand: Command {
     var speculation: Speculation
     var quiet: Bool
     var logFormat: AccessLogFormat
+    var diskCache: DiskCacheOption
 
     init(_ args: inout ArgumentReader) throws {
         host = try args.option("--host") ?? "127.0.0.1"
@@ -102,6 +105,7 @@ struct ServeCommand: Command {
             throw UsageError("--log-format must be text or json, not '\(format)'")
         }
         self.logFormat = logFormat
+        diskCache = try DiskCacheOption(&args)
         model = try args.positional("model")
         try args.finish()
         guard (0...65535).contains(port) else {
@@ -136,7 +140,8 @@ struct ServeCommand: Command {
             configuration: Scheduler.Configuration(
                 parallel: parallel, queueCapacity: queue, contextSize: context,
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
-                speculation: speculation))
+                speculation: speculation,
+                diskCache: diskCache.open(container, cacheWidth: cacheWidth)))
         var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections
