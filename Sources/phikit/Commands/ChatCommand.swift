@@ -12,6 +12,7 @@ struct ChatCommand: Command {
                     [--top-p <p>] [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>]
                     [--presence-penalty <a>] [--frequency-penalty <a>] [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
                     [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
+                    [--json-schema <file|json> | --json-object | --regex <p> | --grammar <file>]
         """
     static let help = """
         Talks with <model>: each message and the whole conversation before it go through the
@@ -19,7 +20,7 @@ struct ChatCommand: Command {
         computed, so answers start quickly however long the conversation. On a terminal you
         get a line editor (arrows, Home/End, Ctrl-A/Ctrl-E, history with Up/Down, pasting
         several lines); \"\"\" opens and closes a message of several lines. Type /help for the
-        commands (/reset, /system, /set temp 0.7, /save, /load, /stats, /bye).
+        commands (/reset, /system, /set temp 0.7, /format json, /save, /load, /stats, /bye).
 
         Ctrl-C stops an answer (what was said stays in the conversation, marked "cut": true
         when saved) and returns to the prompt; at an empty prompt it says how to leave: Ctrl-D
@@ -49,6 +50,8 @@ struct ChatCommand: Command {
           --threads <n>            threads to compute with (default: all cores)
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
+        \(OutputFormatFlags.help)
+                                   (every answer, until /format off)
 
         exit codes: 0 on /bye or Ctrl-D; 64 bad options (or, on a
           pipe, a refused message or command); 65 bad model files or no chat template;
@@ -60,6 +63,7 @@ struct ChatCommand: Command {
     var threads: Int?
     var stats: Bool
     var load: String?
+    var outputFormat: OutputFormat?
 
     init(_ args: inout ArgumentReader) throws {
         // Free text first, as in run: its value may begin with `-`.
@@ -72,6 +76,7 @@ struct ChatCommand: Command {
         let cacheWidth = try KVBitsOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
+        outputFormat = try OutputFormatFlags.read(&args)
         model = try args.positional("model")
         try args.finish()
         let settings = try sampling.checked()
@@ -88,7 +93,9 @@ struct ChatCommand: Command {
         let container = try PullProgressView.loadModel(model, threads: threads)
         let chat = try ChatSession(container: container, options: options)
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-        let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats, loaded: load)
+        let loop = ChatLoop(
+            chat: chat, interactive: interactive, stats: stats, loaded: load,
+            answerFormat: try outputFormat.map(container.structuredOutput))
         try loop.run()
     }
 }

@@ -15,6 +15,7 @@ struct RunCommand: Command {
                    [--extra-eos-token <token>]... [--ignore-eos] [--stop <text>]...
                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
                    [--json [--stream]]
+                   [--json-schema <file|json> | --json-object | --regex <p> | --grammar <file>]
         phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
@@ -72,10 +73,12 @@ struct RunCommand: Command {
                                    text, tokens, prompt_tokens, stop_reason and the figures
           --stream                 with --json: one object per line as tokens arrive
                                    ({"token": id, "text": piece}), then the final object
+        \(OutputFormatFlags.help)
 
         Stops at the model's end tokens (config.json, generation_config.json, the tokenizer's
         eos token, the registry's extra tokens such as <|end|>), after -m tokens, or when the
-        context is full. Ctrl-C stops generation: what was printed stays, exit 130.
+        context is full, or when a --json-schema/--regex/--grammar answer is complete
+        (structured output is enforced token by token: other tokens are never chosen). Ctrl-C stops generation: what was printed stays, exit 130.
         exit codes: 64 bad options or a prompt longer than the context, 65 bad model files,
           66 model not found (or not cached, offline), 69 network (pull), 74 unreadable -f
           file, 130 interrupted
@@ -95,6 +98,7 @@ struct RunCommand: Command {
     var stats: Bool
     var json: Bool
     var stream: Bool
+    var outputFormat: OutputFormat?
 
     init(_ args: inout ArgumentReader) throws {
         // Free text first: its value may look like a flag (`-p "-m means what?"`).
@@ -113,6 +117,7 @@ struct RunCommand: Command {
         stats = args.flag("--stats")
         json = args.flag("--json")
         stream = args.flag("--stream")
+        outputFormat = try OutputFormatFlags.read(&args)
         model = try args.positional("model")
         let words = args.remainingPositionals()
         try args.finish()
@@ -154,12 +159,14 @@ struct RunCommand: Command {
             }
         // The first Ctrl-C asks generation to stop after the current token (the handler in
         // main.swift only sets the flag while a cancellable job runs); a second one exits.
+        let constraint = try outputFormat.map { try container.structuredOutput($0).makeConstraint() }
         var outputFailure: (any Error)?
         let outcome = try Cancellation.cancellable {
             try container.generatePieces(
                 request, parameters: container.parameters(settings, for: .run),
                 useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
-                stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext
+                stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext,
+                constraint: constraint
             ) { piece in
                 // Streamed as soon as each piece is complete; a failed write (a closed
                 // pipe, a full disk) stops generation: nobody would see the rest.
