@@ -7,16 +7,14 @@ import Testing
 /// parse and follow the schema; a keyword the engine cannot enforce is a 400 naming it.
 @Suite("phikit serve: structured output")
 struct ServeStructuredOutputTests {
+    static let schemaText = #"""
+        {"type": "object", "properties": {"name": {"type": "string", "maxLength": 10},
+         "happy": {"type": "boolean"}, "size": {"enum": ["small", "big"]}},
+         "required": ["name", "happy", "size"], "additionalProperties": false}
+        """#
+
     static var schema: [String: Any] {
-        [
-        "type": "object",
-        "properties": [
-            "name": ["type": "string", "maxLength": 10],
-            "happy": ["type": "boolean"],
-            "size": ["enum": ["small", "big"]],
-        ],
-        "required": ["name", "happy", "size"], "additionalProperties": false,
-        ]
+        (try? JSONSerialization.jsonObject(with: Data(schemaText.utf8))) as? [String: Any] ?? [:]
     }
 
     /// `text` is an object with exactly the schema's members, of their types.
@@ -44,13 +42,16 @@ struct ServeStructuredOutputTests {
                 "json_schema": ["name": "kid", "schema": Self.schema, "strict": true],
             ],
         ]
-        let (status, body) = try server.post("/v1/completions", request)
-        #expect(status == 200)
-        let answer = Self.text(body)
+        // As text: the members come in the schema's order, which a dictionary would not keep.
+        let body = #"{"prompt": "Once upon a time", "max_tokens": 80, "temperature": 0, "#
+            + #""response_format": {"type": "json_schema", "json_schema": "#
+            + #"{"name": "kid", "strict": true, "schema": \#(Self.schemaText)}}}"#
+        let reply = try server.request("POST", "/v1/completions", json: body)
+        #expect(reply.status == 200)
+        let answer = Self.text(try reply.object())
         #expect(Self.followsSchema(answer), "\(answer ?? "no text")")
-        let schemaText = String(decoding: try JSONSerialization.data(withJSONObject: Self.schema), as: UTF8.self)
-        #expect(try ServeCompletionsTests.lone("Once upon a time", 80, ["--json-schema", schemaText]) == answer)
-        let finish = (body["choices"] as? [[String: Any]])?.first?["finish_reason"] as? String
+        #expect(try ServeCompletionsTests.lone("Once upon a time", 80, ["--json-schema", Self.schemaText]) == answer)
+        let finish = (try reply.object()["choices"] as? [[String: Any]])?.first?["finish_reason"] as? String
         #expect(finish == "stop")
 
         let (llamaStatus, llama) = try server.post(
@@ -115,7 +116,7 @@ struct ServeStructuredOutputTests {
 
         let (messagesStatus, anthropic) = try server.post(
             "/v1/messages",
-            ["messages": messages, "max_tokens": 60, "temperature": 0,
+            ["model": model.lastPathComponent, "messages": messages, "max_tokens": 60, "temperature": 0,
              "output_config": ["format": ["type": "json_schema", "schema": Self.schema]]])
         #expect(messagesStatus == 200)
         let block = (anthropic["content"] as? [[String: Any]])?.first?["text"] as? String
