@@ -24,6 +24,8 @@ struct ResponsesRequest {
         var topP: Double = 1
         var metadata: JSONValue = .object([])
         var promptCacheKey: String?
+        /// `text.format` as given (OpenAI echoes it; the SDK's `parse` reads it back).
+        var textFormat: JSONValue = .object([("type", .string("text"))])
     }
 
     init(body: [UInt8], contextSize: Int) throws(APIError) {
@@ -46,6 +48,7 @@ struct ResponsesRequest {
         _ = try f.object("reasoning")
         try Self.checkInclude(f)
         let answerGrammar = try Self.textFormat(f)
+        if let format = try f.object("text")?.value("format") { echo.textFormat = format }
         if let truncation = try f.string("truncation"), truncation != "disabled" {
             throw .invalidRequest(
                 "'truncation' can only be \"disabled\": this server never drops input to fit "

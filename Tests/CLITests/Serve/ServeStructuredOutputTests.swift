@@ -113,6 +113,8 @@ struct ServeStructuredOutputTests {
         let output = responses["output"] as? [[String: Any]] ?? []
         let text = (output.first?["content"] as? [[String: Any]])?.first?["text"] as? String
         #expect(Self.followsSchema(text), "\(responses)")
+        let echoed = (responses["text"] as? [String: Any])?["format"] as? [String: Any]
+        #expect(echoed?["type"] as? String == "json_schema" && echoed?["name"] as? String == "kid")
 
         let (messagesStatus, anthropic) = try server.post(
             "/v1/messages",
