@@ -76,7 +76,7 @@ struct CompletionRequestTests {
             (#"{"messages": [{"role": "user", "content": "x"}], "n": 0}"#, "n"),
             (#"{"messages": [{"role": "user", "content": "x"}], "min_p": 1.5}"#, "min_p"),
             (#"{"messages": [{"role": "user", "content": "x"}], "max_tokens": 0}"#, "max_tokens"),
-            (#"{"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_object"}}"#, "response_format"),
+            (#"{"messages": [{"role": "user", "content": "x"}], "response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "object", "not": {}}}}}"#, "response_format"),
             (#"{"messages": [{"role": "user", "content": "x"}], "logit_bias": {"50256": -100}}"#, "logit_bias"),
             (#"{"messages": [{"role": "user", "content": "x"}], "functions": []}"#, "functions"),
             (#"{"messages": [{"role": "user", "content": "x"}], "best_of": 2}"#, "best_of"),

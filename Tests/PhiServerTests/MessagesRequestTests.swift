@@ -96,8 +96,8 @@ struct MessagesRequestTests {
                 "server tools"
             ),
             (
-                #"{"model": "m", "max_tokens": 5, "output_config": {"format": {"type": "json_schema", "schema": {}}}, "messages": [{"role": "user", "content": "x"}]}"#,
-                "not yet supported"
+                #"{"model": "m", "max_tokens": 5, "output_config": {"format": {"type": "json_schema", "schema": {"type": "array", "uniqueItems": true}}}, "messages": [{"role": "user", "content": "x"}]}"#,
+                "uniqueItems"
             ),
             (#"{"model": "m", "max_tokens": 5, "temperature": 1.5, "messages": [{"role": "user", "content": "x"}]}"#, "temperature"),
         ])

@@ -81,8 +81,8 @@ struct ResponsesRequestTests {
             (#"{"input": "x", "store": true}"#, "store", "stateless"),
             (#"{"input": "x", "conversation": "c"}"#, "conversation", "stateless"),
             (
-                #"{"input": "x", "text": {"format": {"type": "json_schema", "name": "a", "schema": {}}}}"#,
-                "text.format", "not yet supported"
+                #"{"input": "x", "text": {"format": {"type": "json_schema", "name": "a", "schema": {"type": "object", "minProperties": 1}}}}"#,
+                "text.format", "minProperties"
             ),
             (#"{"input": "x", "tools": [{"type": "web_search"}]}"#, "tools[0]", "hosted"),
             (#"{"input": [{"type": "item_reference", "id": "msg_1"}]}"#, "input[0]", "stateless"),

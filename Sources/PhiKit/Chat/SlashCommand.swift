@@ -18,6 +18,9 @@ public enum SlashCommand: Sendable, Equatable {
     case load(path: String)
     /// `/stats`: turns the figures after every answer on (showing the last turn's) or off.
     case stats
+    /// `/format json|schema FILE|regex P|grammar FILE|off`: the shape of the next answers
+    /// (structured output); `/format` alone shows it.
+    case format(AnswerFormat?)
     case bye
 
     /// The command on `line` (which starts with `/`), or an error that says how to fix it.
@@ -50,6 +53,7 @@ public enum SlashCommand: Sendable, Equatable {
             return .save(path: path, force: true)
         case "/load": return .load(path: try argument("a file name"))
         case "/stats": return .stats
+        case "/format": return .format(rest.isEmpty ? nil : try AnswerFormat.parse(rest))
         case "/bye", "/exit", "/quit": return .bye
         default: throw .unknown(word)
         }
@@ -68,9 +72,39 @@ public enum SlashCommand: Sendable, Equatable {
         /load FILE.json       continue a saved conversation
         /stats                figures after each answer (prompt tokens new and reused, time
                               to first token, tok/s): on, or off again
+        /format KIND          the next answers' shape, enforced token by token: json (any
+                              object), schema FILE|{...}, regex PATTERN, grammar FILE
+                              (GBNF); /format off ends it, /format shows it
         /bye                  leave (also Ctrl-D; Ctrl-C only stops an answer)
         \"\"\"                   begin and end a message of several lines
         """
+}
+
+/// What `/format` asks for; the chat reads the file and compiles the format.
+public enum AnswerFormat: Sendable, Equatable {
+    case json
+    /// A schema file, or the schema itself when it begins with `{`.
+    case schema(String)
+    case regex(String)
+    case grammar(path: String)
+    case off
+
+    static func parse(_ text: String) throws(SlashCommandError) -> AnswerFormat {
+        let kind = String(text.prefix { !$0.isWhitespace })
+        let rest = String(text.dropFirst(kind.count)).trimmingWhitespace()
+        func argument(_ what: String) throws(SlashCommandError) -> String {
+            guard !rest.isEmpty else { throw .missingArgument(command: "/format \(kind)", what: what) }
+            return rest
+        }
+        switch kind {
+        case "json": return .json
+        case "schema": return .schema(try argument("a schema file or {...}"))
+        case "regex": return .regex(try argument("a pattern"))
+        case "grammar": return .grammar(path: try argument("a GBNF file"))
+        case "off": return .off
+        default: throw .unknownFormat(kind)
+        }
+    }
 }
 
 /// Sampling settings by the names `/set` takes (ollama's `temperature`, mlx-lm's `temp`, …).
@@ -145,6 +179,7 @@ public enum SlashCommandError: UserFacingError, Equatable {
     case missingArgument(command: String, what: String)
     case unknownSetting(String)
     case invalidValue(name: String, value: String, rule: String)
+    case unknownFormat(String)
 
     public var message: String {
         switch self {
@@ -153,6 +188,7 @@ public enum SlashCommandError: UserFacingError, Equatable {
         case .unknownSetting(let name): "no setting '\(name)'"
         case .invalidValue(let name, let value, let rule):
             "'\(value)' is not a value for \(name): \(rule)"
+        case .unknownFormat(let kind): "no answer format '\(kind)'"
         }
     }
 
@@ -160,6 +196,7 @@ public enum SlashCommandError: UserFacingError, Equatable {
         switch self {
         case .unknown: "type /help for the commands; nothing was sent to the model"
         case .unknownSetting: "settings: " + ChatSetting.settingNames
+        case .unknownFormat: "/format json, schema FILE, regex PATTERN, grammar FILE or off"
         case .missingArgument, .invalidValue: nil
         }
     }

@@ -31,6 +31,8 @@ public final class ModelContainer: Sendable {
     /// The tokenizer's end-of-sequence token (tokenizer_config.json `eos_token`).
     public let tokenizerEOS: Int?
     public let loadSeconds: Double
+    /// The tokens as bytes for structured output (`tokenVocabulary()`).
+    let vocabularyCache = LazyValue<TokenVocabulary>()
 
     /// Finds MODEL as every command does (`ModelLocator`: directory, converted-model store,
     /// registry alias, Hub id in the cache) and loads it. A Hub model missing from the cache

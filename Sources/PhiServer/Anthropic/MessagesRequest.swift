@@ -1,3 +1,4 @@
+import PhiEngine
 import PhiFormats
 
 /// A `POST /v1/messages` (or `/v1/messages/count_tokens`) body, checked and translated into
@@ -29,15 +30,9 @@ struct MessagesRequest {
         _ = try f.object("metadata")
         // Extended thinking is for models that think; this one answers directly.
         _ = try f.object("thinking")
-        // Structured output needs schema-constrained sampling, which is not there yet: a
-        // schema accepted and not enforced would be a promise broken. `effort` is a hint.
-        let format = try f.object("output_config")?.value("format") ?? f.value("output_format")
-        if format != nil {
-            throw .invalidRequest(
-                "'output_config.format' is not yet supported: this server has no "
-                    + "schema-constrained sampling yet", param: "output_config",
-                code: "unsupported_value")
-        }
+        // Structured output: `{"type": "json_schema", "schema": {...}}` (`output_format` is
+        // the beta's name). `effort` is a hint.
+        let answerGrammar = try Self.outputFormat(f)
         for field in ["mcp_servers", "container"] where f.value(field) != nil {
             throw .invalidRequest("'\(field)' is not supported by this server", param: field,
                 code: "unsupported_value")
@@ -61,6 +56,20 @@ struct MessagesRequest {
         // Claude Code asks for up to 32,000 tokens whatever the model: Anthropic's
         // max_tokens is a bound the answer may stop before, so the context's end is one.
         completion.maxTokensIsBound = true
+        completion.answerGrammar = answerGrammar
+    }
+
+    private static func outputFormat(_ f: RequestFields) throws(APIError) -> Grammar? {
+        let param = f.value("output_format") != nil ? "output_format" : "output_config"
+        var format = try f.object("output_config")?.object("format")
+        if format == nil { format = try f.object("output_format") }
+        guard let format else { return nil }
+        guard try format.string("type") == "json_schema" else {
+            throw .invalidRequest(
+                "'\(format.path).type' must be \"json_schema\"", param: param,
+                code: "invalid_value")
+        }
+        return try RequestedFormat.compile(RequestedFormat.schema(format, param: param), param: param)
     }
 
     /// `system`: a string or a list of text blocks (joined).

@@ -105,6 +105,7 @@ struct CompletionHandler: Sendable {
         } catch {
             throw .server(errorText.message(of: error))
         }
+        let makeConstraint = try constraintFactory(request.answerGrammar)
         let context = scheduler.configuration.contextSize
         var result: [(request: GenerationRequest, start: String, prompt: Int)] = []
         for (index, input) in request.inputs.enumerated() {
@@ -140,10 +141,26 @@ struct CompletionHandler: Sendable {
                 // The echoed prompt and the answer are one text: "Once" + " upon", not
                 // "Onceupon".
                 generation.continuesPrompt = request.echo
+                generation.makeConstraint = makeConstraint
                 result.append((generation, answerStart, index))
             }
         }
         return result
+    }
+
+    /// Each answer's own matcher for the request's structured output (nil: free text), over
+    /// the model's tokens (built once per model).
+    private func constraintFactory(_ grammar: Grammar?) throws(APIError)
+        -> (@Sendable () throws -> any TokenConstraint)?
+    {
+        guard let grammar else { return nil }
+        let vocabulary: TokenVocabulary
+        do {
+            vocabulary = try container.tokenVocabulary()
+        } catch {
+            throw .server(errorText.message(of: error))
+        }
+        return { GrammarMatcher(grammar: grammar, vocabulary: vocabulary) }
     }
 
     /// Waits for every answer, then sends them as one JSON object.

@@ -25,6 +25,8 @@ struct CompletionRequest {
         case required
         /// The answer must be a call of this function: it starts with the tag and the name.
         case function(String)
+
+        var isFunction: Bool { if case .function = self { true } else { false } }
     }
 
     var endpoint: Endpoint
@@ -55,6 +57,8 @@ struct CompletionRequest {
     var choices = 1
     /// Alternatives per token (0...10); nil: no log-probabilities.
     var logprobs: Int?
+    /// `response_format` / `json_schema` / `grammar`, compiled: every answer follows it.
+    var answerGrammar: Grammar?
 
     /// The sampling fields by their JSON keys (`max_tokens` apart: two keys, and the context
     /// caps it).
@@ -102,12 +106,18 @@ struct CompletionRequest {
         stop = try Self.stop(f)
         choices = try f.int("n", in: 1...Self.maxChoices) ?? 1
         try Self.refuseUnsupported(f)
+        answerGrammar = try RequestedFormat.read(f)
         switch endpoint {
         case .chat:
             let messages = try Self.messages(f)
             let listed = try Self.tools(f)
             toolChoice = try Self.toolChoice(f, tools: listed)
             parallelToolCalls = try f.bool("parallel_tool_calls") ?? true
+            if answerGrammar != nil, toolChoice == .required || toolChoice.isFunction {
+                throw .invalidRequest(
+                    "'tool_choice' forces a tool call, so the answer cannot also follow "
+                        + "'response_format'", param: "tool_choice", code: "invalid_value")
+            }
             inputs = [.chat(messages: messages, tools: toolChoice == .none ? [] : listed)]
             let top = try f.int("top_logprobs", in: 0...10)
             let wanted = try f.bool("logprobs") ?? false
@@ -150,14 +160,6 @@ struct CompletionRequest {
     /// Fields that would change the answer in ways this server cannot: a 400 naming them
     /// rather than an answer that silently ignores them. Their neutral values pass.
     private static func refuseUnsupported(_ f: RequestFields) throws(APIError) {
-        if let format = try f.object("response_format"),
-            try format.string("type") != "text"
-        {
-            throw .invalidRequest(
-                "'response_format' can only be {\"type\": \"text\"}: this server has no "
-                    + "JSON or schema-constrained sampling", param: "response_format",
-                code: "unsupported_value")
-        }
         if let bias = try f.object("logit_bias"), bias.object.objectValue?.isEmpty == false {
             throw .invalidRequest(
                 "'logit_bias' is not supported", param: "logit_bias", code: "unsupported_value")

@@ -48,7 +48,7 @@ struct ResponseObject {
             ("prompt_cache_key", echo.promptCacheKey.map(JSONValue.string) ?? .null),
             ("reasoning", .object([("effort", .null), ("summary", .null)])),
             ("store", .bool(false)), ("temperature", .double(echo.temperature)),
-            ("text", .object([("format", .object([("type", .string("text"))]))])),
+            ("text", .object([("format", echo.textFormat)])),
             ("tool_choice", echo.toolChoice), ("tools", echo.tools), ("top_p", .double(echo.topP)),
             ("truncation", .string("disabled")),
             ("usage", summary.map(Self.usage) ?? .null), ("user", .null),

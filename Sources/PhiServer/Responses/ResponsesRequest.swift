@@ -1,10 +1,11 @@
+import PhiEngine
 import PhiFormats
 
 /// A `POST /v1/responses` body, checked and translated into the server's one request model
 /// (a chat `CompletionRequest`). Stateless, as Codex uses it: the whole conversation comes in
 /// `input` every turn. Anything the server cannot honour is a 400 naming the field, never
 /// ignored: `previous_response_id`, `store: true` and the like because nothing is kept
-/// between requests, `text.format` JSON schemas until constrained sampling is there.
+/// between requests.
 struct ResponsesRequest {
     var completion: CompletionRequest
     /// How namespaced tools (Codex's MCP groups) were flattened for the model, so calls can
@@ -23,6 +24,8 @@ struct ResponsesRequest {
         var topP: Double = 1
         var metadata: JSONValue = .object([])
         var promptCacheKey: String?
+        /// `text.format` as given (OpenAI echoes it; the SDK's `parse` reads it back).
+        var textFormat: JSONValue = .object([("type", .string("text"))])
     }
 
     init(body: [UInt8], contextSize: Int) throws(APIError) {
@@ -44,7 +47,8 @@ struct ResponsesRequest {
         // Reasoning options are for models that reason; this one answers directly.
         _ = try f.object("reasoning")
         try Self.checkInclude(f)
-        try Self.checkText(f)
+        let answerGrammar = try Self.textFormat(f)
+        if let format = try f.object("text")?.value("format") { echo.textFormat = format }
         if let truncation = try f.string("truncation"), truncation != "disabled" {
             throw .invalidRequest(
                 "'truncation' can only be \"disabled\": this server never drops input to fit "
@@ -74,6 +78,7 @@ struct ResponsesRequest {
             temperature: echo.temperature, topP: echo.topP,
             // `stop` is not in OpenAI's Responses API; llama-server and vLLM take it.
             stop: try CompletionRequest.stop(f))
+        completion.answerGrammar = answerGrammar
         self.echo = echo
     }
 
@@ -114,16 +119,23 @@ struct ResponsesRequest {
 
     /// `text`: `format` plain text only until constrained sampling is there (a JSON schema
     /// accepted and not enforced would be a promise broken); `verbosity` is a hint.
-    private static func checkText(_ f: RequestFields) throws(APIError) {
-        guard let text = try f.object("text") else { return }
+    /// `text.format`: `text`, `json_object`, or `json_schema` with `name`, `schema` and
+    /// `strict` beside `type` (the Responses API's flat form of chat's `response_format`).
+    private static func textFormat(_ f: RequestFields) throws(APIError) -> Grammar? {
+        guard let text = try f.object("text") else { return nil }
         _ = try text.string("verbosity")
-        guard let format = try text.object("format") else { return }
+        guard let format = try text.object("format") else { return nil }
         let type = try format.string("type") ?? "text"
-        guard type == "text" else {
+        switch type {
+        case "text": return nil
+        case "json_object": return try RequestedFormat.compile(.jsonObject, param: "text.format")
+        case "json_schema":
+            return try RequestedFormat.compile(
+                RequestedFormat.schema(format, param: "text.format"), param: "text.format")
+        default:
             throw .invalidRequest(
-                "'text.format' of type \"\(type)\" is not yet supported: this server has no "
-                    + "schema-constrained sampling yet; only {\"type\": \"text\"}",
-                param: "text.format", code: "unsupported_value")
+                "'text.format.type' must be \"text\", \"json_object\" or \"json_schema\", "
+                    + "not \"\(type)\"", param: "text.format", code: "invalid_value")
         }
     }
 }

@@ -15,6 +15,7 @@ struct ChatCommand: Command {
                     [--draft-max <n> | --no-speculative]
                     [--cache-dir <dir>] [--cache-size <mb>] [--cache-min-tokens <n>]
                     [--no-disk-cache]
+                    [--json-schema <file|json> | --json-object | --regex <p> | --grammar <file>]
         """
     static let help = """
         Talks with <model>: each message and the whole conversation before it go through the
@@ -22,7 +23,7 @@ struct ChatCommand: Command {
         computed, so answers start quickly however long the conversation. On a terminal you
         get a line editor (arrows, Home/End, Ctrl-A/Ctrl-E, history with Up/Down, pasting
         several lines); \"\"\" opens and closes a message of several lines. Type /help for the
-        commands (/reset, /system, /set temp 0.7, /save, /load, /stats, /bye).
+        commands (/reset, /system, /set temp 0.7, /format json, /save, /load, /stats, /bye).
 
         Ctrl-C stops an answer (what was said stays in the conversation, marked "cut": true
         when saved) and returns to the prompt; at an empty prompt it says how to leave: Ctrl-D
@@ -54,6 +55,8 @@ struct ChatCommand: Command {
           --threads <n>            threads to compute with (default: all cores)
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
+        \(OutputFormatFlags.help)
+                                   (every answer, until /format off)
 
         exit codes: 0 on /bye or Ctrl-D; 64 bad options (or, on a
           pipe, a refused message or command); 65 bad model files or no chat template;
@@ -66,6 +69,7 @@ struct ChatCommand: Command {
     var stats: Bool
     var load: String?
     var diskCache: DiskCacheOption
+    var outputFormat: OutputFormat?
 
     init(_ args: inout ArgumentReader) throws {
         // Free text first, as in run: its value may begin with `-`.
@@ -80,6 +84,7 @@ struct ChatCommand: Command {
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
         diskCache = try DiskCacheOption(&args)
+        outputFormat = try OutputFormatFlags.read(&args)
         model = try args.positional("model")
         try args.finish()
         let settings = try sampling.checked()
@@ -98,7 +103,9 @@ struct ChatCommand: Command {
         defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
-        let loop = ChatLoop(chat: chat, interactive: interactive, stats: stats, loaded: load)
+        let loop = ChatLoop(
+            chat: chat, interactive: interactive, stats: stats, loaded: load,
+            answerFormat: try outputFormat.map(container.structuredOutput))
         try loop.run()
     }
 }

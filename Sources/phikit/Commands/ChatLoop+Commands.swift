@@ -38,7 +38,37 @@ extension ChatLoop {
             }
             if let last = chat.lastReply { note(Self.statistics(last)) }
             note("(figures follow each answer from now on; /stats turns them off)")
+        case .format(nil):
+            note(answerFormat.map { "(answers follow \(Self.describe($0.format)))" }
+                ?? "(answers are free text)")
+        case .format(let request?):
+            answerFormat = try Self.outputFormat(request).map(chat.container.structuredOutput)
+            note(answerFormat.map { "(the next answers follow \(Self.describe($0.format)))" }
+                ?? "(answers are free text again)")
         }
         return .stay
+    }
+
+    /// The format `/format` asks for (nil: off), checked as `--json-schema` and the rest are.
+    static func outputFormat(_ request: AnswerFormat) throws -> OutputFormat? {
+        let format: OutputFormat? =
+            switch request {
+            case .json: .jsonObject
+            case .schema(let source): try OutputFormatFlags.jsonSchema(source)
+            case .regex(let pattern): .regex(pattern)
+            case .grammar(let path): .grammar(try OutputFormatFlags.readFile(path, flag: "/format grammar"))
+            case .off: nil
+            }
+        if let format { try OutputFormatFlags.check(format) }
+        return format
+    }
+
+    static func describe(_ format: OutputFormat) -> String {
+        switch format {
+        case .jsonObject: "a JSON object"
+        case .jsonSchema: "the JSON schema"
+        case .regex(let pattern): "the pattern \(pattern)"
+        case .grammar: "the grammar"
+        }
     }
 }

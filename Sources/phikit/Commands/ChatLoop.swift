@@ -10,6 +10,8 @@ final class ChatLoop {
     let chat: ChatSession
     let interactive: Bool
     var showStats: Bool
+    /// `--json-schema` & co. or `/format`: every answer follows it until `/format off`.
+    var answerFormat: StructuredOutput?
     private let editor = LineEditor()
     private let color: Bool
     /// On a pipe, the exit code of the last refused message or command (scripts should know).
@@ -21,8 +23,12 @@ final class ChatLoop {
     /// The file `--load` read, said once at the start.
     private let loaded: String?
 
-    init(chat: ChatSession, interactive: Bool, stats: Bool, loaded: String? = nil) {
+    init(
+        chat: ChatSession, interactive: Bool, stats: Bool, loaded: String? = nil,
+        answerFormat: StructuredOutput? = nil
+    ) {
         self.chat = chat
+        self.answerFormat = answerFormat
         self.loaded = loaded
         self.interactive = interactive
         showStats = stats
@@ -89,7 +95,7 @@ final class ChatLoop {
         do {
             let reply = try InterruptibleJob.run(.answer) { cancel in
                 try chat.send(
-                    text, cancel: cancel,
+                    text, constraint: answerFormat?.makeConstraint(), cancel: cancel,
                     trimmed: { dropped in
                         self.note(
                             "(dropped the \(dropped) oldest messages to fit the context of "

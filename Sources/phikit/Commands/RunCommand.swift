@@ -16,6 +16,7 @@ struct RunCommand: Command {
                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
                    [--draft-max <n> | --no-speculative]
                    [--json [--stream]]
+                   [--json-schema <file|json> | --json-object | --regex <p> | --grammar <file>]
         phikit run <model> --chat <conversation.json> [options]
         """
     static let help = """
@@ -74,10 +75,12 @@ struct RunCommand: Command {
                                    text, tokens, prompt_tokens, stop_reason and the figures
           --stream                 with --json: one object per line as tokens arrive
                                    ({"token": id, "text": piece}), then the final object
+        \(OutputFormatFlags.help)
 
         Stops at the model's end tokens (config.json, generation_config.json, the tokenizer's
         eos token, the registry's extra tokens such as <|end|>), after -m tokens, or when the
-        context is full. Ctrl-C stops generation: what was printed stays, exit 130.
+        context is full, or when a --json-schema/--regex/--grammar answer is complete
+        (structured output is enforced token by token: other tokens are never chosen). Ctrl-C stops generation: what was printed stays, exit 130.
         exit codes: 64 bad options or a prompt longer than the context, 65 bad model files,
           66 model not found (or not cached, offline), 69 network (pull), 74 unreadable -f
           file, 130 interrupted
@@ -98,6 +101,7 @@ struct RunCommand: Command {
     var stats: Bool
     var json: Bool
     var stream: Bool
+    var outputFormat: OutputFormat?
 
     init(_ args: inout ArgumentReader) throws {
         // Free text first: its value may look like a flag (`-p "-m means what?"`).
@@ -117,6 +121,7 @@ struct RunCommand: Command {
         stats = args.flag("--stats")
         json = args.flag("--json")
         stream = args.flag("--stream")
+        outputFormat = try OutputFormatFlags.read(&args)
         model = try args.positional("model")
         let words = args.remainingPositionals()
         try args.finish()
@@ -166,12 +171,13 @@ struct RunCommand: Command {
     private func generate(
         _ container: ModelContainer, _ request: RunPrompt, cancel: CancellationToken
     ) throws {
+        let constraint = try outputFormat.map { try container.structuredOutput($0).makeConstraint() }
         var outputFailure: (any Error)?
         let outcome = try container.generatePieces(
             request, parameters: container.parameters(settings, for: .run),
             useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
             stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext,
-            speculation: speculation, cancel: cancel
+            constraint: constraint, speculation: speculation, cancel: cancel
         ) { piece in
             // Streamed as soon as each piece is complete; a failed write (a closed
             // pipe, a full disk) stops generation: nobody would see the rest.
