@@ -22,6 +22,10 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
     public let warn: @Sendable (String) -> Void
     /// Background writes, one at a time.
     private let writes = DispatchQueue(label: "phikit-disk-cache", qos: .utility)
+    /// Prompts that restored a prefix from disk, and the tokens restored (for /metrics).
+    private let counts = NSLock()
+    private var hitCount = 0
+    private var restoredTokenCount = 0
     private var folder: String { directory + "/" + fingerprint.description }
 
     public init(
@@ -127,7 +131,12 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
         else { return reusable }
         do {
             try session.restore(snapshot)
-            return session.rewind(to: min(snapshot.tokens.count, prompt.count - 1))
+            let kept = session.rewind(to: min(snapshot.tokens.count, prompt.count - 1))
+            counts.lock()
+            hitCount += 1
+            restoredTokenCount += kept
+            counts.unlock()
+            return kept
         } catch {
             warn("ignoring a disk-cached prefix: \(error)")
             return max(0, min(session.commonPrefixLength(with: prompt), prompt.count - 1))
@@ -154,6 +163,13 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
 
     /// Returns once the writes queued so far are done (before the process exits).
     public func waitForWrites() { writes.sync {} }
+
+    /// Prompts that restored a prefix from this cache, and how many tokens that saved.
+    public var hits: (prompts: Int, tokens: Int) {
+        counts.lock()
+        defer { counts.unlock() }
+        return (hitCount, restoredTokenCount)
+    }
 
     /// Bytes of every stored file, all models.
     public var totalBytes: Int { files().reduce(0) { $0 + $1.size } }

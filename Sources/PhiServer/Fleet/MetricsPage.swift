@@ -7,6 +7,8 @@ struct MetricsPage {
     let cacheUse: (slotTokens: Int, promptCacheBytes: Int)
     let slots: Int
     let contextSize: Int
+    /// The prefix cache on disk (`--cache-dir`), when the server has one.
+    var diskCache: (hits: Int, tokens: Int, bytes: Int)? = nil
 
     var text: String {
         let m = metrics
@@ -50,6 +52,17 @@ struct MetricsPage {
         one("phikit_prompt_cache_bytes", "gauge",
             "Memory the prompt cache keeps in finished requests' KV caches.",
             Double(cacheUse.promptCacheBytes))
+        if let disk = diskCache {
+            one("phikit_disk_cache_hits_total", "counter",
+                "Prompts that restored a prefix from the prompt cache on disk (--cache-dir).",
+                Double(disk.hits))
+            one("phikit_disk_cache_tokens_total", "counter",
+                "Prompt tokens restored from the prompt cache on disk instead of computed.",
+                Double(disk.tokens))
+            one("phikit_disk_cache_bytes", "gauge",
+                "Bytes the prompt cache on disk holds for this model (at most --cache-size).",
+                Double(disk.bytes))
+        }
         family("phikit_requests_finished_total", "counter", "Requests finished, by finish reason.",
             [FinishReason.stop, .length, .cancelled].map {
                 ("{reason=\"\($0.rawValue)\"}", Double(m.finished[$0] ?? 0))

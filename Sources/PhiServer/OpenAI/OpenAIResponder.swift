@@ -112,10 +112,13 @@ public struct OpenAIResponder: HTTPResponder {
 
     private var metricsPage: MetricsPage {
         let scheduler = completions.scheduler
+        let disk = scheduler.configuration.diskCache.map {
+            (hits: $0.hits.prompts, tokens: $0.hits.tokens, bytes: $0.totalBytes)
+        }
         return MetricsPage(
             metrics: completions.metrics.snapshot, load: scheduler.load,
             cacheUse: scheduler.cacheUse, slots: scheduler.configuration.parallel,
-            contextSize: scheduler.configuration.contextSize)
+            contextSize: scheduler.configuration.contextSize, diskCache: disk)
     }
 
     /// Ready for a request to start generating at once: the model is loaded (the server

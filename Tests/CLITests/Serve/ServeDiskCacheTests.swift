@@ -24,6 +24,15 @@ struct ServeDiskCacheTests {
             let server = try ServeProcess(model.path, options + extra)
             let (status, body) = try server.post("/v1/chat/completions", request)
             #expect(status == 200)
+            let metrics = try server.request("GET", "/metrics").body
+            let restored = ServeChatTests.cached(body) ?? 0
+            if extra.contains("--no-disk-cache") {
+                #expect(!metrics.contains("phikit_disk_cache_hits_total"))
+            } else {
+                #expect(metrics.contains("phikit_disk_cache_hits_total \(restored > 0 ? 1 : 0)\n"))
+                #expect(metrics.contains("phikit_disk_cache_tokens_total \(restored)\n"))
+                #expect(metrics.contains("phikit_disk_cache_bytes "))
+            }
             #expect(server.stop() == 0)
             #expect(!server.stderr.contains("warning"), "\(server.stderr)")
             return (
