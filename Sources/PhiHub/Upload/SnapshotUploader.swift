@@ -126,10 +126,14 @@ final class SnapshotUploader {
                 try client.listFiles(repoID: repoID, commit: head)
             }
             let held = Dictionary(remote.map { ($0.path, $0) }, uniquingKeysWith: { a, _ in a })
-            let changed = files.filter { !Self.matches($0, held[$0.path]) }
             var actions: [String: PushedFile.Action] = [:]
-            for file in files where !changed.contains(where: { $0.path == file.path }) {
-                actions[file.path] = .unchanged
+            var changed: [UploadFile] = []
+            for file in files {
+                if Self.matches(file, held[file.path]) {
+                    actions[file.path] = .unchanged
+                } else {
+                    changed.append(file)
+                }
             }
             if !changed.isEmpty {
                 let modes = try hub { () throws(HubError) in try preupload(changed) }

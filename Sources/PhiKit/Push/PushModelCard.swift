@@ -31,7 +31,7 @@ enum PushModelCard {
         guard let end = body.range(of: "\n---\n") else { return nil }
         let rest = body[end.upperBound...]
         guard rest.allSatisfy(\.isWhitespace) else { return nil }
-        return String(text[..<end.upperBound.samePosition(in: text)!])
+        return String(text[..<end.upperBound])  // a Substring's indices are its base's
     }
 
     static func baseModel(in frontMatter: String) -> String? {
