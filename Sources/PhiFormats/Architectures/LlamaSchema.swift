@@ -38,31 +38,14 @@ public struct LlamaSchema: ArchitectureSchema {
     /// (gate_proj, down_proj, up_proj), input_layernorm, post_attention_layernorm; norm;
     /// lm_head unless tied.
     public func modules(_ config: ModelConfig) -> [ModuleSpec] {
-        let hidden = config.hiddenSize
-        let queryDim = config.attentionHeads * config.headDim
-        let kvDim = config.kvHeads * config.headDim
-        let ffn = config.intermediateSize
-        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
-        out.reserveCapacity(2 + 9 * config.layerCount + 1)
-        for layer in 0..<config.layerCount {
-            let p = "model.layers.\(layer)."
-            out += [
-                ModuleSpec(p + "self_attn.q_proj", .linear, shape: [queryDim, hidden]),
-                ModuleSpec(p + "self_attn.k_proj", .linear, shape: [kvDim, hidden]),
-                ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden]),
-                ModuleSpec(p + "self_attn.o_proj", .linear, shape: [hidden, queryDim]),
+        let (hidden, ffn) = (config.hiddenSize, config.intermediateSize)
+        return decoderModules(config, finalNorm: ModuleSpec("model.norm", .norm, shape: [hidden])) { p in
+            ModuleSpec.attention(p, config) + [
                 ModuleSpec(p + "mlp.gate_proj", .linear, shape: [ffn, hidden]),
                 ModuleSpec(p + "mlp.down_proj", .linear, shape: [hidden, ffn]),
                 ModuleSpec(p + "mlp.up_proj", .linear, shape: [ffn, hidden]),
-                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden]),
-                ModuleSpec(p + "post_attention_layernorm", .norm, shape: [hidden]),
-            ]
+            ] + ModuleSpec.layerNorms(p, config)
         }
-        out.append(ModuleSpec("model.norm", .norm, shape: [hidden]))
-        if !config.tieWordEmbeddings {
-            out.append(ModuleSpec(outputHead, .linear, shape: [config.vocabSize, hidden]))
-        }
-        return out
     }
 
     /// The fields llama reads beyond the shared ones: SiLU, no biases, full rotary, and of the

@@ -10,27 +10,16 @@ public struct Phi3Schema: ArchitectureSchema {
     /// mlx order: embed_tokens; per layer self_attn (qkv_proj, o_proj), mlp (gate_up_proj,
     /// down_proj), input_layernorm, post_attention_layernorm; norm; lm_head unless tied.
     public func modules(_ config: ModelConfig) -> [ModuleSpec] {
-        let hidden = config.hiddenSize
+        let (hidden, ffn) = (config.hiddenSize, config.intermediateSize)
         let queryDim = config.attentionHeads * config.headDim
         let qkvRows = (config.attentionHeads + 2 * config.kvHeads) * config.headDim
-        let intermediate = config.intermediateSize
-        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
-        out.reserveCapacity(2 + 6 * config.layerCount + 1)
-        for layer in 0..<config.layerCount {
-            let p = "model.layers.\(layer)."
-            out += [
+        return decoderModules(config, finalNorm: ModuleSpec("model.norm", .norm, shape: [hidden])) { p in
+            [
                 ModuleSpec(p + "self_attn.qkv_proj", .linear, shape: [qkvRows, hidden]),
                 ModuleSpec(p + "self_attn.o_proj", .linear, shape: [hidden, queryDim]),
-                ModuleSpec(p + "mlp.gate_up_proj", .linear, shape: [2 * intermediate, hidden]),
-                ModuleSpec(p + "mlp.down_proj", .linear, shape: [hidden, intermediate]),
-                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden]),
-                ModuleSpec(p + "post_attention_layernorm", .norm, shape: [hidden]),
-            ]
+                ModuleSpec(p + "mlp.gate_up_proj", .linear, shape: [2 * ffn, hidden]),
+                ModuleSpec(p + "mlp.down_proj", .linear, shape: [hidden, ffn]),
+            ] + ModuleSpec.layerNorms(p, config)
         }
-        out.append(ModuleSpec("model.norm", .norm, shape: [hidden]))
-        if !config.tieWordEmbeddings {
-            out.append(ModuleSpec(outputHead, .linear, shape: [config.vocabSize, hidden]))
-        }
-        return out
     }
 }

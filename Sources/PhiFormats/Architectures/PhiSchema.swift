@@ -46,35 +46,20 @@ public struct PhiSchema: ArchitectureSchema {
     /// transformers' q_layernorm, k_layernorm), input_layernorm, mlp (fc1, fc2);
     /// final_layernorm; lm_head.
     public func modules(_ config: ModelConfig) -> [ModuleSpec] {
-        let hidden = config.hiddenSize
-        let queryDim = config.attentionHeads * config.headDim
-        let kvDim = config.kvHeads * config.headDim
-        let intermediate = config.intermediateSize
-        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
-        out.reserveCapacity(3 + 9 * config.layerCount)
-        for layer in 0..<config.layerCount {
-            let p = "model.layers.\(layer)."
-            out += [
-                ModuleSpec(p + "self_attn.q_proj", .linear, shape: [queryDim, hidden], hasBias: true),
-                ModuleSpec(p + "self_attn.k_proj", .linear, shape: [kvDim, hidden], hasBias: true),
-                ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden], hasBias: true),
-                ModuleSpec(p + "self_attn.dense", .linear, shape: [hidden, queryDim], hasBias: true),
-            ]
-            if config.fields(Fields.self).qkLayerNorm {
-                out += ["q_layernorm", "k_layernorm"].map {
-                    ModuleSpec(p + "self_attn." + $0, .norm, shape: [config.headDim], hasBias: true)
-                }
+        let (hidden, ffn) = (config.hiddenSize, config.intermediateSize)
+        let qkLayerNorm = config.fields(Fields.self).qkLayerNorm
+        let finalNorm = ModuleSpec("model.final_layernorm", .norm, shape: [hidden], hasBias: true)
+        return decoderModules(config, finalNorm: finalNorm, headHasBias: true, tied: false) { p in
+            let qkNorms = ["q_layernorm", "k_layernorm"].map {
+                ModuleSpec(p + "self_attn." + $0, .norm, shape: [config.headDim], hasBias: true)
             }
-            out += [
-                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden], hasBias: true),
-                ModuleSpec(p + "mlp.fc1", .linear, shape: [intermediate, hidden], hasBias: true),
-                ModuleSpec(p + "mlp.fc2", .linear, shape: [hidden, intermediate], hasBias: true),
-            ]
+            return ModuleSpec.attention(p, config, output: "dense", bias: true)
+                + (qkLayerNorm ? qkNorms : []) + [
+                    ModuleSpec(p + "input_layernorm", .norm, shape: [hidden], hasBias: true),
+                    ModuleSpec(p + "mlp.fc1", .linear, shape: [ffn, hidden], hasBias: true),
+                    ModuleSpec(p + "mlp.fc2", .linear, shape: [hidden, ffn], hasBias: true),
+                ]
         }
-        out.append(ModuleSpec("model.final_layernorm", .norm, shape: [hidden], hasBias: true))
-        out.append(
-            ModuleSpec(outputHead, .linear, shape: [config.vocabSize, hidden], hasBias: true))
-        return out
     }
 
     public func validate(_ config: ModelConfig) throws(ConfigError) {

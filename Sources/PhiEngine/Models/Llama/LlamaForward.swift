@@ -24,36 +24,19 @@ extension LlamaModel {
         let w = weights
         let dim = s.hidden
         let ffn = s.intermediate
-        let half = s.ropeDim / 2
         let x = st.x.pointer
         let normed = st.normed.pointer
-        let queries = TokenRows(base: st.queries.pointer, stride: s.queryDim)
-        let keys = TokenRows(base: st.keys.pointer, stride: s.kvDim)
-        let values = TokenRows(base: st.values.pointer, stride: s.kvDim)
-        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: s.window)
+        let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: s.window)
 
-        // ---- token embeddings and the rotary angles of each position
-        for span in spans {
-            for i in 0..<span.count {
-                let t = span.first + i
-                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
-                rope.angles(
-                    position: span.p0 + i, long: false, cos: st.cos[t * half],
-                    sin: st.sin[t * half])
-            }
-        }
+        embed(tokens, spans: spans, into: st.shared, pool: pool)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))
             st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
-            st.shared.linear(layer.query, normed, tokens: n, into: st.queries.pointer, pool: pool)
-            st.shared.linear(layer.key, normed, tokens: n, into: st.keys.pointer, pool: pool)
-            st.shared.linear(layer.value, normed, tokens: n, into: st.values.pointer, pool: pool)
-            for span in spans {
-                span.attend(
-                    layer: l, queries: queries, keys: keys, values: values,
-                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
-            }
+            st.shared.linear(layer.query, normed, tokens: n, into: st.qkv.queries.pointer, pool: pool)
+            st.shared.linear(layer.key, normed, tokens: n, into: st.qkv.keys.pointer, pool: pool)
+            st.shared.linear(layer.value, normed, tokens: n, into: st.qkv.values.pointer, pool: pool)
+            st.shared.attend(spans, layer: l, layout, pool: pool)
             st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 

@@ -22,40 +22,26 @@ final class LlamaWeights: ArchitectureWeights, @unchecked Sendable {  // immutab
     let finalNorm: [Float]  // (hidden)
     /// lm_head (vocab, hidden), or the embedding itself when tied.
     let lmHead: WeightMatrix
-    /// Keeps the mappings alive; the matrices point into them.
-    private let storage: WeightStorage
+    let storage: WeightStorage
 
     init(_ files: ModelWeights, config: ModelConfig) throws {
-        // The schema decides what the checkpoint must hold and which leftovers to drop, the
-        // same way for run, verify and convert; then each module is bound by its HF name.
-        let layout = try ModelLayout(config: config)
-        _ = try files.requireTensors(of: layout)
-        let reader = TensorReader(weights: files, quantization: config.quantization)
-        func matrix(_ path: String) throws -> WeightMatrix {
-            try reader.matrix(layout.module(path))
-        }
-        func vector(_ path: String) throws -> [Float] { try reader.vector(layout.module(path)) }
-        embedding = try matrix("model.embed_tokens")
+        let m = try ModuleBinder(files, config: config)
+        embedding = try m.matrix("model.embed_tokens")
         layers = try (0..<config.layerCount).map { i in
             let p = "model.layers.\(i)."
             return Layer(
-                inputNorm: try vector(p + "input_layernorm"),
-                query: try matrix(p + "self_attn.q_proj"), key: try matrix(p + "self_attn.k_proj"),
-                value: try matrix(p + "self_attn.v_proj"), output: try matrix(p + "self_attn.o_proj"),
-                postAttentionNorm: try vector(p + "post_attention_layernorm"),
-                gate: try matrix(p + "mlp.gate_proj"), up: try matrix(p + "mlp.up_proj"),
-                down: try matrix(p + "mlp.down_proj"))
+                inputNorm: try m.vector(p + "input_layernorm"),
+                query: try m.matrix(p + "self_attn.q_proj"), key: try m.matrix(p + "self_attn.k_proj"),
+                value: try m.matrix(p + "self_attn.v_proj"), output: try m.matrix(p + "self_attn.o_proj"),
+                postAttentionNorm: try m.vector(p + "post_attention_layernorm"),
+                gate: try m.matrix(p + "mlp.gate_proj"), up: try m.matrix(p + "mlp.up_proj"),
+                down: try m.matrix(p + "mlp.down_proj"))
         }
-        finalNorm = try vector("model.norm")
-        lmHead = config.tieWordEmbeddings ? embedding : try matrix(layout.schema.outputHead)
-        storage = WeightStorage(files, taking: reader)
+        finalNorm = try m.vector("model.norm")
+        lmHead = try m.outputHead(tiedTo: embedding).matrix
+        storage = m.storage(files)
     }
 
-    /// Starts reading every tensor in the background (WeightStorage.prefetch).
-    func prefetch() { storage.prefetch() }
-
-    /// Bytes one decode step reads from the weights (every matrix once; the embedding row
-    /// and norms are negligible).
     var bytesPerToken: Int {
         layers.reduce(lmHead.byteCount) { total, l in
             [l.query, l.key, l.value, l.output, l.gate, l.up, l.down].reduce(total) {

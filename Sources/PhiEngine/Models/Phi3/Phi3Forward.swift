@@ -23,35 +23,23 @@ extension Phi3Model {
         let w = weights
         let dim = s.hidden
         let ffn = s.intermediate
-        let half = s.ropeDim / 2
         let x = st.x.pointer
         let normed = st.normed.pointer
         let qkv = st.qkv.pointer
-        let queries = TokenRows(base: qkv, stride: s.qkvRows)
-        let keys = TokenRows(base: qkv + s.queryDim, stride: s.qkvRows)
-        let values = TokenRows(base: qkv + s.queryDim + s.kvDim, stride: s.qkvRows)
-        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: s.window)
+        let qkvRows = Self.qkvRows(s)
+        let layout = AttentionLayout(
+            sizes: s.sizes, queries: TokenRows(base: qkv, stride: qkvRows),
+            keys: TokenRows(base: qkv + s.queryDim, stride: qkvRows),
+            values: TokenRows(base: qkv + s.queryDim + s.kvDim, stride: qkvRows),
+            ropeDim: s.ropeDim, window: s.window)
 
-        // ---- token embeddings and the rotary angles of each position
-        for span in spans {
-            for i in 0..<span.count {
-                let t = span.first + i
-                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
-                rope.angles(
-                    position: span.p0 + i, long: span.regime == 1, cos: st.cos[t * half],
-                    sin: st.sin[t * half])
-            }
-        }
+        embed(tokens, spans: spans, into: st.shared, pool: pool)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(qkv_proj(norm(x)))))
             st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
             st.shared.linear(layer.qkv, normed, tokens: n, into: qkv, pool: pool)
-            for span in spans {
-                span.attend(
-                    layer: l, queries: queries, keys: keys, values: values,
-                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
-            }
+            st.shared.attend(spans, layer: l, layout, pool: pool)
             st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 

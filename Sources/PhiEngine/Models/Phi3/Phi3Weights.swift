@@ -19,40 +19,24 @@ final class Phi3Weights: ArchitectureWeights, @unchecked Sendable {  // immutabl
     let finalNorm: [Float]  // (hidden)
     /// lm_head (vocab, hidden), or the embedding itself when tied.
     let lmHead: WeightMatrix
-    /// Keeps the mappings alive; the matrices point into them.
-    private let storage: WeightStorage
+    let storage: WeightStorage
 
     init(_ files: ModelWeights, config: ModelConfig) throws {
-        // The schema decides what the checkpoint must hold and which leftovers to drop, the
-        // same way for run, verify and convert; then each module is bound by its HF name.
-        let layout = try ModelLayout(config: config)
-        _ = try files.requireTensors(of: layout)
-        let reader = TensorReader(weights: files, quantization: config.quantization)
-        func matrix(_ path: String) throws -> WeightMatrix {
-            try reader.matrix(layout.module(path))
-        }
-        func vector(_ path: String) throws -> [Float] { try reader.vector(layout.module(path)) }
-        embedding = try matrix("model.embed_tokens")
+        let m = try ModuleBinder(files, config: config)
+        embedding = try m.matrix("model.embed_tokens")
         layers = try (0..<config.layerCount).map { i in
             let p = "model.layers.\(i)."
             return Layer(
-                inputNorm: try vector(p + "input_layernorm"),
-                qkv: try matrix(p + "self_attn.qkv_proj"),
-                output: try matrix(p + "self_attn.o_proj"),
-                postAttentionNorm: try vector(p + "post_attention_layernorm"),
-                gateUp: try matrix(p + "mlp.gate_up_proj"),
-                down: try matrix(p + "mlp.down_proj"))
+                inputNorm: try m.vector(p + "input_layernorm"),
+                qkv: try m.matrix(p + "self_attn.qkv_proj"), output: try m.matrix(p + "self_attn.o_proj"),
+                postAttentionNorm: try m.vector(p + "post_attention_layernorm"),
+                gateUp: try m.matrix(p + "mlp.gate_up_proj"), down: try m.matrix(p + "mlp.down_proj"))
         }
-        finalNorm = try vector("model.norm")
-        lmHead = config.tieWordEmbeddings ? embedding : try matrix(layout.schema.outputHead)
-        storage = WeightStorage(files, taking: reader)
+        finalNorm = try m.vector("model.norm")
+        lmHead = try m.outputHead(tiedTo: embedding).matrix
+        storage = m.storage(files)
     }
 
-    /// Starts reading every tensor in the background (WeightStorage.prefetch).
-    func prefetch() { storage.prefetch() }
-
-    /// Bytes one decode step reads from the weights (every matrix once; the embedding row
-    /// and norms are negligible).
     var bytesPerToken: Int {
         layers.reduce(lmHead.byteCount) {
             $0 + $1.qkv.byteCount + $1.output.byteCount + $1.gateUp.byteCount + $1.down.byteCount
