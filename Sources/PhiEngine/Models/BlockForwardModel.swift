@@ -5,16 +5,16 @@ import PhiFormats
 /// block of tokens that may belong to several sequences (a prompt block of one, or one decode
 /// step of each in a `DecodeBatch`), every weight read once for the block while each span of
 /// tokens keeps its keys and values in its own sequence's cache.
-/// A model folder (Models/Phi3/, Models/Llama/, …) gives its shape, weights, buffers and
-/// forward pass; loading, the sequence and batch states, the KV cache's shape and the buffers'
-/// allocation are the defaults below, the same for all of them.
+/// A model folder (Models/Phi3/, Models/Llama/, …) gives only its weights, buffers and forward
+/// pass (and its shape, where `RMSNormShape` does not fit) and declares its schema
+/// `RunnableSchema`; loading, what a loaded model holds (`LoadedModel`), the public model
+/// properties, the sequence and batch states, the KV cache's shape, the buffers' allocation
+/// and the position regimes are the defaults below, and the steps several forward passes
+/// share are in ForwardSteps.swift and SpanAttention.swift.
 protocol BlockForwardModel: CausalLanguageModel {
     associatedtype Shape: ArchitectureShape
     associatedtype Weights: ArchitectureWeights
     associatedtype Buffers: BlockBuffers where Buffers.Shape == Shape
-
-    /// The schema of the `model_type` this class runs (`load` refuses any other).
-    static var schema: any ArchitectureSchema { get }
 
     /// Whether LongRoPE scales cos/sin by `short_mscale`/`long_mscale` (phimoe) rather than
     /// by the attention factor. Default: false.
@@ -74,6 +74,11 @@ protocol RunnableSchema: ArchitectureSchema {
 }
 
 extension RunnableSchema {
+    /// Whether `model` is the class that runs this schema's `model_type`.
+    func isRun(by model: any BlockForwardModel.Type) -> Bool {
+        ObjectIdentifier(Model.self) == ObjectIdentifier(model)
+    }
+
     func loadModel(directory: String, config: ModelConfig, threads: Int?) throws
         -> any CausalLanguageModel
     {
@@ -91,7 +96,8 @@ extension BlockForwardModel {
 
     /// `load` with config.json already read and validated.
     static func load(directory: String, config: ModelConfig, threads: Int?) throws -> Self {
-        guard config.modelType == schema.modelType else {
+        let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema
+        guard schema?.isRun(by: Self.self) == true else {
             throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
         let generationConfig = try GenerationConfig.load(directory: directory)

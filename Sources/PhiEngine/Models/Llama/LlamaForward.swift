@@ -12,23 +12,15 @@ import Foundation
 // and values in, and attends over, its own sequence's cache.
 
 extension LlamaModel {
-    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
-    /// writing keys and values into each span's cache; then the logits of the last
-    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
+    /// `BlockForwardModel.forward` for llama: separate projections, each into its own buffer.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<LlamaModel>>,
         buffers st: LlamaBuffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let ffn = s.intermediate
-        let x = st.x.pointer
-        let normed = st.normed.pointer
+        let (n, s, w) = (tokens.count, shape, weights)
         let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: s.window)
-
         embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let (dim, ffn, x, normed) = (s.hidden, s.intermediate, st.x.pointer, st.normed.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))

@@ -6,7 +6,6 @@ import PhiFormats
 /// activations). RoPE covers the whole head: plain, linear or Llama 3's scaling (LlamaSchema
 /// refuses LongRoPE, so there is one position regime).
 public final class LlamaModel: CausalLanguageModel, BlockForwardModel {
-    static let schema: any ArchitectureSchema = LlamaSchema()
     let loaded: LoadedModel<RMSNormShape, LlamaWeights>
 
     init(_ loaded: LoadedModel<RMSNormShape, LlamaWeights>) { self.loaded = loaded }

@@ -16,26 +16,18 @@ import Foundation
 // that token's row alone, so a token's result never depends on its block.
 
 extension PhiModel {
-    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
-    /// writing keys and values into each span's cache; then the logits of the last
-    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
+    /// `BlockForwardModel.forward` for phi: one LayerNorm feeding both branches.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<PhiModel>>,
         buffers st: PhiBuffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let hd = s.headDim
-        let eps = s.layerNormEps
-        let x = st.x.pointer
-        let normed = st.normed.pointer
-        let (queries, keys) = (st.qkv.queries.pointer, st.qkv.keys.pointer)
+        let (n, s, w) = (tokens.count, shape, weights)
         // transformers' phi has no sliding window, whatever the config says
         let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: 0)
-
         embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let (dim, hd, eps) = (s.hidden, s.headDim, s.layerNormEps)
+        let (x, normed) = (st.x.pointer, st.normed.pointer)
+        let (queries, keys) = (st.qkv.queries.pointer, st.qkv.keys.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- h = layernorm(x), the input of both branches

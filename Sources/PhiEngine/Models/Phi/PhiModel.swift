@@ -5,7 +5,6 @@ import PhiFormats
 /// (which owns a `ModelSequence<PhiModel>`: the KV cache and the activations). Plain RoPE
 /// over `ropeDim` dims (phi has no scaling variants: PhiSchema refuses them).
 public final class PhiModel: CausalLanguageModel, BlockForwardModel {
-    static let schema: any ArchitectureSchema = PhiSchema()
     let loaded: LoadedModel<PhiShape, PhiWeights>
 
     init(_ loaded: LoadedModel<PhiShape, PhiWeights>) { self.loaded = loaded }

@@ -11,29 +11,20 @@ import Foundation
 // and values in, and attends over, its own sequence's cache.
 
 extension Phi3Model {
-    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
-    /// writing keys and values into each span's cache; then the logits of the last
-    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
+    /// `BlockForwardModel.forward` for phi3: fused qkv and gate_up rows.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<Phi3Model>>,
         buffers st: Phi3Buffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let ffn = s.intermediate
-        let x = st.x.pointer
-        let normed = st.normed.pointer
-        let qkv = st.qkv.pointer
+        let (n, s, w, qkv) = (tokens.count, shape, weights, st.qkv.pointer)
         let qkvRows = Self.qkvRows(s)
         let layout = AttentionLayout(
             sizes: s.sizes, queries: TokenRows(base: qkv, stride: qkvRows),
             keys: TokenRows(base: qkv + s.queryDim, stride: qkvRows),
             values: TokenRows(base: qkv + s.queryDim + s.kvDim, stride: qkvRows),
             ropeDim: s.ropeDim, window: s.window)
-
         embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let (dim, ffn, x, normed) = (s.hidden, s.intermediate, st.x.pointer, st.normed.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(qkv_proj(norm(x)))))

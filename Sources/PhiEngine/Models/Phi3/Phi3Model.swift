@@ -10,7 +10,6 @@ import PhiFormats
 ///     let session = try InferenceSession(model: model)
 ///     let logits = try session.prefill(promptTokens)
 public final class Phi3Model: CausalLanguageModel, BlockForwardModel {
-    static let schema: any ArchitectureSchema = Phi3Schema()
     let loaded: LoadedModel<RMSNormShape, Phi3Weights>
 
     init(_ loaded: LoadedModel<RMSNormShape, Phi3Weights>) { self.loaded = loaded }

@@ -14,21 +14,15 @@ import Foundation
 // choices in choice order, so a token's result never depends on its block.
 
 extension PhiMoEModel {
-    /// Runs `tokens` (the spans cover them, in order), writing keys and values into each
-    /// span's cache, then the logits of the last `logitRows` tokens into `buffers.logits`.
+    /// `BlockForwardModel.forward` for phimoe: attention, then the routed experts.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<PhiMoEModel>>,
         buffers st: PhiMoEBuffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let x = st.x.pointer
-        let normed = st.normed.pointer
-        let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: s.window)
-
+        let (n, s, w) = (tokens.count, shape, weights)
         embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: s.window)
+        let (dim, x, normed) = (s.hidden, st.x.pointer, st.normed.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q, k, v)))

@@ -5,7 +5,6 @@ import PhiFormats
 /// like `Phi3Model`; sessions own a `ModelSequence<PhiMoEModel>` (KV cache and activations).
 /// LongRoPE scales by its short/long mscales.
 public final class PhiMoEModel: CausalLanguageModel, BlockForwardModel {
-    static let schema: any ArchitectureSchema = PhiMoESchema()
     static let ropeUsesMscales = true
     let loaded: LoadedModel<PhiMoEShape, PhiMoEWeights>
     let router: PhiMoERouter
