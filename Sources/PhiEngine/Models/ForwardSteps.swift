@@ -71,3 +71,31 @@ extension BlockActivations {
         }
     }
 }
+
+extension BlockActivations {
+    /// queries, keys, values = q_proj(normed), k_proj(normed), v_proj(normed), for the
+    /// architectures that project them separately.
+    func project(
+        _ q: BiasedLinear, _ k: BiasedLinear, _ v: BiasedLinear, into qkv: SeparateQKV,
+        tokens n: Int, pool: WorkerPool
+    ) {
+        linear(q, normed.pointer, tokens: n, into: qkv.queries.pointer, pool: pool)
+        linear(k, normed.pointer, tokens: n, into: qkv.keys.pointer, pool: pool)
+        linear(v, normed.pointer, tokens: n, into: qkv.values.pointer, pool: pool)
+    }
+
+    /// The last step of every forward pass: logits = head(norm(x)) of the last `logitRows` of
+    /// the block's `n` tokens, into `logits` (none when 0). `norm(rows)` writes those rows of
+    /// `normed` (`width` = hidden).
+    func logits(
+        ofLast logitRows: Int, tokens n: Int, width: Int, head: BiasedLinear, pool: WorkerPool,
+        norm: (Range<Int>) -> Void
+    ) {
+        guard logitRows > 0 else { return }
+        let rows = (n - logitRows)..<n
+        norm(rows)
+        linear(
+            head, normed[rows.lowerBound * width], tokens: logitRows, into: logits.pointer,
+            pool: pool)
+    }
+}

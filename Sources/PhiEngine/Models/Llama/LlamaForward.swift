@@ -25,9 +25,7 @@ extension LlamaModel {
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))
             st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
-            st.shared.linear(layer.query, normed, tokens: n, into: st.qkv.queries.pointer, pool: pool)
-            st.shared.linear(layer.key, normed, tokens: n, into: st.qkv.keys.pointer, pool: pool)
-            st.shared.linear(layer.value, normed, tokens: n, into: st.qkv.values.pointer, pool: pool)
+            st.shared.project(layer.query, layer.key, layer.value, into: st.qkv, tokens: n, pool: pool)
             st.shared.attend(spans, layer: l, layout, pool: pool)
             st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
@@ -42,9 +40,8 @@ extension LlamaModel {
         }
 
         // ---- logits of the last tokens: lm_head(norm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        st.shared.rmsNorm(w.finalNorm, rows: rows, width: dim, eps: s.rmsNormEps)
-        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            st.shared.rmsNorm(w.finalNorm, rows: $0, width: dim, eps: s.rmsNormEps)
+        }
     }
 }

@@ -34,9 +34,7 @@ extension PhiModel {
             layer.inputNorm.apply(from: x, into: normed, rows: 0..<n, width: dim, eps: eps)
 
             // ---- attention: dense(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))
-            st.shared.linear(layer.query, normed, tokens: n, into: queries, pool: pool)
-            st.shared.linear(layer.key, normed, tokens: n, into: keys, pool: pool)
-            st.shared.linear(layer.value, normed, tokens: n, into: st.qkv.values.pointer, pool: pool)
+            st.shared.project(layer.query, layer.key, layer.value, into: st.qkv, tokens: n, pool: pool)
             if let qNorm = layer.queryNorm, let kNorm = layer.keyNorm {
                 qNorm.apply(from: queries, into: queries, rows: 0..<(n * s.heads), width: hd, eps: eps)
                 kNorm.apply(from: keys, into: keys, rows: 0..<(n * s.kvHeads), width: hd, eps: eps)
@@ -55,9 +53,8 @@ extension PhiModel {
         }
 
         // ---- logits of the last tokens: lm_head(final_layernorm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        w.finalNorm.apply(from: x, into: normed, rows: rows, width: dim, eps: eps)
-        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            w.finalNorm.apply(from: x, into: normed, rows: $0, width: dim, eps: eps)
+        }
     }
 }

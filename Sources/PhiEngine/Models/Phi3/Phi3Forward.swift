@@ -45,9 +45,8 @@ extension Phi3Model {
         }
 
         // ---- logits of the last tokens: lm_head(norm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        st.shared.rmsNorm(w.finalNorm, rows: rows, width: dim, eps: s.rmsNormEps)
-        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            st.shared.rmsNorm(w.finalNorm, rows: $0, width: dim, eps: s.rmsNormEps)
+        }
     }
 }

@@ -27,9 +27,7 @@ extension PhiMoEModel {
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q, k, v)))
             layerNorm(layer.inputNorm, st, rows: 0..<n)
-            st.shared.linear(layer.query, normed, tokens: n, into: st.qkv.queries.pointer, pool: pool)
-            st.shared.linear(layer.key, normed, tokens: n, into: st.qkv.keys.pointer, pool: pool)
-            st.shared.linear(layer.value, normed, tokens: n, into: st.qkv.values.pointer, pool: pool)
+            st.shared.project(layer.query, layer.key, layer.value, into: st.qkv, tokens: n, pool: pool)
             st.shared.attend(spans, layer: l, layout, pool: pool)
             st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
@@ -60,18 +58,15 @@ extension PhiMoEModel {
         }
 
         // ---- logits of the last tokens: lm_head(layernorm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        layerNorm(w.finalNorm, st, rows: rows)
-        st.shared.linear(
-            w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer,
-            pool: pool)
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            layerNorm(w.finalNorm, st, rows: $0)
+        }
     }
 
     /// Expert `e` over the tokens routed to it: their normed inputs packed into `gathered`,
     /// the SwiGLU MLP on those rows only, each result stored in its (token, choice) slot.
     private func runExpert(
-        _ e: Int, of layer: PhiMoEWeights.Layer, tokens n: Int, _ st: PhiMoEBuffers,
+        _ e: Int, of layer: PhiMoELayer, tokens n: Int, _ st: PhiMoEBuffers,
         _ pool: WorkerPool
     ) {
         let (dim, ffn, k) = (shape.hidden, shape.intermediate, shape.expertsPerToken)
