@@ -17,20 +17,20 @@ final class BlockActivations {
     let preparedStride: Int  // pk_matvec_prep_floats(maxColumns)
     let scores: FloatBuffer  // (threads, PK_ATTENTION_TILE, capacity) attention scores
 
-    init(
-        sizes s: TransformerSizes, ropeDim: Int, block: Int, capacity: Int, threads: Int,
-        logitRows: Int
-    ) throws(SessionError) {
+    init(shape: some ArchitectureShape, sizing z: BufferSizing) throws(SessionError) {
+        let s = shape.sizes
+        let (block, ropeDim) = (z.block, shape.ropeDim)
         self.block = block
         x = try FloatBuffer(count: block * s.hidden)
         normed = try FloatBuffer(count: block * s.hidden)
         attention = try FloatBuffer(count: block * s.queryDim)
         cos = try FloatBuffer(count: block * ropeDim / 2)
         sin = try FloatBuffer(count: block * ropeDim / 2)
-        logits = try FloatBuffer(count: logitRows * s.vocab)
+        logits = try FloatBuffer(count: z.logitRows * s.vocab)
         preparedStride = pk_matvec_prep_floats(s.maxColumns)
         prepared = try FloatBuffer(count: block * preparedStride)
-        scores = try FloatBuffer(count: KVCache.scoreFloats(threads: threads, capacity: capacity))
+        scores = try FloatBuffer(
+            count: KVCache.scoreFloats(threads: z.threads, capacity: z.capacity))
     }
 }
 

@@ -5,22 +5,25 @@ import PhiFormats
 /// block of tokens that may belong to several sequences (a prompt block of one, or one decode
 /// step of each in a `DecodeBatch`), every weight read once for the block while each span of
 /// tokens keeps its keys and values in its own sequence's cache.
-/// A model folder (Models/Phi3/, Models/Llama/, …) gives its shape, weights, buffers and
-/// forward pass; loading, the sequence and batch states, the KV cache's shape and the buffers'
-/// allocation are the defaults below, the same for all of them.
+/// A model folder (Models/Phi3/, Models/Llama/, …) gives only its weights, buffers and forward
+/// pass (and its shape, where `RMSNormShape` does not fit) and declares its schema
+/// `RunnableSchema`; loading, what a loaded model holds (`LoadedModel`), the public model
+/// properties, the sequence and batch states, the KV cache's shape, the buffers' allocation
+/// and the position regimes are the defaults below, and the steps several forward passes
+/// share are in ForwardSteps.swift and SpanAttention.swift.
 protocol BlockForwardModel: CausalLanguageModel {
     associatedtype Shape: ArchitectureShape
     associatedtype Weights: ArchitectureWeights
     associatedtype Buffers: BlockBuffers where Buffers.Shape == Shape
 
-    /// The schema of the `model_type` this class runs (`load` refuses any other).
-    static var schema: any ArchitectureSchema { get }
+    /// Whether LongRoPE scales cos/sin by `short_mscale`/`long_mscale` (phimoe) rather than
+    /// by the attention factor. Default: false.
+    static var ropeUsesMscales: Bool { get }
 
-    var shape: Shape { get }
+    /// What `load` made of the directory: the same parts for every architecture.
+    var loaded: LoadedModel<Shape, Weights> { get }
 
-    init(
-        directory: String, config: ModelConfig, generationConfig: GenerationConfig?,
-        weights: Weights, threads: Int)
+    init(_ loaded: LoadedModel<Shape, Weights>)
 
     /// Runs `tokens` (the spans cover them, in order), writing keys and values into each
     /// span's cache, then the logits of the last `logitRows` tokens into `buffers.logits`
@@ -28,19 +31,39 @@ protocol BlockForwardModel: CausalLanguageModel {
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<Self>>,
         buffers: Buffers, logitRows: Int, pool: WorkerPool)
+}
 
-    /// Which embedding of positions a sequence of `length` tokens uses. Models whose
-    /// positions depend on the whole length (LongRoPE switches factors past
-    /// `original_max_position_embeddings`) answer differently on either side; keys cached in
-    /// one regime are invalid in another, so the session recomputes them. Default: one regime.
-    func positionRegime(sequenceLength length: Int) -> Int
+/// A model as `load` made it from its directory: config.json and generation_config.json, the
+/// threads it computes with, the architecture's shape and weights, and the rotary embedding
+/// every architecture has (plain, scaled or LongRoPE, as config.json says).
+struct LoadedModel<Shape: ArchitectureShape, Weights: ArchitectureWeights>: Sendable {
+    let directory: String
+    let config: ModelConfig
+    let generationConfig: GenerationConfig?
+    /// Threads a session uses by default: `threads` given to `load`, else every core.
+    let threads: Int
+    let shape: Shape
+    let rope: RotaryEmbedding
+    let weights: Weights
 }
 
 /// An architecture's weights bound from a checkpoint's files by its schema's module names.
-protocol ArchitectureWeights: AnyObject {
+protocol ArchitectureWeights: AnyObject, Sendable {
     init(_ files: ModelWeights, config: ModelConfig) throws
-    /// Starts reading the tensors a forward pass needs first, in the background.
+    /// (vocab, hidden): the rows every forward pass starts from.
+    var embedding: WeightMatrix { get }
+    /// Bytes one decode step reads from the weights (every matrix it uses once; the
+    /// embedding row, norms and biases are negligible).
+    var bytesPerToken: Int { get }
+    /// Keeps the mappings alive; the matrices point into them.
+    var storage: WeightStorage { get }
+    /// Starts reading the tensors a forward pass needs first, in the background. Default:
+    /// every tensor.
     func prefetch()
+}
+
+extension ArchitectureWeights {
+    func prefetch() { storage.prefetch() }
 }
 
 /// The engine side of an architecture's schema: the model class that runs it. Each model
@@ -51,6 +74,11 @@ protocol RunnableSchema: ArchitectureSchema {
 }
 
 extension RunnableSchema {
+    /// Whether `model` is the class that runs this schema's `model_type`.
+    func isRun(by model: any BlockForwardModel.Type) -> Bool {
+        ObjectIdentifier(Model.self) == ObjectIdentifier(model)
+    }
+
     func loadModel(directory: String, config: ModelConfig, threads: Int?) throws
         -> any CausalLanguageModel
     {
@@ -68,16 +96,30 @@ extension BlockForwardModel {
 
     /// `load` with config.json already read and validated.
     static func load(directory: String, config: ModelConfig, threads: Int?) throws -> Self {
-        guard config.modelType == schema.modelType else {
+        let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema
+        guard schema?.isRun(by: Self.self) == true else {
             throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
         let generationConfig = try GenerationConfig.load(directory: directory)
         let weights = try Weights(ModelWeights(directory: directory), config: config)
         weights.prefetch()
         return Self(
-            directory: directory, config: config, generationConfig: generationConfig,
-            weights: weights, threads: max(1, threads ?? Int(pk_available_cores())))
+            LoadedModel(
+                directory: directory, config: config, generationConfig: generationConfig,
+                threads: max(1, threads ?? Int(pk_available_cores())), shape: Shape(config),
+                rope: RotaryEmbedding(config, usesMscales: ropeUsesMscales), weights: weights))
     }
+
+    static var ropeUsesMscales: Bool { false }
+
+    public var directory: String { loaded.directory }
+    public var config: ModelConfig { loaded.config }
+    public var generationConfig: GenerationConfig? { loaded.generationConfig }
+    public var threads: Int { loaded.threads }
+    public var bytesPerToken: Int { loaded.weights.bytesPerToken }
+    var shape: Shape { loaded.shape }
+    var weights: Weights { loaded.weights }
+    var rope: RotaryEmbedding { loaded.rope }
 
     /// Vocabulary size (rows of the embedding; the tokenizer's ids must be below it).
     public var vocabularySize: Int { shape.vocab }
@@ -102,16 +144,18 @@ extension BlockForwardModel {
         (shape.layers, shape.kvHeads, shape.headDim)
     }
 
-    /// Activation buffers for blocks of up to `block` tokens over `capacity` cached
-    /// positions, with the logits of the last `logitRows` tokens.
-    func makeBuffers(
-        block: Int, capacity: Int, threads: Int, logitRows: Int
-    ) throws(SessionError) -> Buffers {
-        try Buffers(
-            shape: shape, block: block, capacity: capacity, threads: threads, logitRows: logitRows)
+    /// Activation buffers for blocks of up to `sizing.block` tokens over `sizing.capacity`
+    /// cached positions, with the logits of the last `sizing.logitRows` tokens.
+    func makeBuffers(_ sizing: BufferSizing) throws(SessionError) -> Buffers {
+        try Buffers(shape: shape, sizing: sizing)
     }
 
-    func positionRegime(sequenceLength length: Int) -> Int { 0 }
+    /// Which embedding of positions a sequence of `length` tokens uses: 1 once LongRoPE uses
+    /// its long factors (and long mscale), else 0. Keys cached in one regime are invalid in
+    /// another, so the session recomputes them; not part of the public model protocol.
+    func positionRegime(sequenceLength length: Int) -> Int {
+        rope.usesLongFactors(sequenceLength: length) ? 1 : 0
+    }
 }
 
 /// The buffers a model's forward pass writes into: the ones every architecture has
@@ -121,9 +165,16 @@ protocol BlockBuffers: AnyObject {
     associatedtype Shape: ArchitectureShape
     var shared: BlockActivations { get }
 
-    init(
-        shape: Shape, block: Int, capacity: Int, threads: Int, logitRows: Int
-    ) throws(SessionError)
+    init(shape: Shape, sizing: BufferSizing) throws(SessionError)
+}
+
+/// What a set of buffers serves: blocks of up to `block` tokens over `capacity` cached
+/// positions, on `threads` threads, with the logits of the last `logitRows` tokens.
+struct BufferSizing {
+    let block: Int
+    let capacity: Int
+    let threads: Int
+    let logitRows: Int
 }
 
 extension BlockBuffers {
@@ -165,7 +216,7 @@ final class ModelSequence<Model: BlockForwardModel>: SequenceState {
             layers: c.layers, kvHeads: c.kvHeads, headDim: c.headDim, capacity: capacity,
             width: cacheWidth)
         state = try model.makeBuffers(
-            block: block, capacity: capacity, threads: threads, logitRows: block)
+            BufferSizing(block: block, capacity: capacity, threads: threads, logitRows: block))
     }
 
     var logits: UnsafeBufferPointer<Float> {
@@ -211,7 +262,8 @@ final class ModelBatch<Model: BlockForwardModel>: BatchState {
         self.model = model
         self.maxSequences = maxSequences
         buffers = try model.makeBuffers(
-            block: maxSequences, capacity: 1, threads: threads, logitRows: maxSequences)
+            BufferSizing(
+                block: maxSequences, capacity: 1, threads: threads, logitRows: maxSequences))
         spans.reserveCapacity(maxSequences)
     }
 

@@ -1,7 +1,7 @@
 import PhiFormats
 
 /// The sizes every architecture's forward pass indexes with, derived once from a validated
-/// config.json. Names follow the glossary in STYLE.md; an architecture's shape (`Phi3Shape`,
+/// config.json. Names follow the glossary in STYLE.md; an architecture's shape (`RMSNormShape`,
 /// `PhiShape`, `PhiMoEShape`) adds its own and reads these as its members.
 struct TransformerSizes: Sendable, Equatable {
     let hidden: Int
@@ -35,10 +35,13 @@ struct TransformerSizes: Sendable, Equatable {
 }
 
 /// An architecture's shape: the common sizes, read as its own members (`shape.hidden`), and
-/// whatever else its forward pass needs.
+/// whatever else its forward pass needs, derived once from a validated config.json.
 @dynamicMemberLookup
 protocol ArchitectureShape: Sendable, Equatable {
     var sizes: TransformerSizes { get }
+    /// Rotated dims at the start of each head (NeoX "rotate_half"); headDim for full rotary.
+    var ropeDim: Int { get }
+    init(_ config: ModelConfig)
 }
 
 extension ArchitectureShape {

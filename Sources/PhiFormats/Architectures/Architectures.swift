@@ -15,4 +15,14 @@ public enum Architectures {
 
     /// Sorted, for messages ("phikit runs phi3").
     public static var modelTypes: [String] { all.map(\.modelType).sorted() }
+
+    /// The schema whose GGUF files say `general.architecture` = `name`.
+    public static func gguf(named name: String) -> (any GGUFArchitecture)? {
+        all.lazy.compactMap { $0 as? any GGUFArchitecture }.first { $0.ggufName == name }
+    }
+
+    /// The GGUF architectures `convert` reads, sorted, for messages.
+    public static var ggufNames: [String] {
+        all.compactMap { ($0 as? any GGUFArchitecture)?.ggufName }.sorted()
+    }
 }

@@ -38,31 +38,14 @@ public struct LlamaSchema: ArchitectureSchema {
     /// (gate_proj, down_proj, up_proj), input_layernorm, post_attention_layernorm; norm;
     /// lm_head unless tied.
     public func modules(_ config: ModelConfig) -> [ModuleSpec] {
-        let hidden = config.hiddenSize
-        let queryDim = config.attentionHeads * config.headDim
-        let kvDim = config.kvHeads * config.headDim
-        let ffn = config.intermediateSize
-        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
-        out.reserveCapacity(2 + 9 * config.layerCount + 1)
-        for layer in 0..<config.layerCount {
-            let p = "model.layers.\(layer)."
-            out += [
-                ModuleSpec(p + "self_attn.q_proj", .linear, shape: [queryDim, hidden]),
-                ModuleSpec(p + "self_attn.k_proj", .linear, shape: [kvDim, hidden]),
-                ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden]),
-                ModuleSpec(p + "self_attn.o_proj", .linear, shape: [hidden, queryDim]),
+        let (hidden, ffn) = (config.hiddenSize, config.intermediateSize)
+        return decoderModules(config, finalNorm: ModuleSpec("model.norm", .norm, shape: [hidden])) { p in
+            ModuleSpec.attention(p, config) + [
                 ModuleSpec(p + "mlp.gate_proj", .linear, shape: [ffn, hidden]),
                 ModuleSpec(p + "mlp.down_proj", .linear, shape: [hidden, ffn]),
                 ModuleSpec(p + "mlp.up_proj", .linear, shape: [ffn, hidden]),
-                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden]),
-                ModuleSpec(p + "post_attention_layernorm", .norm, shape: [hidden]),
-            ]
+            ] + ModuleSpec.layerNorms(p, config)
         }
-        out.append(ModuleSpec("model.norm", .norm, shape: [hidden]))
-        if !config.tieWordEmbeddings {
-            out.append(ModuleSpec(outputHead, .linear, shape: [config.vocabSize, hidden]))
-        }
-        return out
     }
 
     /// The fields llama reads beyond the shared ones: SiLU, no biases, full rotary, and of the
@@ -83,5 +66,76 @@ public struct LlamaSchema: ArchitectureSchema {
             throw config.invalid(
                 "rope_scaling.type", "'\(scaling.type)' is not supported for llama (linear, llama3)")
         }
+    }
+}
+
+/// `llama` GGUF (llama.cpp's LlamaModel: Llama 2/3.x, SmolLM2, llama2.c exports): one GGUF
+/// tensor per module. q and k rows carry llama.cpp's permutation for GGML's interleaved rope,
+/// undone per head (the Hugging Face layout rotates halves, as mlx-lm's llama.py). An output
+/// matrix equal to the embedding is a tied embedding.
+extension LlamaSchema: GGUFArchitecture {
+    public var ggufName: String { "llama" }
+
+    public func ggufLayout(_ picker: GGUFTensorPicker, _ h: GGUFShape) throws -> GGUFModelLayout {
+        guard h.ropeDim == h.headDim else {
+            // llama rotates the whole head; a partial rotary share is another architecture's.
+            throw GGUFConvertError.missingMetadata(
+                path: picker.file.path, key: "llama.rope.dimension_count")
+        }
+        let hidden = h.hidden
+        let qRows = h.heads * h.headDim
+        let kvRows = h.kvHeads * h.headDim
+        var modules: [GGUFModelLayout.Module] = []
+        func add(_ name: String, _ gguf: String, _ shape: [Int], unpermuteHeads: Int? = nil) throws {
+            let part = GGUFModelLayout.Part(
+                tensor: try picker.take(gguf, shape), unpermuteHeads: unpermuteHeads)
+            modules.append(GGUFModelLayout.Module(name: name, parts: [part]))
+        }
+        try add("model.embed_tokens.weight", "token_embd.weight", [h.vocab, hidden])
+        for l in 0..<h.layers {
+            let (b, p) = ("blk.\(l).", "model.layers.\(l).")
+            try add(p + "self_attn.q_proj.weight", b + "attn_q.weight", [qRows, hidden], unpermuteHeads: h.heads)
+            try add(p + "self_attn.k_proj.weight", b + "attn_k.weight", [kvRows, hidden], unpermuteHeads: h.kvHeads)
+            try add(p + "self_attn.v_proj.weight", b + "attn_v.weight", [kvRows, hidden])
+            try add(p + "self_attn.o_proj.weight", b + "attn_output.weight", [hidden, qRows])
+            try add(p + "mlp.gate_proj.weight", b + "ffn_gate.weight", [h.intermediate, hidden])
+            try add(p + "mlp.down_proj.weight", b + "ffn_down.weight", [hidden, h.intermediate])
+            try add(p + "mlp.up_proj.weight", b + "ffn_up.weight", [h.intermediate, hidden])
+            try add(p + "input_layernorm.weight", b + "attn_norm.weight", [hidden])
+            try add(p + "post_attention_layernorm.weight", b + "ffn_norm.weight", [hidden])
+        }
+        try add("model.norm.weight", "output_norm.weight", [hidden])
+        let tied = picker.outputIsTied(embedding: modules[0].parts[0].tensor)
+        if !tied { try add("lm_head.weight", "output.weight", [h.vocab, hidden]) }
+        return GGUFModelLayout(modules: modules, tied: tied)
+    }
+
+    /// transformers' LlamaConfig: SiLU, no biases, the whole head rotated, RMSNorm epsilon as
+    /// the source config said it.
+    public func ggufConfig(_ c: GGUFConfigInputs) -> [(key: String, value: JSONValue)] {
+        let (shape, h) = (c.shape, c.metadata)
+        return [
+            ("architectures", .array([.string("LlamaForCausalLM")])),
+            ("attention_bias", .bool(false)), ("attention_dropout", .double(0)),
+            ("bos_token_id", c.bos), ("eos_token_id", c.eos),
+            ("head_dim", .int(shape.headDim)),
+            ("hidden_act", .string("silu")), ("hidden_size", .int(shape.hidden)),
+            ("initializer_range", .double(0.02)),
+            ("intermediate_size", .int(shape.intermediate)),
+            ("max_position_embeddings", .int(shape.contextLength)),
+            ("mlp_bias", .bool(false)),
+            ("model_type", .string(modelType)),
+            ("num_attention_heads", .int(shape.heads)),
+            ("num_hidden_layers", .int(shape.layers)),
+            ("num_key_value_heads", .int(shape.kvHeads)),
+            ("pretraining_tp", .int(1)),
+            ("rms_norm_eps", GGUFConfigInputs.epsilon(h.rmsEpsilon)),
+            ("rope_scaling", .null),
+            ("rope_theta", .double(h.ropeFreqBase ?? 10000)),
+            ("tie_word_embeddings", .bool(c.tied)),
+            ("torch_dtype", c.dtype),
+            ("use_cache", .bool(true)),
+            ("vocab_size", .int(shape.vocab)),
+        ]
     }
 }

@@ -52,36 +52,18 @@ public struct PhiMoESchema: ArchitectureSchema {
     /// norm; lm_head unless tied.
     public func modules(_ config: ModelConfig) -> [ModuleSpec] {
         let hidden = config.hiddenSize
-        let queryDim = config.attentionHeads * config.headDim
-        let kvDim = config.kvHeads * config.headDim
         let fields = config.fields(Fields.self)
         let (experts, ffn) = (fields.experts, config.intermediateSize)
-        let bias = fields.attentionBias
-        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
-        out.reserveCapacity(2 + 12 * config.layerCount + 2)
-        for layer in 0..<config.layerCount {
-            let p = "model.layers.\(layer)."
-            let moePath = p + "block_sparse_moe."
-            out += [
-                ModuleSpec(p + "self_attn.q_proj", .linear, shape: [queryDim, hidden], hasBias: bias),
-                ModuleSpec(p + "self_attn.k_proj", .linear, shape: [kvDim, hidden], hasBias: bias),
-                ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden], hasBias: bias),
-                ModuleSpec(p + "self_attn.o_proj", .linear, shape: [hidden, queryDim], hasBias: bias),
-                ModuleSpec(moePath + "gate", .linear, shape: [experts, hidden]),
-                ModuleSpec(moePath + "switch_mlp.gate_proj", .linear, shape: [experts, ffn, hidden]),
-                ModuleSpec(moePath + "switch_mlp.up_proj", .linear, shape: [experts, ffn, hidden]),
-                ModuleSpec(moePath + "switch_mlp.down_proj", .linear, shape: [experts, hidden, ffn]),
-                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden], hasBias: true),
-                ModuleSpec(p + "post_attention_layernorm", .norm, shape: [hidden], hasBias: true),
-            ]
+        let finalNorm = ModuleSpec("model.norm", .norm, shape: [hidden], hasBias: true)
+        return decoderModules(config, finalNorm: finalNorm, headHasBias: fields.lmHeadBias) { p in
+            let moe = p + "block_sparse_moe."
+            return ModuleSpec.attention(p, config, bias: fields.attentionBias) + [
+                ModuleSpec(moe + "gate", .linear, shape: [experts, hidden]),
+                ModuleSpec(moe + "switch_mlp.gate_proj", .linear, shape: [experts, ffn, hidden]),
+                ModuleSpec(moe + "switch_mlp.up_proj", .linear, shape: [experts, ffn, hidden]),
+                ModuleSpec(moe + "switch_mlp.down_proj", .linear, shape: [experts, hidden, ffn]),
+            ] + ModuleSpec.layerNorms(p, config, bias: true)
         }
-        out.append(ModuleSpec("model.norm", .norm, shape: [hidden], hasBias: true))
-        if !config.tieWordEmbeddings {
-            out.append(
-                ModuleSpec(
-                    outputHead, .linear, shape: [config.vocabSize, hidden], hasBias: fields.lmHeadBias))
-        }
-        return out
     }
 
     /// The expert fields (after ModelConfig.validate's shared checks).

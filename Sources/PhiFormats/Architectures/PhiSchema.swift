@@ -46,35 +46,20 @@ public struct PhiSchema: ArchitectureSchema {
     /// transformers' q_layernorm, k_layernorm), input_layernorm, mlp (fc1, fc2);
     /// final_layernorm; lm_head.
     public func modules(_ config: ModelConfig) -> [ModuleSpec] {
-        let hidden = config.hiddenSize
-        let queryDim = config.attentionHeads * config.headDim
-        let kvDim = config.kvHeads * config.headDim
-        let intermediate = config.intermediateSize
-        var out = [ModuleSpec("model.embed_tokens", .embedding, shape: [config.vocabSize, hidden])]
-        out.reserveCapacity(3 + 9 * config.layerCount)
-        for layer in 0..<config.layerCount {
-            let p = "model.layers.\(layer)."
-            out += [
-                ModuleSpec(p + "self_attn.q_proj", .linear, shape: [queryDim, hidden], hasBias: true),
-                ModuleSpec(p + "self_attn.k_proj", .linear, shape: [kvDim, hidden], hasBias: true),
-                ModuleSpec(p + "self_attn.v_proj", .linear, shape: [kvDim, hidden], hasBias: true),
-                ModuleSpec(p + "self_attn.dense", .linear, shape: [hidden, queryDim], hasBias: true),
-            ]
-            if config.fields(Fields.self).qkLayerNorm {
-                out += ["q_layernorm", "k_layernorm"].map {
-                    ModuleSpec(p + "self_attn." + $0, .norm, shape: [config.headDim], hasBias: true)
-                }
+        let (hidden, ffn) = (config.hiddenSize, config.intermediateSize)
+        let qkLayerNorm = config.fields(Fields.self).qkLayerNorm
+        let finalNorm = ModuleSpec("model.final_layernorm", .norm, shape: [hidden], hasBias: true)
+        return decoderModules(config, finalNorm: finalNorm, headHasBias: true, tied: false) { p in
+            let qkNorms = ["q_layernorm", "k_layernorm"].map {
+                ModuleSpec(p + "self_attn." + $0, .norm, shape: [config.headDim], hasBias: true)
             }
-            out += [
-                ModuleSpec(p + "input_layernorm", .norm, shape: [hidden], hasBias: true),
-                ModuleSpec(p + "mlp.fc1", .linear, shape: [intermediate, hidden], hasBias: true),
-                ModuleSpec(p + "mlp.fc2", .linear, shape: [hidden, intermediate], hasBias: true),
-            ]
+            return ModuleSpec.attention(p, config, output: "dense", bias: true)
+                + (qkLayerNorm ? qkNorms : []) + [
+                    ModuleSpec(p + "input_layernorm", .norm, shape: [hidden], hasBias: true),
+                    ModuleSpec(p + "mlp.fc1", .linear, shape: [ffn, hidden], hasBias: true),
+                    ModuleSpec(p + "mlp.fc2", .linear, shape: [hidden, ffn], hasBias: true),
+                ]
         }
-        out.append(ModuleSpec("model.final_layernorm", .norm, shape: [hidden], hasBias: true))
-        out.append(
-            ModuleSpec(outputHead, .linear, shape: [config.vocabSize, hidden], hasBias: true))
-        return out
     }
 
     public func validate(_ config: ModelConfig) throws(ConfigError) {
@@ -94,5 +79,94 @@ public struct PhiSchema: ArchitectureSchema {
             throw config.invalid(
                 "rope_scaling.type", "'\(scaling.type)' is not supported for phi (plain RoPE only)")
         }
+    }
+}
+
+/// `phi2` GGUF (llama.cpp's layout for PhiForCausalLM: Phi-1, 1.5, 2). Every Linear and
+/// LayerNorm has a bias. Files made from the original Phi-2 checkpoint (`mixer.Wqkv`) store
+/// q, k and v fused as `attn_qkv` with one bias; newer ones store `attn_q/k/v`. The fused rows
+/// are split back into q_proj, k_proj and v_proj (rows q, then k, then v, as Wqkv and
+/// llama.cpp's `build_phi2` read them). Rope is NeoX-style, so nothing is permuted. The
+/// output matrix has its own bias and is never tied.
+extension PhiSchema: GGUFArchitecture {
+    public var ggufName: String { "phi2" }
+
+    public func ggufLayout(_ picker: GGUFTensorPicker, _ h: GGUFShape) throws -> GGUFModelLayout {
+        typealias Module = GGUFModelLayout.Module
+        typealias Part = GGUFModelLayout.Part
+        let hidden = h.hidden
+        let qRows = h.heads * h.headDim
+        let kvRows = h.kvHeads * h.headDim
+        var modules: [Module] = []
+        /// `<gguf>.weight` and `<gguf>.bias` as `<hf>.weight` and `<hf>.bias`.
+        func linear(_ hf: String, _ gguf: String, _ shape: [Int]) throws {
+            modules.append(
+                Module(name: hf + ".weight", parts: [Part(tensor: try picker.take(gguf + ".weight", shape))]))
+            modules.append(
+                Module(name: hf + ".bias", parts: [Part(tensor: try picker.take(gguf + ".bias", [shape[0]]))]))
+        }
+        modules.append(
+            Module(
+                name: "model.embed_tokens.weight",
+                parts: [Part(tensor: try picker.take("token_embd.weight", [h.vocab, hidden]))]))
+        for l in 0..<h.layers {
+            let b = "blk.\(l)."
+            let p = "model.layers.\(l)."
+            let attention = p + "self_attn."
+            if picker.has(b + "attn_qkv.weight") {
+                let rows = qRows + 2 * kvRows
+                let weight = try picker.take(b + "attn_qkv.weight", [rows, hidden])
+                let bias = try picker.take(b + "attn_qkv.bias", [rows])
+                let shares = [("q_proj", 0..<qRows), ("k_proj", qRows..<(qRows + kvRows)),
+                    ("v_proj", (qRows + kvRows)..<rows)]
+                for (name, range) in shares {
+                    for (suffix, tensor) in [(".weight", weight), (".bias", bias)] {
+                        modules.append(
+                            Module(name: attention + name + suffix, parts: [Part(tensor: tensor, rows: range)]))
+                    }
+                }
+            } else {
+                try linear(attention + "q_proj", b + "attn_q", [qRows, hidden])
+                try linear(attention + "k_proj", b + "attn_k", [kvRows, hidden])
+                try linear(attention + "v_proj", b + "attn_v", [kvRows, hidden])
+            }
+            try linear(attention + "dense", b + "attn_output", [hidden, qRows])
+            // One LayerNorm feeds attention and MLP in parallel (no ffn_norm in phi2).
+            try linear(p + "input_layernorm", b + "attn_norm", [hidden])
+            try linear(p + "mlp.fc1", b + "ffn_up", [h.intermediate, hidden])
+            try linear(p + "mlp.fc2", b + "ffn_down", [hidden, h.intermediate])
+        }
+        try linear("model.final_layernorm", "output_norm", [hidden])
+        try linear("lm_head", "output", [h.vocab, hidden])
+        return GGUFModelLayout(modules: modules, tied: false)
+    }
+
+    /// transformers' PhiConfig: LayerNorm epsilon, rotary share as rope dims / head dim,
+    /// plain RoPE.
+    public func ggufConfig(_ c: GGUFConfigInputs) -> [(key: String, value: JSONValue)] {
+        let (shape, h) = (c.shape, c.metadata)
+        return [
+            ("architectures", .array([.string("PhiForCausalLM")])),
+            ("attention_dropout", .double(0)),
+            ("bos_token_id", c.bos),
+            ("embd_pdrop", .double(0)),
+            ("eos_token_id", c.eos),
+            ("hidden_act", .string("gelu_new")), ("hidden_size", .int(shape.hidden)),
+            ("initializer_range", .double(0.02)),
+            ("intermediate_size", .int(shape.intermediate)),
+            ("layer_norm_eps", GGUFConfigInputs.epsilon(h.layerNormEpsilon)),
+            ("max_position_embeddings", .int(shape.contextLength)),
+            ("model_type", .string(modelType)),
+            ("num_attention_heads", .int(shape.heads)),
+            ("num_hidden_layers", .int(shape.layers)),
+            ("num_key_value_heads", .int(shape.kvHeads)),
+            ("partial_rotary_factor", c.partialRotaryFactor),
+            ("qk_layernorm", .bool(false)), ("resid_pdrop", .double(0)),
+            ("rope_scaling", .null), ("rope_theta", .double(h.ropeFreqBase ?? 10000)),
+            ("tie_word_embeddings", .bool(false)),
+            ("torch_dtype", c.dtype),
+            ("use_cache", .bool(true)),
+            ("vocab_size", .int(shape.vocab)),
+        ]
     }
 }

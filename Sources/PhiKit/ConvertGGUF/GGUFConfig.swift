@@ -3,30 +3,18 @@ import PhiFormats
 /// config.json of the converted model (the Hugging Face keys of the architecture it becomes;
 /// sorted, as mlx_lm's `save_config` writes them) from the GGUF metadata.
 enum GGUFConfig {
-    /// The architecture's keys (its layout file says them: `phi3Keys`, `llamaKeys`,
-    /// `phiKeys`), then `quantization`, sorted.
+    /// The architecture's keys (its schema says them: `GGUFArchitecture.ggufConfig`), then
+    /// `quantization`, sorted.
     static func json(
         _ file: GGUFFile, _ shape: GGUFShape, _ h: GGUFHyperparameters, _ layout: GGUFModelLayout,
         tokenizer: GGUFTokenizer?, quantization: JSONValue?, floatType: DType
     ) throws -> JSONValue {
-        let common = Common(
+        let inputs = GGUFConfigInputs(
+            shape: shape, metadata: h, tied: layout.tied,
+            ropeScaling: try ropeScaling(file, layout),
             bos: tokenizer?.bosID.map { .int($0) } ?? .null, eos: eosValue(tokenizer?.eosIDs ?? []),
             dtype: .string(floatType.pythonName))
-        let keys: [(key: String, value: JSONValue)] =
-            switch shape.architecture {
-            case "phi2": GGUFModelLayout.phiKeys(shape, h, common)
-            case "llama": GGUFModelLayout.llamaKeys(shape, h, layout, common)
-            default: try GGUFModelLayout.phi3Keys(file, shape, h, layout, common)
-            }
-        return finished(keys, quantization: quantization)
-    }
-
-    /// The values every architecture's config.json takes from the tokenizer and the tensors.
-    struct Common {
-        let bos: JSONValue
-        let eos: JSONValue
-        /// `torch_dtype`.
-        let dtype: JSONValue
+        return finished(shape.schema.ggufConfig(inputs), quantization: quantization)
     }
 
     /// The keys plus `quantization` and its identical `quantization_config`, sorted.
@@ -45,17 +33,6 @@ enum GGUFConfig {
         ids.count == 1 ? .int(ids[0]) : ids.isEmpty ? .null : .array(ids.map { .int($0) })
     }
 
-    /// GGUF stores the epsilon as float32: 1e-5 comes back as 9.99999974738e-06. The shortest
-    /// decimal that rounds to the same float32 is what the source config said.
-    static func shortestDecimal(_ e: Double) -> Double {
-        let f = Float(e)
-        for digits in 1...9 {
-            let text = String(format: "%.\(digits)g", e)
-            if let d = Double(text), Float(d) == f { return d }
-        }
-        return e
-    }
-
     /// LongRoPE from `rope_factors_long/short` (llama.cpp stores HF's long_factor and
     /// short_factor lists as these two tensors).
     static func ropeScaling(_ file: GGUFFile, _ layout: GGUFModelLayout) throws
@@ -71,7 +48,7 @@ enum GGUFConfig {
             out.withUnsafeMutableBufferPointer {
                 GGUFBlocks.dequantize(t.type, file.data(t), count: t.elementCount, into: $0)
             }
-            return out.map { .double(shortestDecimal(Double($0))) }
+            return out.map { .double(GGUFConfigInputs.shortestDecimal(Double($0))) }
         }
         return .object([
             ("long_factor", .array(try values(long))),

@@ -5,23 +5,16 @@ import CKernels
 /// into these.
 final class LlamaBuffers: BlockBuffers {
     let shared: BlockActivations  // the buffers every architecture has
-    let queries: FloatBuffer  // (block, heads*headDim)
-    let keys: FloatBuffer  // (block, kvHeads*headDim)
-    let values: FloatBuffer  // (block, kvHeads*headDim)
+    let qkv: SeparateQKV  // q_proj, k_proj, v_proj outputs
     let projection: FloatBuffer  // (block, hidden) o_proj / down_proj output
     let gate: FloatBuffer  // (block, intermediate)
     let up: FloatBuffer  // (block, intermediate)
     let activation: FloatBuffer  // (block, intermediate) up * silu(gate)
 
-    init(
-        shape s: LlamaShape, block: Int, capacity: Int, threads: Int, logitRows: Int
-    ) throws(SessionError) {
-        shared = try BlockActivations(
-            sizes: s.sizes, ropeDim: s.ropeDim, block: block, capacity: capacity, threads: threads,
-            logitRows: logitRows)
-        queries = try FloatBuffer(count: block * s.queryDim)
-        keys = try FloatBuffer(count: block * s.kvDim)
-        values = try FloatBuffer(count: block * s.kvDim)
+    init(shape s: RMSNormShape, sizing: BufferSizing) throws(SessionError) {
+        let block = sizing.block
+        shared = try BlockActivations(shape: s, sizing: sizing)
+        qkv = try SeparateQKV(s.sizes, block: block)
         projection = try FloatBuffer(count: block * s.hidden)
         gate = try FloatBuffer(count: block * s.intermediate)
         up = try FloatBuffer(count: block * s.intermediate)

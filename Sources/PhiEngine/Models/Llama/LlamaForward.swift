@@ -12,48 +12,21 @@ import Foundation
 // and values in, and attends over, its own sequence's cache.
 
 extension LlamaModel {
-    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
-    /// writing keys and values into each span's cache; then the logits of the last
-    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
+    /// `BlockForwardModel.forward` for llama: separate projections, each into its own buffer.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<LlamaModel>>,
         buffers st: LlamaBuffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let ffn = s.intermediate
-        let half = s.ropeDim / 2
-        let x = st.x.pointer
-        let normed = st.normed.pointer
-        let queries = TokenRows(base: st.queries.pointer, stride: s.queryDim)
-        let keys = TokenRows(base: st.keys.pointer, stride: s.kvDim)
-        let values = TokenRows(base: st.values.pointer, stride: s.kvDim)
-        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: s.window)
-
-        // ---- token embeddings and the rotary angles of each position
-        for span in spans {
-            for i in 0..<span.count {
-                let t = span.first + i
-                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
-                rope.angles(
-                    position: span.p0 + i, long: false, cos: st.cos[t * half],
-                    sin: st.sin[t * half])
-            }
-        }
+        let (n, s, w) = (tokens.count, shape, weights)
+        let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: s.window)
+        embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let (dim, ffn, x, normed) = (s.hidden, s.intermediate, st.x.pointer, st.normed.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))
             st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
-            st.shared.linear(layer.query, normed, tokens: n, into: st.queries.pointer, pool: pool)
-            st.shared.linear(layer.key, normed, tokens: n, into: st.keys.pointer, pool: pool)
-            st.shared.linear(layer.value, normed, tokens: n, into: st.values.pointer, pool: pool)
-            for span in spans {
-                span.attend(
-                    layer: l, queries: queries, keys: keys, values: values,
-                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
-            }
+            st.shared.project(layer.query, layer.key, layer.value, into: st.qkv, tokens: n, pool: pool)
+            st.shared.attend(spans, layer: l, layout, pool: pool)
             st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 
@@ -67,9 +40,8 @@ extension LlamaModel {
         }
 
         // ---- logits of the last tokens: lm_head(norm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        st.shared.rmsNorm(w.finalNorm, rows: rows, width: dim, eps: s.rmsNormEps)
-        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            st.shared.rmsNorm(w.finalNorm, rows: $0, width: dim, eps: s.rmsNormEps)
+        }
     }
 }

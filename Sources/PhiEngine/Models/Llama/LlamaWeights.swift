@@ -1,66 +1,34 @@
-import Foundation
 import PhiFormats
 
-/// Every weight of a llama model, as views into the memory-mapped safetensors files (nothing
-/// is converted except the small norm vectors, widened to float32). Tensor names are the
-/// exact Hugging Face names; checked against config.json when built.
-final class LlamaWeights: ArchitectureWeights, @unchecked Sendable {  // immutable after init
-    struct Layer: Sendable {
-        let inputNorm: [Float]  // (hidden)
-        let query: WeightMatrix  // (heads*headDim, hidden)
-        let key: WeightMatrix  // (kvHeads*headDim, hidden)
-        let value: WeightMatrix  // (kvHeads*headDim, hidden)
-        let output: WeightMatrix  // o_proj (hidden, heads*headDim)
-        let postAttentionNorm: [Float]  // (hidden)
-        let gate: WeightMatrix  // (intermediate, hidden)
-        let up: WeightMatrix  // (intermediate, hidden)
-        let down: WeightMatrix  // (hidden, intermediate)
+typealias LlamaWeights = DecoderWeights<LlamaLayer>
+
+/// One llama layer's weights (no biases: LlamaSchema refuses them), by their Hugging Face names.
+struct LlamaLayer: DecoderLayer {
+    let inputNorm: [Float]  // (hidden)
+    let query: BiasedLinear  // (heads*headDim, hidden)
+    let key: BiasedLinear  // (kvHeads*headDim, hidden)
+    let value: BiasedLinear  // (kvHeads*headDim, hidden)
+    let output: BiasedLinear  // o_proj (hidden, heads*headDim)
+    let postAttentionNorm: [Float]  // (hidden)
+    let gate: BiasedLinear  // (intermediate, hidden)
+    let up: BiasedLinear  // (intermediate, hidden)
+    let down: BiasedLinear  // (hidden, intermediate)
+
+    init(_ m: ModuleBinder, prefix p: String) throws {
+        inputNorm = try m.vector(p + "input_layernorm")
+        query = try m.linear(p + "self_attn.q_proj")
+        key = try m.linear(p + "self_attn.k_proj")
+        value = try m.linear(p + "self_attn.v_proj")
+        output = try m.linear(p + "self_attn.o_proj")
+        postAttentionNorm = try m.vector(p + "post_attention_layernorm")
+        gate = try m.linear(p + "mlp.gate_proj")
+        up = try m.linear(p + "mlp.up_proj")
+        down = try m.linear(p + "mlp.down_proj")
     }
 
-    let embedding: WeightMatrix  // (vocab, hidden)
-    let layers: [Layer]
-    let finalNorm: [Float]  // (hidden)
-    /// lm_head (vocab, hidden), or the embedding itself when tied.
-    let lmHead: WeightMatrix
-    /// Keeps the mappings alive; the matrices point into them.
-    private let storage: WeightStorage
+    static func finalNorm(_ m: ModuleBinder) throws -> [Float] { try m.vector("model.norm") }
 
-    init(_ files: ModelWeights, config: ModelConfig) throws {
-        // The schema decides what the checkpoint must hold and which leftovers to drop, the
-        // same way for run, verify and convert; then each module is bound by its HF name.
-        let layout = try ModelLayout(config: config)
-        _ = try files.requireTensors(of: layout)
-        let reader = TensorReader(weights: files, quantization: config.quantization)
-        func matrix(_ path: String) throws -> WeightMatrix {
-            try reader.matrix(layout.module(path))
-        }
-        func vector(_ path: String) throws -> [Float] { try reader.vector(layout.module(path)) }
-        embedding = try matrix("model.embed_tokens")
-        layers = try (0..<config.layerCount).map { i in
-            let p = "model.layers.\(i)."
-            return Layer(
-                inputNorm: try vector(p + "input_layernorm"),
-                query: try matrix(p + "self_attn.q_proj"), key: try matrix(p + "self_attn.k_proj"),
-                value: try matrix(p + "self_attn.v_proj"), output: try matrix(p + "self_attn.o_proj"),
-                postAttentionNorm: try vector(p + "post_attention_layernorm"),
-                gate: try matrix(p + "mlp.gate_proj"), up: try matrix(p + "mlp.up_proj"),
-                down: try matrix(p + "mlp.down_proj"))
-        }
-        finalNorm = try vector("model.norm")
-        lmHead = config.tieWordEmbeddings ? embedding : try matrix(layout.schema.outputHead)
-        storage = WeightStorage(files, taking: reader)
-    }
-
-    /// Starts reading every tensor in the background (WeightStorage.prefetch).
-    func prefetch() { storage.prefetch() }
-
-    /// Bytes one decode step reads from the weights (every matrix once; the embedding row
-    /// and norms are negligible).
     var bytesPerToken: Int {
-        layers.reduce(lmHead.byteCount) { total, l in
-            [l.query, l.key, l.value, l.output, l.gate, l.up, l.down].reduce(total) {
-                $0 + $1.byteCount
-            }
-        }
+        [query, key, value, output, gate, up, down].reduce(0) { $0 + $1.matrix.byteCount }
     }
 }

@@ -16,66 +16,36 @@ import Foundation
 // that token's row alone, so a token's result never depends on its block.
 
 extension PhiModel {
-    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
-    /// writing keys and values into each span's cache; then the logits of the last
-    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
+    /// `BlockForwardModel.forward` for phi: one LayerNorm feeding both branches.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<PhiModel>>,
         buffers st: PhiBuffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let hd = s.headDim
-        let half = s.ropeDim / 2
-        let x = st.x.pointer
-        let queries = TokenRows(base: st.queries.pointer, stride: s.queryDim)
-        let keys = TokenRows(base: st.keys.pointer, stride: s.kvDim)
-        let values = TokenRows(base: st.values.pointer, stride: s.kvDim)
+        let (n, s, w) = (tokens.count, shape, weights)
         // transformers' phi has no sliding window, whatever the config says
-        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: 0)
-
-        // ---- token embeddings and the rotary angles of each position
-        for span in spans {
-            for i in 0..<span.count {
-                let t = span.first + i
-                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
-                rope.angles(
-                    position: span.p0 + i, long: false, cos: st.cos[t * half],
-                    sin: st.sin[t * half])
-            }
-        }
+        let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: 0)
+        embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let (dim, hd, eps) = (s.hidden, s.headDim, s.layerNormEps)
+        let (x, normed) = (st.x.pointer, st.normed.pointer)
+        let (queries, keys) = (st.qkv.queries.pointer, st.qkv.keys.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- h = layernorm(x), the input of both branches
-            layerNorm(layer.inputNorm, from: x, into: st.normed.pointer, rows: 0..<n, width: dim)
+            layer.inputNorm.apply(from: x, into: normed, rows: 0..<n, width: dim, eps: eps)
 
             // ---- attention: dense(attention(rope(q_proj(h), k_proj(h)), v_proj(h)))
-            linear(layer.query, st.normed.pointer, tokens: n, into: st.queries.pointer, st, pool)
-            linear(layer.key, st.normed.pointer, tokens: n, into: st.keys.pointer, st, pool)
-            linear(layer.value, st.normed.pointer, tokens: n, into: st.values.pointer, st, pool)
+            st.shared.project(layer.query, layer.key, layer.value, into: st.qkv, tokens: n, pool: pool)
             if let qNorm = layer.queryNorm, let kNorm = layer.keyNorm {
-                layerNorm(
-                    qNorm, from: st.queries.pointer, into: st.queries.pointer,
-                    rows: 0..<(n * s.heads), width: hd)
-                layerNorm(
-                    kNorm, from: st.keys.pointer, into: st.keys.pointer,
-                    rows: 0..<(n * s.kvHeads), width: hd)
+                qNorm.apply(from: queries, into: queries, rows: 0..<(n * s.heads), width: hd, eps: eps)
+                kNorm.apply(from: keys, into: keys, rows: 0..<(n * s.kvHeads), width: hd, eps: eps)
             }
-            for span in spans {
-                span.attend(
-                    layer: l, queries: queries, keys: keys, values: values,
-                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
-            }
-            linear(
-                layer.dense, st.attention.pointer, tokens: n, into: st.attentionOut.pointer, st,
-                pool)
+            st.shared.attend(spans, layer: l, layout, pool: pool)
+            st.shared.linear(layer.dense, st.attention.pointer, tokens: n, into: st.attentionOut.pointer, pool: pool)
 
             // ---- MLP: fc2(gelu_new(fc1(h)))
-            linear(layer.fc1, st.normed.pointer, tokens: n, into: st.hidden.pointer, st, pool)
+            st.shared.linear(layer.fc1, normed, tokens: n, into: st.hidden.pointer, pool: pool)
             pk_gelu_tanh(st.hidden.pointer, n * s.intermediate)
-            linear(layer.fc2, st.hidden.pointer, tokens: n, into: st.mlpOut.pointer, st, pool)
+            st.shared.linear(layer.fc2, st.hidden.pointer, tokens: n, into: st.mlpOut.pointer, pool: pool)
 
             // ---- x = (attention + mlp) + x, in transformers' order
             pk_add(st.attentionOut.pointer, st.mlpOut.pointer, n * dim)
@@ -83,44 +53,8 @@ extension PhiModel {
         }
 
         // ---- logits of the last tokens: lm_head(final_layernorm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        layerNorm(w.finalNorm, from: x, into: st.normed.pointer, rows: rows, width: dim)
-        linear(
-            w.lmHead, st.normed.pointer + rows.lowerBound * dim, tokens: logitRows,
-            into: st.logits.pointer, st, pool)
-    }
-
-    /// out[r] = layernorm(input[r]) for the rows r of `width` floats (a token's hidden state,
-    /// or one head of one token for the q/k norms).
-    private func layerNorm(
-        _ norm: PhiWeights.Norm, from input: UnsafePointer<Float>,
-        into output: UnsafeMutablePointer<Float>, rows: Range<Int>, width: Int
-    ) {
-        norm.weight.withUnsafeBufferPointer { w in
-            norm.bias.withUnsafeBufferPointer { b in
-                for r in rows {
-                    pk_layernorm(
-                        output + r * width, input + r * width, w.baseAddress, b.baseAddress,
-                        width, shape.layerNormEps)
-                }
-            }
-        }
-    }
-
-    /// y[n][rows] = x[n][cols] · Wᵀ + bias through the fused kernels, each weight read once
-    /// for the whole block; every token's row is computed the same way whatever else is in
-    /// the block (pk_matvec.h), then its bias added.
-    private func linear(
-        _ layer: PhiWeights.Linear, _ x: UnsafePointer<Float>, tokens n: Int,
-        into y: UnsafeMutablePointer<Float>, _ st: PhiBuffers, _ pool: WorkerPool
-    ) {
-        pool.matvec(
-            layer.matrix, x, tokens: n, into: y, prep: st.prepared.pointer,
-            prepStride: st.preparedStride)
-        let rows = layer.bias.count
-        layer.bias.withUnsafeBufferPointer { b in
-            for t in 0..<n { pk_add(y + t * rows, b.baseAddress, rows) }
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            w.finalNorm.apply(from: x, into: normed, rows: $0, width: dim, eps: eps)
         }
     }
 }

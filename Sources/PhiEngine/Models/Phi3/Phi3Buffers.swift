@@ -10,13 +10,10 @@ final class Phi3Buffers: BlockBuffers {
     let gateUp: FloatBuffer  // (block, 2*intermediate)
     let activation: FloatBuffer  // (block, intermediate) up * silu(gate)
 
-    init(
-        shape s: Phi3Shape, block: Int, capacity: Int, threads: Int, logitRows: Int
-    ) throws(SessionError) {
-        shared = try BlockActivations(
-            sizes: s.sizes, ropeDim: s.ropeDim, block: block, capacity: capacity, threads: threads,
-            logitRows: logitRows)
-        qkv = try FloatBuffer(count: block * s.qkvRows)
+    init(shape s: RMSNormShape, sizing: BufferSizing) throws(SessionError) {
+        let block = sizing.block
+        shared = try BlockActivations(shape: s, sizing: sizing)
+        qkv = try FloatBuffer(count: block * Phi3Model.qkvRows(s))
         projection = try FloatBuffer(count: block * s.hidden)
         gateUp = try FloatBuffer(count: block * 2 * s.intermediate)
         activation = try FloatBuffer(count: block * s.intermediate)

@@ -11,47 +11,26 @@ import Foundation
 // and values in, and attends over, its own sequence's cache.
 
 extension Phi3Model {
-    /// Runs `tokens` (the spans cover them, in order) with the activations in `buffers`,
-    /// writing keys and values into each span's cache; then the logits of the last
-    /// `logitRows` tokens into `buffers.logits` (logitRows × vocab).
+    /// `BlockForwardModel.forward` for phi3: fused qkv and gate_up rows.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<Phi3Model>>,
         buffers st: Phi3Buffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let ffn = s.intermediate
-        let half = s.ropeDim / 2
-        let x = st.x.pointer
-        let normed = st.normed.pointer
-        let qkv = st.qkv.pointer
-        let queries = TokenRows(base: qkv, stride: s.qkvRows)
-        let keys = TokenRows(base: qkv + s.queryDim, stride: s.qkvRows)
-        let values = TokenRows(base: qkv + s.queryDim + s.kvDim, stride: s.qkvRows)
-        let layout = AttentionLayout(sizes: s.sizes, ropeDim: s.ropeDim, window: s.window)
-
-        // ---- token embeddings and the rotary angles of each position
-        for span in spans {
-            for i in 0..<span.count {
-                let t = span.first + i
-                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
-                rope.angles(
-                    position: span.p0 + i, long: span.regime == 1, cos: st.cos[t * half],
-                    sin: st.sin[t * half])
-            }
-        }
+        let (n, s, w, qkv) = (tokens.count, shape, weights, st.qkv.pointer)
+        let qkvRows = Self.qkvRows(s)
+        let layout = AttentionLayout(
+            sizes: s.sizes, queries: TokenRows(base: qkv, stride: qkvRows),
+            keys: TokenRows(base: qkv + s.queryDim, stride: qkvRows),
+            values: TokenRows(base: qkv + s.queryDim + s.kvDim, stride: qkvRows),
+            ropeDim: s.ropeDim, window: s.window)
+        embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let (dim, ffn, x, normed) = (s.hidden, s.intermediate, st.x.pointer, st.normed.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(qkv_proj(norm(x)))))
             st.shared.rmsNorm(layer.inputNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
             st.shared.linear(layer.qkv, normed, tokens: n, into: qkv, pool: pool)
-            for span in spans {
-                span.attend(
-                    layer: l, queries: queries, keys: keys, values: values,
-                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
-            }
+            st.shared.attend(spans, layer: l, layout, pool: pool)
             st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 
@@ -66,9 +45,8 @@ extension Phi3Model {
         }
 
         // ---- logits of the last tokens: lm_head(norm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        st.shared.rmsNorm(w.finalNorm, rows: rows, width: dim, eps: s.rmsNormEps)
-        st.shared.linear(w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer, pool: pool)
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            st.shared.rmsNorm(w.finalNorm, rows: $0, width: dim, eps: s.rmsNormEps)
+        }
     }
 }

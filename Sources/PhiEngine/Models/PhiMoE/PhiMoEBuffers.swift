@@ -5,9 +5,7 @@ import CKernels
 /// into these.
 final class PhiMoEBuffers: BlockBuffers {
     let shared: BlockActivations  // the buffers every architecture has
-    let queries: FloatBuffer  // (block, heads*headDim)
-    let keys: FloatBuffer  // (block, kvHeads*headDim)
-    let values: FloatBuffer  // (block, kvHeads*headDim)
+    let qkv: SeparateQKV  // q_proj, k_proj, v_proj outputs
     let projection: FloatBuffer  // (block, hidden) o_proj output, then the experts' mix
     let routerLogits: FloatBuffer  // (block, experts)
     let routeWeights: FloatBuffer  // (block, expertsPerToken) the sparsemixer's weights
@@ -21,16 +19,10 @@ final class PhiMoEBuffers: BlockBuffers {
     let expertOutput: FloatBuffer  // (block, hidden) down_proj of the packed tokens
     let slotOutput: FloatBuffer  // (block, expertsPerToken, hidden) each choice's expert output
 
-    init(
-        shape s: PhiMoEShape, block: Int, capacity: Int, threads: Int, logitRows: Int
-    ) throws(SessionError) {
-        shared = try BlockActivations(
-            sizes: s.sizes, ropeDim: s.headDim, block: block, capacity: capacity, threads: threads,
-            logitRows: logitRows)
-        let k = s.expertsPerToken
-        queries = try FloatBuffer(count: block * s.queryDim)
-        keys = try FloatBuffer(count: block * s.kvDim)
-        values = try FloatBuffer(count: block * s.kvDim)
+    init(shape s: PhiMoEShape, sizing: BufferSizing) throws(SessionError) {
+        let (block, k) = (sizing.block, s.expertsPerToken)
+        shared = try BlockActivations(shape: s, sizing: sizing)
+        qkv = try SeparateQKV(s.sizes, block: block)
         projection = try FloatBuffer(count: block * s.hidden)
         routerLogits = try FloatBuffer(count: block * s.experts)
         routeWeights = try FloatBuffer(count: block * k)

@@ -14,55 +14,27 @@ import Foundation
 // choices in choice order, so a token's result never depends on its block.
 
 extension PhiMoEModel {
-    /// Runs `tokens` (the spans cover them, in order), writing keys and values into each
-    /// span's cache, then the logits of the last `logitRows` tokens into `buffers.logits`.
+    /// `BlockForwardModel.forward` for phimoe: attention, then the routed experts.
     func forward(
         _ tokens: UnsafeBufferPointer<Int>, spans: some Collection<SequenceSpan<PhiMoEModel>>,
         buffers st: PhiMoEBuffers, logitRows: Int, pool: WorkerPool
     ) {
-        let n = tokens.count
-        let s = shape
-        let w = weights
-        let dim = s.hidden
-        let hd = s.headDim
-        let half = hd / 2
-        let x = st.x.pointer
-        let normed = st.normed.pointer
-        let queries = TokenRows(base: st.queries.pointer, stride: s.queryDim)
-        let keys = TokenRows(base: st.keys.pointer, stride: s.kvDim)
-        let values = TokenRows(base: st.values.pointer, stride: s.kvDim)
-        let layout = AttentionLayout(sizes: s.sizes, ropeDim: hd, window: s.window)
-
-        // ---- token embeddings and the rotary angles of each position
-        for span in spans {
-            for i in 0..<span.count {
-                let t = span.first + i
-                w.embedding.row(tokens[t], into: x + t * dim, isa: pool.isa)
-                rope.angles(
-                    position: span.p0 + i, long: span.regime == 1, cos: st.cos[t * half],
-                    sin: st.sin[t * half])
-            }
-        }
+        let (n, s, w) = (tokens.count, shape, weights)
+        embed(tokens, spans: spans, into: st.shared, pool: pool)
+        let layout = st.qkv.layout(s.sizes, ropeDim: s.ropeDim, window: s.window)
+        let (dim, x, normed) = (s.hidden, st.x.pointer, st.normed.pointer)
 
         for (l, layer) in w.layers.enumerated() {
             // ---- attention: x += o_proj(attention(rope(q, k, v)))
             layerNorm(layer.inputNorm, st, rows: 0..<n)
-            linear(layer.query, normed, tokens: n, into: st.queries.pointer, st, pool)
-            linear(layer.key, normed, tokens: n, into: st.keys.pointer, st, pool)
-            linear(layer.value, normed, tokens: n, into: st.values.pointer, st, pool)
-            for span in spans {
-                span.attend(
-                    layer: l, queries: queries, keys: keys, values: values,
-                    out: st.attention.pointer, layout: layout, cos: st.cos, sin: st.sin, pool: pool)
-            }
-            linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, st, pool)
+            st.shared.project(layer.query, layer.key, layer.value, into: st.qkv, tokens: n, pool: pool)
+            st.shared.attend(spans, layer: l, layout, pool: pool)
+            st.shared.linear(layer.output, st.attention.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
 
             // ---- experts: x += Σ_c w_c · down(up ⊙ silu(gate)) of the k experts chosen
             layerNorm(layer.postAttentionNorm, st, rows: 0..<n)
-            pool.matvec(
-                layer.router, normed, tokens: n, into: st.routerLogits.pointer,
-                prep: st.prepared.pointer, prepStride: st.preparedStride)
+            st.shared.linear(layer.router, normed, tokens: n, into: st.routerLogits.pointer, pool: pool)
             let k = s.expertsPerToken
             for t in 0..<n {
                 router.route(
@@ -86,18 +58,15 @@ extension PhiMoEModel {
         }
 
         // ---- logits of the last tokens: lm_head(layernorm(x))
-        guard logitRows > 0 else { return }
-        let rows = (n - logitRows)..<n
-        layerNorm(w.finalNorm, st, rows: rows)
-        linear(
-            w.lmHead, normed + rows.lowerBound * dim, tokens: logitRows, into: st.logits.pointer,
-            st, pool)
+        st.shared.logits(ofLast: logitRows, tokens: n, width: dim, head: w.lmHead, pool: pool) {
+            layerNorm(w.finalNorm, st, rows: $0)
+        }
     }
 
     /// Expert `e` over the tokens routed to it: their normed inputs packed into `gathered`,
     /// the SwiGLU MLP on those rows only, each result stored in its (token, choice) slot.
     private func runExpert(
-        _ e: Int, of layer: PhiMoEWeights.Layer, tokens n: Int, _ st: PhiMoEBuffers,
+        _ e: Int, of layer: PhiMoELayer, tokens n: Int, _ st: PhiMoEBuffers,
         _ pool: WorkerPool
     ) {
         let (dim, ffn, k) = (shape.hidden, shape.intermediate, shape.expertsPerToken)
@@ -126,32 +95,7 @@ extension PhiMoEModel {
     }
 
     /// normed[t] = layernorm(x[t]) · weight + bias, for the rows t of the block.
-    private func layerNorm(_ norm: PhiMoEWeights.Norm, _ st: PhiMoEBuffers, rows: Range<Int>) {
-        let dim = shape.hidden
-        norm.weight.withUnsafeBufferPointer { w in
-            norm.bias.withUnsafeBufferPointer { b in
-                for t in rows {
-                    pk_layernorm(
-                        st.normed[t * dim], st.x[t * dim], w.baseAddress, b.baseAddress, dim,
-                        shape.normEps)
-                }
-            }
-        }
-    }
-
-    /// y[n][rows] = x[n][cols] · Wᵀ (+ bias) through the fused kernels, each weight read once
-    /// for the whole block, each token's row computed the same way whatever the block holds.
-    private func linear(
-        _ m: PhiMoEWeights.Linear, _ x: UnsafePointer<Float>, tokens n: Int,
-        into y: UnsafeMutablePointer<Float>, _ st: PhiMoEBuffers, _ pool: WorkerPool
-    ) {
-        pool.matvec(
-            m.weight, x, tokens: n, into: y, prep: st.prepared.pointer,
-            prepStride: st.preparedStride)
-        guard let bias = m.bias else { return }
-        let rows = m.weight.rows
-        bias.withUnsafeBufferPointer { b in
-            for t in 0..<n { pk_add(y + t * rows, b.baseAddress, rows) }
-        }
+    private func layerNorm(_ norm: LayerNormWeights, _ st: PhiMoEBuffers, rows: Range<Int>) {
+        norm.apply(from: st.x.pointer, into: st.normed.pointer, rows: rows, width: shape.hidden, eps: shape.normEps)
     }
 }

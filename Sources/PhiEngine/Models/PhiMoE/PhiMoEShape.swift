@@ -9,6 +9,8 @@ struct PhiMoEShape: ArchitectureShape {
     let experts: Int
     let expertsPerToken: Int
     let routerJitter: Float
+    /// The whole head rotates (phimoe reads no `partial_rotary_factor`).
+    var ropeDim: Int { sizes.headDim }
 
     init(_ config: ModelConfig) {
         sizes = TransformerSizes(config)

@@ -1,6 +1,3 @@
-import Foundation
-import PhiFormats
-
 /// Why a GGUF file could not be used or converted. Everything except `io` is found before the
 /// first byte of output is written.
 public enum GGUFConvertError: UserFacingError, Equatable {
@@ -23,7 +20,8 @@ public enum GGUFConvertError: UserFacingError, Equatable {
         case .ggufGiven(let path):
             "\(path) is a GGUF file (llama.cpp's format), not an MLX model directory"
         case .unsupportedArchitecture(let path, let arch):
-            "\(path): architecture '\(arch)' is not supported (phikit converts phi3, llama and phi2)"
+            "\(path): architecture '\(arch)' is not supported (phikit converts "
+                + Architectures.ggufNames.joined(separator: ", ") + ")"
         case .missingMetadata(let path, let key):
             "\(path): metadata '\(key)' is missing or not a usable value"
         case .missingTensor(let path, let tensor): "\(path): tensor '\(tensor)' is missing"
@@ -55,14 +53,5 @@ public enum GGUFConvertError: UserFacingError, Equatable {
         case .ggufGiven, .notExact: .usage
         default: .dataError
         }
-    }
-
-    /// Refuses a GGUF file where an MLX model directory is expected (`run`, `chat`, …).
-    static func refuseGGUF(_ text: String) throws {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: text, isDirectory: &isDirectory),
-            !isDirectory.boolValue, isGGUF(path: text)
-        else { return }
-        throw GGUFConvertError.ggufGiven(path: text)
     }
 }
