@@ -223,35 +223,16 @@ PK_AVX2 static void u32_avx2(pk_stats *s, const void *data, size_t n) {
 
 /* ---- dispatch --------------------------------------------------------------------------- */
 
-int pk_stats_has_simd(void) {
+/* The AVX2 version where the build and the CPU have it, else the scalar one. */
 #ifdef PK_STATS_X86
-    return cpu_has_avx2();
+#define PICK(name) (pk_stats_has_simd() ? name##_avx2 : pk_stats_##name##_ref)
+int pk_stats_has_simd(void) { return cpu_has_avx2(); }
 #else
-    return 0;
+#define PICK(name) pk_stats_##name##_ref
+int pk_stats_has_simd(void) { return 0; }
 #endif
-}
 
-void pk_stats_f32(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { f32_avx2(s, data, n); return; }
-#endif
-    pk_stats_f32_ref(s, data, n);
-}
-void pk_stats_f16(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { f16_avx2(s, data, n); return; }
-#endif
-    pk_stats_f16_ref(s, data, n);
-}
-void pk_stats_bf16(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { bf16_avx2(s, data, n); return; }
-#endif
-    pk_stats_bf16_ref(s, data, n);
-}
-void pk_stats_u32(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { u32_avx2(s, data, n); return; }
-#endif
-    pk_stats_u32_ref(s, data, n);
-}
+void pk_stats_f32(pk_stats *s, const void *data, size_t n) { PICK(f32)(s, data, n); }
+void pk_stats_f16(pk_stats *s, const void *data, size_t n) { PICK(f16)(s, data, n); }
+void pk_stats_bf16(pk_stats *s, const void *data, size_t n) { PICK(bf16)(s, data, n); }
+void pk_stats_u32(pk_stats *s, const void *data, size_t n) { PICK(u32)(s, data, n); }

@@ -90,14 +90,28 @@ struct ModelCheck {
             outcome.error(
                 "wrong_dtype", file: file, tensor: name,
                 "is packed (uint32) but has no .scales beside it")
-        } else if ![.f32, .f16, .bf16].contains(info.dtype) {
+        } else {
+            expectFloat(
+                name, file: file, info, shape: shape,
+                dtype: "expected float32, float16 or bfloat16",
+                shape: ", config.json implies \(shape)")
+        }
+    }
+
+    /// Reports a tensor that is not float32, float16 or bfloat16, or not of `shape`; the
+    /// caller's words say what was expected.
+    private mutating func expectFloat(
+        _ name: String, file: String, _ info: TensorInfo, shape: [Int],
+        dtype dtypeExpectation: String, shape shapeExpectation: String
+    ) {
+        if ![.f32, .f16, .bf16].contains(info.dtype) {
             outcome.error(
                 "wrong_dtype", file: file, tensor: name,
-                "is \(info.dtype.pythonName); expected float32, float16 or bfloat16")
+                "is \(info.dtype.pythonName); \(dtypeExpectation)")
         } else if info.shape != shape {
             outcome.error(
                 "wrong_shape", file: file, tensor: name,
-                "has shape \(info.shape), config.json implies \(shape)")
+                "has shape \(info.shape)\(shapeExpectation)")
         }
     }
 
@@ -147,15 +161,9 @@ struct ModelCheck {
         }
         for (name, entry) in [(module + ".scales", scales), (module + ".biases", biases)] {
             guard let (file, info) = entry else { continue }
-            if ![.f32, .f16, .bf16].contains(info.dtype) {
-                outcome.error(
-                    "wrong_dtype", file: file, tensor: name,
-                    "is \(info.dtype.pythonName); scales and biases are floats")
-            } else if info.shape != groups {
-                outcome.error(
-                    "wrong_shape", file: file, tensor: name,
-                    "has shape \(info.shape); groups of \(group) over \(shape) give \(groups)")
-            }
+            expectFloat(
+                name, file: file, info, shape: groups, dtype: "scales and biases are floats",
+                shape: "; groups of \(group) over \(shape) give \(groups)")
         }
         if let s = scales?.info, let b = biases?.info, s.dtype != b.dtype {
             outcome.error(

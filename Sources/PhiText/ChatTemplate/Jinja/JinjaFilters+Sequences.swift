@@ -252,14 +252,14 @@ extension JinjaFilters {
         }
         let testName: String? = positional.isEmpty ? nil : try positional.removeFirst().pythonString
         let testArgs = JinjaArguments(positional, keywords: a.keywords)
-        if let testName, !JinjaTests.names.contains(testName) {
+        if let testName, !JinjaPredicates.names.contains(testName) {
             throw JinjaError.render("no test named '\(testName)'")
         }
         guard v.isTruthy else { return [] }
         return try v.iterate().filter { item in
             let value = transform(item)
             let passed =
-                try testName.map { try JinjaTests.apply($0, to: value, testArgs, r) }
+                try testName.map { try JinjaPredicates.apply($0, to: value, testArgs, r) }
                 ?? value.isTruthy
             return passed == keep
         }

@@ -332,7 +332,7 @@ extension JinjaParser {
         let negated = skipIf(name: "not")
         let token = try expectName()
         let name = token.nameValue!
-        guard JinjaTests.names.contains(name) else {
+        guard JinjaPredicates.names.contains(name) else {
             throw fail("no test named '\(name)'", at: token)
         }
         var args = JinjaArgumentList()

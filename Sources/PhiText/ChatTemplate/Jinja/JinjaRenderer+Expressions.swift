@@ -60,7 +60,7 @@ extension JinjaRenderer {
         case .test(let base, let name, let args):
             let value = try evaluate(base, in: scope)
             let arguments = try evaluateArguments(args, in: scope)
-            return .bool(try JinjaTests.apply(name, to: value, arguments, self))
+            return .bool(try JinjaPredicates.apply(name, to: value, arguments, self))
         }
     }
 

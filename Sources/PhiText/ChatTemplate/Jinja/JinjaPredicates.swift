@@ -1,7 +1,8 @@
 /// Jinja's `is` tests (`x is defined`, `x is string`, `n is divisibleby 3`, …) with Python's
 /// type rules: bools are numbers but not integers, strings are iterable sequences, dicts are
-/// mappings and sequences.
-enum JinjaTests {
+/// mappings and sequences. Jinja calls them "tests"; here they are predicates, so that the
+/// name is not taken for a test suite.
+enum JinjaPredicates {
     typealias Test = @Sendable (JinjaValue, JinjaArguments, JinjaRenderer) throws -> Bool
 
     static let names = Set(table.keys)
