@@ -91,20 +91,20 @@ struct ModelCheck {
                 "wrong_dtype", file: file, tensor: name,
                 "is packed (uint32) but has no .scales beside it")
         } else {
-            expectFloat(
-                name, file: file, info, shape: shape,
+            expect(
+                name, file: file, info, dtypes: [.f32, .f16, .bf16], shape: shape,
                 dtype: "expected float32, float16 or bfloat16",
                 shape: ", config.json implies \(shape)")
         }
     }
 
-    /// Reports a tensor that is not float32, float16 or bfloat16, or not of `shape`; the
-    /// caller's words say what was expected.
-    private mutating func expectFloat(
-        _ name: String, file: String, _ info: TensorInfo, shape: [Int],
+    /// Reports a tensor whose dtype is not one of `dtypes`, or whose shape is not `shape`;
+    /// the caller's words say what was expected.
+    private mutating func expect(
+        _ name: String, file: String, _ info: TensorInfo, dtypes: [DType], shape: [Int],
         dtype dtypeExpectation: String, shape shapeExpectation: String
     ) {
-        if ![.f32, .f16, .bf16].contains(info.dtype) {
+        if !dtypes.contains(info.dtype) {
             outcome.error(
                 "wrong_dtype", file: file, tensor: name,
                 "is \(info.dtype.pythonName); \(dtypeExpectation)")
@@ -161,8 +161,9 @@ struct ModelCheck {
         }
         for (name, entry) in [(module + ".scales", scales), (module + ".biases", biases)] {
             guard let (file, info) = entry else { continue }
-            expectFloat(
-                name, file: file, info, shape: groups, dtype: "scales and biases are floats",
+            expect(
+                name, file: file, info, dtypes: [.f32, .f16, .bf16], shape: groups,
+                dtype: "scales and biases are floats",
                 shape: "; groups of \(group) over \(shape) give \(groups)")
         }
         if let s = scales?.info, let b = biases?.info, s.dtype != b.dtype {
@@ -179,15 +180,9 @@ struct ModelCheck {
     ) {
         let name = module + ".scales"
         if let (file, info) = scales {
-            if info.dtype != .u8 {
-                outcome.error(
-                    "wrong_dtype", file: file, tensor: name,
-                    "is \(info.dtype.pythonName); \(mode) scales are uint8")
-            } else if info.shape != groups {
-                outcome.error(
-                    "wrong_shape", file: file, tensor: name,
-                    "has shape \(info.shape); \(mode) groups give \(groups)")
-            }
+            expect(
+                name, file: file, info, dtypes: [.u8], shape: groups,
+                dtype: "\(mode) scales are uint8", shape: "; \(mode) groups give \(groups)")
         }
         if let (file, info) = biases {
             outcome.error(
