@@ -139,35 +139,16 @@ PK_AVX2 static void f32_to_f16_avx2(uint16_t *dst, const float *src, size_t n) {
 
 /* ---- dispatch --------------------------------------------------------------------------- */
 
-int pk_half_has_simd(void) {
+/* The AVX2/F16C version where the build and the CPU have it, else the scalar one. */
 #ifdef PK_HALF_X86
-    return has_simd();
+#define PICK(name) (has_simd() ? name##_avx2 : pk_##name##_ref)
+int pk_half_has_simd(void) { return has_simd(); }
 #else
-    return 0;
+#define PICK(name) pk_##name##_ref
+int pk_half_has_simd(void) { return 0; }
 #endif
-}
 
-void pk_bf16_to_f32(float *dst, const uint16_t *src, size_t n) {
-#ifdef PK_HALF_X86
-    if (has_simd()) { bf16_to_f32_avx2(dst, src, n); return; }
-#endif
-    pk_bf16_to_f32_ref(dst, src, n);
-}
-void pk_f32_to_bf16(uint16_t *dst, const float *src, size_t n) {
-#ifdef PK_HALF_X86
-    if (has_simd()) { f32_to_bf16_avx2(dst, src, n); return; }
-#endif
-    pk_f32_to_bf16_ref(dst, src, n);
-}
-void pk_f16_to_f32(float *dst, const uint16_t *src, size_t n) {
-#ifdef PK_HALF_X86
-    if (has_simd()) { f16_to_f32_avx2(dst, src, n); return; }
-#endif
-    pk_f16_to_f32_ref(dst, src, n);
-}
-void pk_f32_to_f16(uint16_t *dst, const float *src, size_t n) {
-#ifdef PK_HALF_X86
-    if (has_simd()) { f32_to_f16_avx2(dst, src, n); return; }
-#endif
-    pk_f32_to_f16_ref(dst, src, n);
-}
+void pk_bf16_to_f32(float *dst, const uint16_t *src, size_t n) { PICK(bf16_to_f32)(dst, src, n); }
+void pk_f32_to_bf16(uint16_t *dst, const float *src, size_t n) { PICK(f32_to_bf16)(dst, src, n); }
+void pk_f16_to_f32(float *dst, const uint16_t *src, size_t n) { PICK(f16_to_f32)(dst, src, n); }
+void pk_f32_to_f16(uint16_t *dst, const float *src, size_t n) { PICK(f32_to_f16)(dst, src, n); }

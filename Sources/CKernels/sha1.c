@@ -1,8 +1,8 @@
 /* SHA-1 (FIPS 180-4), only for git blob ids ("blob <size>\0" + content): the Hub's etag for
    small non-LFS files and the blob name in the HF cache. Never used for security. Scalar
    only: these files are kilobytes. */
+#include "md_blocks.h"
 #include "pk_hash.h"
-#include <string.h>
 
 static inline uint32_t rol(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
@@ -29,43 +29,13 @@ void pk_sha1_blocks_ref(uint32_t state[5], const uint8_t *data, size_t blocks) {
 
 void pk_sha1_init(pk_sha1_ctx *ctx) {
     static const uint32_t iv[5] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0};
-    memcpy(ctx->state, iv, sizeof iv);
-    ctx->length = 0;
-    ctx->buffered = 0;
+    md_init(MD_STREAM(ctx), iv, 5);
 }
 
 void pk_sha1_update(pk_sha1_ctx *ctx, const void *data, size_t count) {
-    const uint8_t *p = (const uint8_t *)data;
-    ctx->length += count;
-    if (ctx->buffered > 0) {
-        size_t take = 64 - ctx->buffered < count ? 64 - ctx->buffered : count;
-        memcpy(ctx->buffer + ctx->buffered, p, take);
-        ctx->buffered += (uint32_t)take;
-        p += take;
-        count -= take;
-        if (ctx->buffered < 64) return;
-        pk_sha1_blocks_ref(ctx->state, ctx->buffer, 1);
-        ctx->buffered = 0;
-    }
-    if (count >= 64) {
-        pk_sha1_blocks_ref(ctx->state, p, count / 64);
-        p += count & ~(size_t)63;
-        count &= 63;
-    }
-    memcpy(ctx->buffer, p, count);
-    ctx->buffered = (uint32_t)count;
+    md_update(MD_STREAM(ctx), pk_sha1_blocks_ref, data, count);
 }
 
 void pk_sha1_final(pk_sha1_ctx *ctx, uint8_t digest[20]) {
-    uint64_t bits = ctx->length * 8;
-    uint8_t pad[72] = {0x80};
-    size_t padlen = (ctx->buffered < 56 ? 56 : 120) - ctx->buffered;
-    for (int i = 0; i < 8; i++) pad[padlen + i] = (uint8_t)(bits >> (56 - 8 * i));
-    pk_sha1_update(ctx, pad, padlen + 8);
-    for (int i = 0; i < 5; i++) {
-        digest[4 * i] = (uint8_t)(ctx->state[i] >> 24);
-        digest[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);
-        digest[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
-        digest[4 * i + 3] = (uint8_t)ctx->state[i];
-    }
+    md_final(MD_STREAM(ctx), pk_sha1_blocks_ref, 5, digest);
 }

@@ -2,8 +2,8 @@
    extensions (Intel Goldmont+/Ice Lake+, AMD Zen) the SHA-NI version does 4 rounds per
    two instructions and is several times faster — multi-GB weight files are hashed on every
    download and `verify`, so it matters. */
+#include "md_blocks.h"
 #include "pk_hash.h"
-#include <string.h>
 
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -124,45 +124,13 @@ void pk_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) {
 void pk_sha256_init(pk_sha256_ctx *ctx) {
     static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
-    memcpy(ctx->state, iv, sizeof iv);
-    ctx->length = 0;
-    ctx->buffered = 0;
+    md_init(MD_STREAM(ctx), iv, 8);
 }
 
 void pk_sha256_update(pk_sha256_ctx *ctx, const void *data, size_t count) {
-    const uint8_t *p = (const uint8_t *)data;
-    ctx->length += count;
-    if (ctx->buffered > 0) {
-        size_t take = 64 - ctx->buffered < count ? 64 - ctx->buffered : count;
-        memcpy(ctx->buffer + ctx->buffered, p, take);
-        ctx->buffered += (uint32_t)take;
-        p += take;
-        count -= take;
-        if (ctx->buffered < 64) return;
-        pk_sha256_blocks(ctx->state, ctx->buffer, 1);
-        ctx->buffered = 0;
-    }
-    if (count >= 64) {   /* whole blocks straight from the caller's memory, no copy */
-        pk_sha256_blocks(ctx->state, p, count / 64);
-        p += count & ~(size_t)63;
-        count &= 63;
-    }
-    memcpy(ctx->buffer, p, count);
-    ctx->buffered = (uint32_t)count;
+    md_update(MD_STREAM(ctx), pk_sha256_blocks, data, count);
 }
 
 void pk_sha256_final(pk_sha256_ctx *ctx, uint8_t digest[32]) {
-    uint64_t bits = ctx->length * 8;
-    uint8_t pad[72] = {0x80};
-    size_t padlen = (ctx->buffered < 56 ? 56 : 120) - ctx->buffered;
-    for (int i = 0; i < 8; i++) pad[padlen + i] = (uint8_t)(bits >> (56 - 8 * i));
-    uint64_t length = ctx->length;
-    pk_sha256_update(ctx, pad, padlen + 8);
-    ctx->length = length;
-    for (int i = 0; i < 8; i++) {
-        digest[4 * i] = (uint8_t)(ctx->state[i] >> 24);
-        digest[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);
-        digest[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
-        digest[4 * i + 3] = (uint8_t)ctx->state[i];
-    }
+    md_final(MD_STREAM(ctx), pk_sha256_blocks, 8, digest);
 }

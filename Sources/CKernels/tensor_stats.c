@@ -153,44 +153,39 @@ PK_AVX2_INLINE void lanes_finish(lanes *l, pk_stats *s, size_t n) {
     s->count += n;
 }
 
+/* Eight values as float32 bits, widened from each format (F16C widens exactly, Inf to Inf
+   and NaN to NaN; bf16 is the top half of a float32). */
+PK_AVX2_INLINE __m256i load_f32(const unsigned char *p) {
+    return _mm256_loadu_si256((const __m256i *)p);
+}
+PK_AVX2_INLINE __m256i load_f16(const unsigned char *p) {
+    return _mm256_castps_si256(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)));
+}
+PK_AVX2_INLINE __m256i load_bf16(const unsigned char *p) {
+    return _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16);
+}
+
+/* A float format's fast kernel: eight values at a time through `load`, the tail (fewer than
+   eight) through the format's scalar kernel. Inlined into each caller with its own load. */
+PK_AVX2_INLINE void float_stats_avx2(pk_stats *s, const unsigned char *p, size_t n, size_t width,
+                                     __m256i (*load)(const unsigned char *),
+                                     void (*tail)(pk_stats *, const void *, size_t)) {
+    lanes l;
+    lanes_init(&l);
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) lanes_add(&l, s, load(p + width * i), s->count + i);
+    lanes_finish(&l, s, i);
+    tail(s, p + width * i, n - i);
+}
+
 PK_AVX2 static void f32_avx2(pk_stats *s, const void *data, size_t n) {
-    const unsigned char *p = data;
-    lanes l;
-    lanes_init(&l);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        lanes_add(&l, s, _mm256_loadu_si256((const __m256i *)(p + 4 * i)), s->count + i);
-    }
-    lanes_finish(&l, s, i);
-    pk_stats_f32_ref(s, p + 4 * i, n - i);
+    float_stats_avx2(s, data, n, 4, load_f32, pk_stats_f32_ref);
 }
-
 PK_AVX2 static void f16_avx2(pk_stats *s, const void *data, size_t n) {
-    const unsigned char *p = data;
-    lanes l;
-    lanes_init(&l);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        /* F16C widens exactly, Inf to Inf and NaN to NaN. */
-        __m256 v = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p + 2 * i)));
-        lanes_add(&l, s, _mm256_castps_si256(v), s->count + i);
-    }
-    lanes_finish(&l, s, i);
-    pk_stats_f16_ref(s, p + 2 * i, n - i);
+    float_stats_avx2(s, data, n, 2, load_f16, pk_stats_f16_ref);
 }
-
 PK_AVX2 static void bf16_avx2(pk_stats *s, const void *data, size_t n) {
-    const unsigned char *p = data;
-    lanes l;
-    lanes_init(&l);
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i u = _mm256_slli_epi32(
-            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(p + 2 * i))), 16);
-        lanes_add(&l, s, u, s->count + i);
-    }
-    lanes_finish(&l, s, i);
-    pk_stats_bf16_ref(s, p + 2 * i, n - i);
+    float_stats_avx2(s, data, n, 2, load_bf16, pk_stats_bf16_ref);
 }
 
 PK_AVX2 static void u32_avx2(pk_stats *s, const void *data, size_t n) {
@@ -223,35 +218,16 @@ PK_AVX2 static void u32_avx2(pk_stats *s, const void *data, size_t n) {
 
 /* ---- dispatch --------------------------------------------------------------------------- */
 
-int pk_stats_has_simd(void) {
+/* The AVX2 version where the build and the CPU have it, else the scalar one. */
 #ifdef PK_STATS_X86
-    return cpu_has_avx2();
+#define PICK(name) (pk_stats_has_simd() ? name##_avx2 : pk_stats_##name##_ref)
+int pk_stats_has_simd(void) { return cpu_has_avx2(); }
 #else
-    return 0;
+#define PICK(name) pk_stats_##name##_ref
+int pk_stats_has_simd(void) { return 0; }
 #endif
-}
 
-void pk_stats_f32(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { f32_avx2(s, data, n); return; }
-#endif
-    pk_stats_f32_ref(s, data, n);
-}
-void pk_stats_f16(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { f16_avx2(s, data, n); return; }
-#endif
-    pk_stats_f16_ref(s, data, n);
-}
-void pk_stats_bf16(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { bf16_avx2(s, data, n); return; }
-#endif
-    pk_stats_bf16_ref(s, data, n);
-}
-void pk_stats_u32(pk_stats *s, const void *data, size_t n) {
-#ifdef PK_STATS_X86
-    if (pk_stats_has_simd()) { u32_avx2(s, data, n); return; }
-#endif
-    pk_stats_u32_ref(s, data, n);
-}
+void pk_stats_f32(pk_stats *s, const void *data, size_t n) { PICK(f32)(s, data, n); }
+void pk_stats_f16(pk_stats *s, const void *data, size_t n) { PICK(f16)(s, data, n); }
+void pk_stats_bf16(pk_stats *s, const void *data, size_t n) { PICK(bf16)(s, data, n); }
+void pk_stats_u32(pk_stats *s, const void *data, size_t n) { PICK(u32)(s, data, n); }

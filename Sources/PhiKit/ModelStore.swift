@@ -28,7 +28,8 @@ public enum ModelStore {
         source: String, bits: Int?, floatType: String?, format: String? = nil
     ) -> String {
         var base = source
-        let formats = ["mxfp4", "nvfp4", "mxfp8"] + MixedQuantRecipe.allCases.map(\.rawValue)
+        let formats =
+            MicroscaledMode.allCases.map(\.rawValue) + MixedQuantRecipe.allCases.map(\.rawValue)
         for suffix in ["-bf16", "-fp16", "-fp32", "-f16", "-f32"] + (2...8).map({ "-\($0)bit" })
             + formats.map({ "-" + $0 })
         where base.lowercased().hasSuffix(suffix) && base.count > suffix.count {

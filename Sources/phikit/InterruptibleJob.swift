@@ -66,4 +66,26 @@ enum InterruptibleJob {
         }
         return try body(token)
     }
+
+    /// `run` for a PhiKit job whose options carry its token: `body` gets a copy of `options`
+    /// holding this run's token.
+    static func run<Options: CancellableOptions, T>(
+        _ options: Options, _ body: (Options) throws -> T
+    ) rethrows -> T {
+        try run { cancel in
+            var options = options
+            options.cancellation = cancel
+            return try body(options)
+        }
+    }
+
+    /// `run(options)` for a job that reports on one line of stderr: `line` words each report
+    /// (`Diagnostics.progress`), and the line is cleared when the job ends, however it ends.
+    static func run<Options: CancellableOptions, Progress, T>(
+        _ options: Options, progressLine line: @escaping (Progress) -> String,
+        _ body: (Options, (Progress) -> Void) throws -> T
+    ) rethrows -> T {
+        defer { Diagnostics.endProgress() }
+        return try run(options) { try body($0) { Diagnostics.progress(line($0)) } }
+    }
 }

@@ -164,15 +164,10 @@ private func runQuantize(
             o.scales.withUnsafeMutableBytes { sp in
                 o.biases.withUnsafeMutableBytes { bp in
                     do throws(QuantizationError) {
-                        if reference {
-                            try q.quantizeReference(
-                                wp, rows: rows, cols: cols, outDType: dtype,
-                                weight: qp, scales: sp, biases: bp, threads: threads)
-                        } else {
-                            try q.quantize(
-                                wp, rows: rows, cols: cols, outDType: dtype,
-                                weight: qp, scales: sp, biases: bp, threads: threads)
-                        }
+                        try q.quantize(
+                            wp, rows: rows, cols: cols, outDType: dtype, weight: qp,
+                            scales: sp, biases: bp, threads: threads,
+                            kernel: reference ? .reference : .fast)
                     } catch { failure = error }
                 }
             }
@@ -193,16 +188,10 @@ private func runDequantize(
             o.biases.withUnsafeBytes { bp in
                 out.withUnsafeMutableBufferPointer { op in
                     do throws(QuantizationError) {
-                        if reference {
-                            try q.dequantizeReference(
-                                weight: qp, scales: sp, biases: bp, rows: rows,
-                                cols: cols, scaleDType: dtype, into: op,
-                                threads: threads)
-                        } else {
-                            try q.dequantize(
-                                weight: qp, scales: sp, biases: bp, rows: rows,
-                                cols: cols, scaleDType: dtype, into: op, threads: threads)
-                        }
+                        try q.dequantize(
+                            weight: qp, scales: sp, biases: bp, rows: rows, cols: cols,
+                            scaleDType: dtype, into: op, threads: threads,
+                            kernel: reference ? .reference : .fast)
                     } catch { failure = error }
                 }
             }

@@ -36,3 +36,9 @@ public struct Interrupted: UserFacingError, Equatable {
     public var message: String { "interrupted; nothing was written" }
     public var exitCode: ExitCode { .interrupted }
 }
+
+/// A job's options that carry its token, so that whoever starts the job (the CLI's Ctrl-C
+/// handler) can give each run a fresh one without knowing which job it is.
+public protocol CancellableOptions {
+    var cancellation: CancellationToken? { get set }
+}

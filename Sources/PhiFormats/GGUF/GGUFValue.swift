@@ -39,20 +39,9 @@ public enum GGUFValue: Sendable, Equatable {
         }
     }
 
-    public var stringValue: String? {
-        if case .string(let s) = self { return s }
-        return nil
-    }
-
-    public var boolValue: Bool? {
-        if case .bool(let b) = self { return b }
-        return nil
-    }
-
-    public var arrayValue: GGUFArray? {
-        if case .array(let a) = self { return a }
-        return nil
-    }
+    public var stringValue: String? { if case .string(let s) = self { s } else { nil } }
+    public var boolValue: Bool? { if case .bool(let b) = self { b } else { nil } }
+    public var arrayValue: GGUFArray? { if case .array(let a) = self { a } else { nil } }
 
     /// The GGUF type name (`uint32`, `string`, `array`), for listings and errors.
     public var typeName: String {
@@ -85,30 +74,17 @@ public struct GGUFArray: Sendable, Equatable {
     }
 
     public var count: Int { values.count }
-    public var strings: [String]? {
-        var out: [String] = []
+    /// Every element as a string / number, or nil if any one is not.
+    public var strings: [String]? { all(\.stringValue) }
+    public var doubles: [Double]? { all(\.doubleValue) }
+    public var ints: [Int]? { all(\.intValue) }
+
+    private func all<T>(_ element: (GGUFValue) -> T?) -> [T]? {
+        var out: [T] = []
         out.reserveCapacity(values.count)
         for v in values {
-            guard case .string(let s) = v else { return nil }
-            out.append(s)
-        }
-        return out
-    }
-    public var doubles: [Double]? {
-        var out: [Double] = []
-        out.reserveCapacity(values.count)
-        for v in values {
-            guard let d = v.doubleValue else { return nil }
-            out.append(d)
-        }
-        return out
-    }
-    public var ints: [Int]? {
-        var out: [Int] = []
-        out.reserveCapacity(values.count)
-        for v in values {
-            guard let i = v.intValue else { return nil }
-            out.append(i)
+            guard let e = element(v) else { return nil }
+            out.append(e)
         }
         return out
     }

@@ -134,56 +134,53 @@ private struct JSONParser {
     }
 
     mutating func parseObject() throws(JSONError) -> JSONValue {
-        try enter()
         var members: [(key: String, value: JSONValue)] = []
         var seen = Set<String>()
-        skipWhitespace()
-        if peek == UInt8(ascii: "}") {
-            pos += 1
-            depth -= 1
-            return .object(members)
+        try parseItems(closedBy: UInt8(ascii: "}")) { (p: inout JSONParser) throws(JSONError) in
+            p.skipWhitespace()
+            guard let b = p.peek else { throw p.fail(.unexpectedEnd) }
+            guard b == UInt8(ascii: "\"") else { throw p.fail(.unexpectedByte(b)) }
+            let keyOffset = p.pos
+            let key = try p.parseString()
+            guard seen.insert(key).inserted else { throw p.fail(.duplicateKey(key), at: keyOffset) }
+            p.skipWhitespace()
+            guard let colon = p.peek else { throw p.fail(.unexpectedEnd) }
+            guard colon == UInt8(ascii: ":") else { throw p.fail(.unexpectedByte(colon)) }
+            p.pos += 1
+            members.append((key: key, value: try p.parseValue()))
         }
-        while true {
-            skipWhitespace()
-            guard let b = peek else { throw fail(.unexpectedEnd) }
-            guard b == UInt8(ascii: "\"") else { throw fail(.unexpectedByte(b)) }
-            let keyOffset = pos
-            let key = try parseString()
-            guard seen.insert(key).inserted else { throw fail(.duplicateKey(key), at: keyOffset) }
-            skipWhitespace()
-            guard let colon = peek else { throw fail(.unexpectedEnd) }
-            guard colon == UInt8(ascii: ":") else { throw fail(.unexpectedByte(colon)) }
-            pos += 1
-            members.append((key: key, value: try parseValue()))
-            skipWhitespace()
-            guard let next = peek else { throw fail(.unexpectedEnd) }
-            pos += 1
-            if next == UInt8(ascii: "}") { break }
-            guard next == UInt8(ascii: ",") else { throw fail(.unexpectedByte(next), at: pos - 1) }
-        }
-        depth -= 1
         return .object(members)
     }
 
     mutating func parseArray() throws(JSONError) -> JSONValue {
-        try enter()
         var elements: [JSONValue] = []
+        try parseItems(closedBy: UInt8(ascii: "]")) { (p: inout JSONParser) throws(JSONError) in
+            elements.append(try p.parseValue())
+        }
+        return .array(elements)
+    }
+
+    /// An array's or object's items from its opening bracket to `close`: `item` reads each,
+    /// and commas must separate them.
+    private mutating func parseItems(
+        closedBy close: UInt8, _ item: (inout JSONParser) throws(JSONError) -> Void
+    ) throws(JSONError) {
+        try enter()
         skipWhitespace()
-        if peek == UInt8(ascii: "]") {
+        if peek == close {
             pos += 1
             depth -= 1
-            return .array(elements)
+            return
         }
         while true {
-            elements.append(try parseValue())
+            try item(&self)
             skipWhitespace()
             guard let next = peek else { throw fail(.unexpectedEnd) }
             pos += 1
-            if next == UInt8(ascii: "]") { break }
+            if next == close { break }
             guard next == UInt8(ascii: ",") else { throw fail(.unexpectedByte(next), at: pos - 1) }
         }
         depth -= 1
-        return .array(elements)
     }
 
     /// -? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?

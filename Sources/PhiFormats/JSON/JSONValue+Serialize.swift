@@ -32,21 +32,15 @@ extension JSONValue {
         case .number(let literal): out += literal
         case .string(let s): writeString(s, asciiOnly: false, into: &out)
         case .array(let elements):
-            out += "["
-            for (i, element) in elements.enumerated() {
-                if i > 0 { out += "," }
+            writeList(elements, "[", "]", into: &out) { element, out in
                 element.writeCompact(into: &out)
             }
-            out += "]"
         case .object(let members):
-            out += "{"
-            for (i, member) in members.enumerated() {
-                if i > 0 { out += "," }
+            writeList(members, "{", "}", into: &out) { member, out in
                 writeString(member.key, asciiOnly: false, into: &out)
                 out += ":"
                 member.value.writeCompact(into: &out)
             }
-            out += "}"
         }
     }
 
@@ -59,31 +53,35 @@ extension JSONValue {
         case .number(let literal): out += pythonNumber(literal)
         case .string(let s): writeString(s, asciiOnly: true, into: &out)
         case .array(let elements):
-            guard !elements.isEmpty else {
-                out += "[]"
-                return
-            }
-            out += "["
-            for (i, element) in elements.enumerated() {
-                out += i > 0 ? "," + inner : inner
+            writeList(elements, "[", "]", inner: inner, outer: outer, into: &out) { element, out in
                 element.writePython(into: &out, indent: indent, level: level + 1)
             }
-            out += outer + "]"
         case .object(let members):
-            guard !members.isEmpty else {
-                out += "{}"
-                return
-            }
-            out += "{"
-            for (i, member) in members.enumerated() {
-                out += i > 0 ? "," + inner : inner
+            writeList(members, "{", "}", inner: inner, outer: outer, into: &out) { member, out in
                 writeString(member.key, asciiOnly: true, into: &out)
                 out += ": "
                 member.value.writePython(into: &out, indent: indent, level: level + 1)
             }
-            out += outer + "}"
         }
     }
+}
+
+/// An array's or object's brackets around its items, separated by commas; `inner` goes before
+/// each item and `outer` before the closing bracket (Python's newline and indentation; empty
+/// for compact JSON). An empty list is just its brackets, as Python writes `[]` and `{}`.
+private func writeList<Items: Collection>(
+    _ items: Items, _ open: String, _ close: String, inner: String = "", outer: String = "",
+    into out: inout String, _ writeItem: (Items.Element, inout String) -> Void
+) {
+    out += open
+    if !items.isEmpty {
+        for (i, item) in items.enumerated() {
+            out += i > 0 ? "," + inner : inner
+            writeItem(item, &out)
+        }
+        out += outer
+    }
+    out += close
 }
 
 /// What Python prints for a number after `json.load`: ints stay ints, floats are `repr`'d.

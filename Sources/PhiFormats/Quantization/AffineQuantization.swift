@@ -14,7 +14,7 @@ public enum QuantizationError: UserFacingError, Equatable {
     case unsupportedDType(DType)
     /// A caller-provided buffer is smaller than the shape needs.
     case bufferTooSmall(buffer: String, needed: Int, got: Int)
-    /// `mode` is none of affine, mxfp4, nvfp4, mxfp8.
+    /// `mode` is none of `MicroscaledMode.modeNames`.
     case unsupportedMode(String)
     /// mxfp4/nvfp4/mxfp8 fix their bits and group size; these are not theirs.
     case modeParameters(mode: String, bits: Int?, groupSize: Int?)
@@ -36,7 +36,7 @@ public enum QuantizationError: UserFacingError, Equatable {
         case .bufferTooSmall(let name, let needed, let got):
             "quantization \(name) buffer holds \(got) elements, needs \(needed)"
         case .unsupportedMode(let m):
-            "unsupported quantization mode '\(m)' (MLX has affine, mxfp4, nvfp4, mxfp8)"
+            "unsupported quantization mode '\(m)' (MLX has \(MicroscaledMode.modeList))"
         case .modeParameters(let m, let bits, let group):
             "\(m) quantization cannot use"
                 + [bits.map { " \($0) bits" }, group.map { " group size \($0)" }]
@@ -52,7 +52,7 @@ public enum QuantizationError: UserFacingError, Equatable {
         case .unsupportedGroupSize: "use --group-size 32, 64 or 128"
         case .shapeNotDivisible: "use a group size that divides the tensor's last dimension"
         case .unsupportedDType: "use --dtype float16, bfloat16 or float32"
-        case .unsupportedMode: "use --q-mode affine, mxfp4, nvfp4 or mxfp8"
+        case .unsupportedMode: "use --q-mode \(MicroscaledMode.modeList)"
         case .modeParameters(let m, _, _):
             MicroscaledMode(rawValue: m).map {
                 "\(m) always uses \($0.bits) bits in groups of \($0.groupSize); drop --q-bits "
@@ -140,7 +140,9 @@ public struct QuantizedTensor: Sendable, Equatable {
 
 extension AffineQuantization {
     /// Which kernel runs: the fast one (SIMD chosen at run time) or the scalar reference.
-    enum Kernel: Sendable { case fast, reference }
+    /// Which C kernel runs: the fast one, or the scalar reference (a literal port of mlx's
+    /// loop; slow, and there to check the fast one). Both split rows over threads alike.
+    public enum Kernel: Sendable { case fast, reference }
 
     static func kernelDType(_ d: DType) throws(QuantizationError) -> Int32 {
         switch d {
@@ -176,29 +178,7 @@ extension AffineQuantization {
     public func quantize(
         _ w: UnsafeBufferPointer<Float>, rows: Int, cols: Int, outDType: DType,
         weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
-        biases: UnsafeMutableRawBufferPointer, threads: Int
-    ) throws(QuantizationError) {
-        try run(
-            .fast, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
-            scales: scales, biases: biases, threads: threads)
-    }
-
-    /// `quantize` through the scalar reference kernel (a literal port of mlx's loop). It is
-    /// slow and exists to check `quantize`. `threads` splits rows exactly as `quantize` does.
-    public func quantizeReference(
-        _ w: UnsafeBufferPointer<Float>, rows: Int, cols: Int, outDType: DType,
-        weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
-        biases: UnsafeMutableRawBufferPointer, threads: Int = 1
-    ) throws(QuantizationError) {
-        try run(
-            .reference, w, rows: rows, cols: cols, outDType: outDType, weight: weight,
-            scales: scales, biases: biases, threads: threads)
-    }
-
-    private func run(
-        _ kernel: Kernel, _ w: UnsafeBufferPointer<Float>, rows: Int, cols: Int, outDType: DType,
-        weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
-        biases: UnsafeMutableRawBufferPointer, threads: Int
+        biases: UnsafeMutableRawBufferPointer, threads: Int, kernel: Kernel = .fast
     ) throws(QuantizationError) {
         try checkShape(rows: rows, cols: cols)
         let dt = try Self.kernelDType(outDType)
@@ -225,28 +205,7 @@ extension AffineQuantization {
     public func dequantize(
         weight: UnsafeBufferPointer<UInt32>, scales: UnsafeRawBufferPointer,
         biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
-        into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1
-    ) throws(QuantizationError) {
-        try runDequantize(
-            .fast, weight: weight, scales: scales, biases: biases, rows: rows,
-            cols: cols, scaleDType: scaleDType, into: out, threads: threads)
-    }
-
-    /// `dequantize` through the scalar reference kernel.
-    public func dequantizeReference(
-        weight: UnsafeBufferPointer<UInt32>, scales: UnsafeRawBufferPointer,
-        biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
-        into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1
-    ) throws(QuantizationError) {
-        try runDequantize(
-            .reference, weight: weight, scales: scales, biases: biases, rows: rows,
-            cols: cols, scaleDType: scaleDType, into: out, threads: threads)
-    }
-
-    private func runDequantize(
-        _ kernel: Kernel, weight: UnsafeBufferPointer<UInt32>, scales: UnsafeRawBufferPointer,
-        biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
-        into out: UnsafeMutableBufferPointer<Float>, threads: Int
+        into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1, kernel: Kernel = .fast
     ) throws(QuantizationError) {
         try checkShape(rows: rows, cols: cols)
         let dt = try Self.kernelDType(scaleDType)

@@ -11,6 +11,15 @@ public enum MicroscaledMode: String, Sendable, CaseIterable, Hashable {
     /// 8-bit E4M3 values, groups of 32, E8M0 scales.
     case mxfp8
 
+    /// Every MLX quantization mode as config.json and `--q-mode` name it, affine first: what
+    /// messages list, so that a new mode is named wherever modes are.
+    public static var modeNames: [String] { ["affine"] + allCases.map(\.rawValue) }
+
+    /// `affine, mxfp4, nvfp4 or mxfp8`.
+    public static var modeList: String {
+        modeNames.dropLast().joined(separator: ", ") + " or " + modeNames.last!
+    }
+
     /// The only group size mlx accepts for the mode.
     public var groupSize: Int { self == .nvfp4 ? 16 : 32 }
     /// The only bits mlx accepts for the mode.

@@ -245,10 +245,11 @@ private final class TransferContext {
 
 // The C callbacks: plain functions (no captures) that find their context through userdata.
 
-private let curlHeaderCallback:
-    @convention(c) (
-        UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?
-    ) -> Int = { data, size, count, userdata in
+/// libcurl's header, write and read callbacks: (buffer, size, count, userdata) -> bytes.
+private typealias CurlDataCallback =
+    @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int
+
+private let curlHeaderCallback: CurlDataCallback = { data, size, count, userdata in
         let length = size * count
         guard let data, let userdata else { return length }
         let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
@@ -257,20 +258,14 @@ private let curlHeaderCallback:
         return length
     }
 
-private let curlWriteCallback:
-    @convention(c) (
-        UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?
-    ) -> Int = { data, size, count, userdata in
+private let curlWriteCallback: CurlDataCallback = { data, size, count, userdata in
         let length = size * count
         guard let data, let userdata else { return 0 }
         let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
         return context.body(UnsafeRawBufferPointer(start: data, count: length)) ? length : 0
     }
 
-private let curlReadCallback:
-    @convention(c) (
-        UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?
-    ) -> Int = { buffer, size, count, userdata in
+private let curlReadCallback: CurlDataCallback = { buffer, size, count, userdata in
         guard let buffer, let userdata else { return 0 }
         let context = Unmanaged<TransferContext>.fromOpaque(userdata).takeUnretainedValue()
         guard let source = context.bodySource else { return 0 }

@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 
 /// What `phikit convert` was asked to do; mirrors `mlx_lm.convert`'s parameters.
-public struct ConvertOptions: Sendable {
+public struct ConvertOptions: Sendable, CancellableOptions {
     /// A model directory, a Hub id (`org/name[@rev]`) already in the HF cache, or a registry
     /// alias. Never downloads.
     public var source: String

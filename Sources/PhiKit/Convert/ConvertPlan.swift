@@ -255,11 +255,8 @@ private struct StepBuilder {
                     kind: .quantize, inputs: inputs, outputs: outputs,
                     quantization: layer, computeDType: dtype, parameters: count))
         } else if parts != nil {
-            steps.append(
-                ConvertStep(
-                    kind: .cast, inputs: inputs,
-                    outputs: [TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)],
-                    quantization: nil, computeDType: dtype, parameters: count))
+            let weight = TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)
+            steps.append(step(.cast, inputs, to: weight, parameters: count))
         } else {
             steps.append(cast(w, to: dtype, parameters: count))
         }
@@ -315,11 +312,9 @@ private struct StepBuilder {
         let dtype = scheme.hasBiases ? (castTo ?? s.info.dtype) : .bf16
         let count = shape.reduce(1, *)
         if options.dequantize {
+            let weight = TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)
             steps.append(
-                ConvertStep(
-                    kind: .dequantize, inputs: inputs,
-                    outputs: [TensorSpec(name: path + ".weight", dtype: dtype, shape: shape)],
-                    quantization: scheme, computeDType: dtype, parameters: count))
+                step(.dequantize, inputs, to: weight, quantization: scheme, parameters: count))
         } else {
             steps.append(cast(w, to: .u32, parameters: count))
             for t in inputs.dropFirst() {
@@ -329,10 +324,19 @@ private struct StepBuilder {
     }
 
     private func cast(_ t: SourceTensor, to dtype: DType, parameters: Int) -> ConvertStep {
+        step(
+            .cast, [t], to: TensorSpec(name: t.info.name, dtype: dtype, shape: t.info.shape),
+            parameters: parameters)
+    }
+
+    /// A step with one output, computed in the output's dtype.
+    private func step(
+        _ kind: ConvertStep.Kind, _ inputs: [SourceTensor], to output: TensorSpec,
+        quantization: QuantizationScheme? = nil, parameters: Int
+    ) -> ConvertStep {
         ConvertStep(
-            kind: .cast, inputs: [t],
-            outputs: [TensorSpec(name: t.info.name, dtype: dtype, shape: t.info.shape)],
-            quantization: nil, computeDType: dtype, parameters: parameters)
+            kind: kind, inputs: inputs, outputs: [output], quantization: quantization,
+            computeDType: output.dtype, parameters: parameters)
     }
 
     private func source(_ name: String) throws -> SourceTensor {

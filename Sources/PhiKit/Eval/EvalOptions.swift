@@ -3,7 +3,7 @@ import PhiFormats
 import PhiEngine
 
 /// What `phikit eval` was asked to measure.
-public struct EvalOptions: Sendable {
+public struct EvalOptions: Sendable, CancellableOptions {
     public enum Reference: Sendable, Equatable {
         /// A model (usually the float source the candidates were made from).
         case model(String)

@@ -47,14 +47,14 @@ public struct InspectReport: Sendable, Equatable, Encodable {
         /// Basename of the file holding the tensor.
         public var file: String
         /// Bits per value when the tensor is MLX-quantized packed weights.
-        public var quantizedBits: Int?
+        @ExplicitNull public var quantizedBits: Int?
     }
 
     public struct Quantization: Sendable, Equatable, Encodable {
         /// Default bits/group size (config.json's, else inferred from the tensor shapes).
-        public var bits: Int?
-        public var groupSize: Int?
-        public var mode: String?
+        @ExplicitNull public var bits: Int?
+        @ExplicitNull public var groupSize: Int?
+        @ExplicitNull public var mode: String?
         /// Where it was found: config.json's `quantization`, packed tensors with `.scales`
         /// siblings, or both.
         public var source: String
@@ -73,10 +73,10 @@ public struct InspectReport: Sendable, Equatable, Encodable {
         public var vocabSize: Int
         public var maxPositionEmbeddings: Int
         /// `rope_scaling.type` (`longrope`, `su`, `linear`), nil without scaling.
-        public var ropeScaling: String?
+        @ExplicitNull public var ropeScaling: String?
         public var partialRotaryFactor: Double
         public var tieWordEmbeddings: Bool
-        public var torchDType: DType?
+        @ExplicitNull public var torchDType: DType?
     }
 
     public var schemaVersion = 1
@@ -91,8 +91,8 @@ public struct InspectReport: Sendable, Equatable, Encodable {
     public var tensorBytes: Int
     /// Data bytes per dtype, e.g. `["U32": …, "BF16": …]` for a 4-bit model.
     public var dtypeBytes: [String: Int]
-    public var quantization: Quantization?
-    public var config: ConfigSummary?
+    @ExplicitNull public var quantization: Quantization?
+    @ExplicitNull public var config: ConfigSummary?
     /// The files' safetensors `__metadata__`, merged (first file wins on a conflict).
     public var metadata: [String: String]
     /// Things worth telling the user that do not stop the inspection.
@@ -151,17 +151,6 @@ extension InspectReport.Tensor {
         case name, dtype, shape, bytes, parameters, file
         case quantizedBits = "quantized_bits"
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(dtype, forKey: .dtype)
-        try c.encode(shape, forKey: .shape)
-        try c.encode(bytes, forKey: .bytes)
-        try c.encode(parameters, forKey: .parameters)
-        try c.encode(file, forKey: .file)
-        try c.encode(quantizedBits, forKey: .quantizedBits)
-    }
 }
 
 extension InspectReport.Quantization {
@@ -170,15 +159,6 @@ extension InspectReport.Quantization {
         case groupSize = "group_size"
         case mode, source
         case quantizedTensors = "quantized_tensors"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(bits, forKey: .bits)
-        try c.encode(groupSize, forKey: .groupSize)
-        try c.encode(mode, forKey: .mode)
-        try c.encode(source, forKey: .source)
-        try c.encode(quantizedTensors, forKey: .quantizedTensors)
     }
 }
 
@@ -197,22 +177,5 @@ extension InspectReport.ConfigSummary {
         case partialRotaryFactor = "partial_rotary_factor"
         case tieWordEmbeddings = "tie_word_embeddings"
         case torchDType = "torch_dtype"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(modelType, forKey: .modelType)
-        try c.encode(hiddenSize, forKey: .hiddenSize)
-        try c.encode(intermediateSize, forKey: .intermediateSize)
-        try c.encode(layers, forKey: .layers)
-        try c.encode(attentionHeads, forKey: .attentionHeads)
-        try c.encode(kvHeads, forKey: .kvHeads)
-        try c.encode(headDim, forKey: .headDim)
-        try c.encode(vocabSize, forKey: .vocabSize)
-        try c.encode(maxPositionEmbeddings, forKey: .maxPositionEmbeddings)
-        try c.encode(ropeScaling, forKey: .ropeScaling)
-        try c.encode(partialRotaryFactor, forKey: .partialRotaryFactor)
-        try c.encode(tieWordEmbeddings, forKey: .tieWordEmbeddings)
-        try c.encode(torchDType, forKey: .torchDType)
     }
 }

@@ -36,33 +36,12 @@ public struct ListedModel: Sendable, Encodable {
     public var parameters: Int?
     /// Bytes on disk, each blob counted once.
     public var sizeOnDisk: Int
-    public var lastModified: Date
+    @ISO8601Date public var lastModified: Date
     /// All files there and the weights open: `run` can use it.
     public var complete: Bool
     /// What makes it incomplete: missing files, partial downloads, broken links.
     public var problems: [String]
     public var path: String
-
-    enum CodingKeys: String, CodingKey {
-        case name, source, commit, refs, format, parameters, sizeOnDisk, lastModified, complete
-        case problems, path
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(source, forKey: .source)
-        try c.encodeIfPresent(commit, forKey: .commit)
-        try c.encode(refs, forKey: .refs)
-        try c.encodeIfPresent(format, forKey: .format)
-        try c.encodeIfPresent(parameters, forKey: .parameters)
-        try c.encode(sizeOnDisk, forKey: .sizeOnDisk)
-        // ISO 8601, as people and `jq` read dates (Foundation's default is seconds since 2001).
-        try c.encode(ISO8601DateFormatter().string(from: lastModified), forKey: .lastModified)
-        try c.encode(complete, forKey: .complete)
-        try c.encode(problems, forKey: .problems)
-        try c.encode(path, forKey: .path)
-    }
 
     /// `main (1a2b3c4)`, `1a2b3c4` for a detached revision, `-` for a converted model.
     public var revisionLabel: String {

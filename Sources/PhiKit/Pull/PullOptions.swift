@@ -3,7 +3,7 @@ import PhiFormats
 import PhiHub
 
 /// What `phikit pull` was asked to do.
-public struct PullOptions: Sendable {
+public struct PullOptions: Sendable, CancellableOptions {
     /// A registry alias (`phi-4-mini`), a Hub id (`org/name`, `org/name@rev`, `hf://org/name`).
     public var model: String
     /// Branch, tag or commit; nil = the `@rev` in `model`, else the registry's pin, else main.

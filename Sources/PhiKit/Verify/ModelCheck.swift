@@ -90,14 +90,28 @@ struct ModelCheck {
             outcome.error(
                 "wrong_dtype", file: file, tensor: name,
                 "is packed (uint32) but has no .scales beside it")
-        } else if ![.f32, .f16, .bf16].contains(info.dtype) {
+        } else {
+            expect(
+                name, file: file, info, dtypes: [.f32, .f16, .bf16], shape: shape,
+                dtype: "expected float32, float16 or bfloat16",
+                shape: ", config.json implies \(shape)")
+        }
+    }
+
+    /// Reports a tensor whose dtype is not one of `dtypes`, or whose shape is not `shape`;
+    /// the caller's words say what was expected.
+    private mutating func expect(
+        _ name: String, file: String, _ info: TensorInfo, dtypes: [DType], shape: [Int],
+        dtype dtypeExpectation: String, shape shapeExpectation: String
+    ) {
+        if !dtypes.contains(info.dtype) {
             outcome.error(
                 "wrong_dtype", file: file, tensor: name,
-                "is \(info.dtype.pythonName); expected float32, float16 or bfloat16")
+                "is \(info.dtype.pythonName); \(dtypeExpectation)")
         } else if info.shape != shape {
             outcome.error(
                 "wrong_shape", file: file, tensor: name,
-                "has shape \(info.shape), config.json implies \(shape)")
+                "has shape \(info.shape)\(shapeExpectation)")
         }
     }
 
@@ -147,15 +161,10 @@ struct ModelCheck {
         }
         for (name, entry) in [(module + ".scales", scales), (module + ".biases", biases)] {
             guard let (file, info) = entry else { continue }
-            if ![.f32, .f16, .bf16].contains(info.dtype) {
-                outcome.error(
-                    "wrong_dtype", file: file, tensor: name,
-                    "is \(info.dtype.pythonName); scales and biases are floats")
-            } else if info.shape != groups {
-                outcome.error(
-                    "wrong_shape", file: file, tensor: name,
-                    "has shape \(info.shape); groups of \(group) over \(shape) give \(groups)")
-            }
+            expect(
+                name, file: file, info, dtypes: [.f32, .f16, .bf16], shape: groups,
+                dtype: "scales and biases are floats",
+                shape: "; groups of \(group) over \(shape) give \(groups)")
         }
         if let s = scales?.info, let b = biases?.info, s.dtype != b.dtype {
             outcome.error(
@@ -171,15 +180,9 @@ struct ModelCheck {
     ) {
         let name = module + ".scales"
         if let (file, info) = scales {
-            if info.dtype != .u8 {
-                outcome.error(
-                    "wrong_dtype", file: file, tensor: name,
-                    "is \(info.dtype.pythonName); \(mode) scales are uint8")
-            } else if info.shape != groups {
-                outcome.error(
-                    "wrong_shape", file: file, tensor: name,
-                    "has shape \(info.shape); \(mode) groups give \(groups)")
-            }
+            expect(
+                name, file: file, info, dtypes: [.u8], shape: groups,
+                dtype: "\(mode) scales are uint8", shape: "; \(mode) groups give \(groups)")
         }
         if let (file, info) = biases {
             outcome.error(

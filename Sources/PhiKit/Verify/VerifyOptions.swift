@@ -2,7 +2,7 @@ import Foundation
 import PhiFormats
 
 /// What `phikit verify` was asked to do.
-public struct VerifyOptions: Sendable {
+public struct VerifyOptions: Sendable, CancellableOptions {
     /// A registry alias, a Hub id in the cache, or a model directory.
     public var model: String
     /// Never ask the Hub for a snapshot's file list (also when `HF_HUB_OFFLINE` is set).

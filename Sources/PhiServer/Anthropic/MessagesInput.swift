@@ -18,10 +18,8 @@ enum MessagesInput {
         }
         var result: [JSONValue] = []
         var toolUseIDs: Set<String> = []
-        for (i, turn) in turns.enumerated() {
-            let param = "messages[\(i)]"
-            guard case .object = turn else { throw .invalidType(param, expected: "an object") }
-            let m = RequestFields(turn, path: param)
+        for m in try RequestFields.objects(turns, in: "messages") {
+            let param = m.path
             let role = try m.string("role")
             guard role == "user" || role == "assistant" else {
                 throw .invalidRequest(

@@ -136,28 +136,24 @@ final class ListeningSocket: Sendable {
     deinit { stopListening() }
 }
 
-/// "127.0.0.1" / "::1" and the port of a socket address.
+/// "127.0.0.1:8080" / "[::1]:8080" and the port of a socket address (getnameinfo reads
+/// either family, numerically: no DNS).
 private func socketAddress(_ storage: sockaddr_storage) -> (description: String, port: Int) {
     var copy = storage
-    var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
-    if Int32(storage.ss_family) == AF_INET6 {
-        return withUnsafePointer(to: &copy) {
-            $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
-                var address = $0.pointee.sin6_addr
-                inet_ntop(AF_INET6, &address, &text, socklen_t(text.count))
-                let port = Int(UInt16(bigEndian: $0.pointee.sin6_port))
-                return ("[\(cText(text))]:\(port)", port)
-            }
+    var host = [CChar](repeating: 0, count: 1025)  // NI_MAXHOST
+    var service = [CChar](repeating: 0, count: 32)  // NI_MAXSERV
+    let status = withUnsafePointer(to: &copy) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            getnameinfo(
+                $0, socklen_t(MemoryLayout<sockaddr_storage>.size), &host, socklen_t(host.count),
+                &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV)
         }
     }
-    return withUnsafePointer(to: &copy) {
-        $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
-            var address = $0.pointee.sin_addr
-            inet_ntop(AF_INET, &address, &text, socklen_t(text.count))
-            let port = Int(UInt16(bigEndian: $0.pointee.sin_port))
-            return ("\(cText(text)):\(port)", port)
-        }
-    }
+    guard status == 0 else { return ("-", 0) }
+    let port = Int(cText(service)) ?? 0
+    let address = cText(host)
+    let bracketed = Int32(storage.ss_family) == AF_INET6 ? "[\(address)]" : address
+    return ("\(bracketed):\(port)", port)
 }
 
 /// Whether `host` names only this machine (so no API key is needed to keep others out).

@@ -206,15 +206,11 @@ struct CompletionRequest {
                 "'messages' must be a non-empty list of messages", param: "messages")
         }
         var result: [JSONValue] = []
-        for (i, message) in messages.enumerated() {
-            let m = RequestFields(message, path: "messages[\(i)]")
-            guard case .object = message else {
-                throw .invalidType("messages[\(i)]", expected: "an object")
-            }
+        for m in try RequestFields.objects(messages, in: "messages") {
             guard try m.string("role") != nil else {
-                throw .invalidRequest("'messages[\(i)].role' is missing", param: m.name("role"))
+                throw .invalidRequest("'\(m.path).role' is missing", param: m.name("role"))
             }
-            var copy = message
+            var copy = m.object
             if let content = m.value("content"), content.stringValue == nil {
                 copy.set("content", .string(try content.joinedText(m.name("content"), partTypes: ["text"])))
             }

@@ -75,6 +75,18 @@ struct RequestFields {
         return RequestFields(value, path: name(key))
     }
 
+    /// The elements of a list the request gives under `name` (`messages`, `input`), each of
+    /// which must be an object: its fields, at the path `name[i]`.
+    static func objects(_ list: [JSONValue], in name: String) throws(APIError) -> [RequestFields] {
+        var result: [RequestFields] = []
+        for (i, element) in list.enumerated() {
+            let path = "\(name)[\(i)]"
+            guard case .object = element else { throw .invalidType(path, expected: "an object") }
+            result.append(RequestFields(element, path: path))
+        }
+        return result
+    }
+
     private func outOfRange<T>(_ key: String, _ range: ClosedRange<T>) -> APIError {
         .invalidRequest(
             "'\(name(key))' must be between \(range.lowerBound) and \(range.upperBound)",

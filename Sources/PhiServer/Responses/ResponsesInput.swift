@@ -28,11 +28,9 @@ enum ResponsesInput {
         }
         var messages: [JSONValue] = []
         var calledIDs: Set<String> = []
-        for (i, item) in items.enumerated() {
-            let param = "input[\(i)]"
-            guard case .object = item else { throw .invalidType(param, expected: "an object") }
-            let fields = RequestFields(item, path: param)
-            let type = try fields.string("type") ?? (item["role"] != nil ? "message" : nil)
+        for fields in try RequestFields.objects(items, in: "input") {
+            let param = fields.path
+            let type = try fields.string("type") ?? (fields.object["role"] != nil ? "message" : nil)
             switch type {
             case "message":
                 messages.append(try message(fields))

@@ -9,8 +9,7 @@ struct ChatCommand: Command {
     static let summary = "Chat with a model (the KV cache is kept between turns)"
     static let usage = """
         phikit chat <model> [--system <text>] [--load <file.json>] [-m <n>] [--temp <t>]
-                    [--top-p <p>] [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>]
-                    [--presence-penalty <a>] [--frequency-penalty <a>] [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
+                    [<sampling flags>] [--stop <text>]... [--extra-eos-token <token>]...
                     [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
                     [--draft-max <n> | --no-speculative]
                     [--cache-dir <dir>] [--cache-size <mb>] [--cache-min-tokens <n>]
@@ -40,11 +39,9 @@ struct ChatCommand: Command {
           -m, --max-tokens <n>     longest answer (default: the registry's, else 1024);
                                    also -n
           --temp <t>               sampling temperature (default: the registry's, else 0.6);
-                                   also --temperature
-          --top-p, --top-k, --min-p, --repetition-penalty, --repetition-context-size,
-          --presence-penalty, --frequency-penalty, --seed
-                                   sampling, as for `phikit run` (a setting not given comes
-                                   from the registry, then generation_config.json)
+                                   also --temperature; a sampling setting not given comes
+                                   from the registry, then generation_config.json
+        \(SamplingFlags.help)
           --stop <text>            end an answer at this text (not shown); repeatable
           --extra-eos-token <t>    also end at this token; repeatable
           --max-kv-size <n>        context in tokens (default: the model's, at most 4096);

@@ -165,10 +165,8 @@ struct ConvertCommand: Command {
         // they are gone before the conversion's progress starts.
         let pullView = PullProgressView()
         defer { pullView.clear() }
-        let summary = try InterruptibleJob.run { cancel in
-            var options = options
-            options.cancellation = cancel
-            return try PhiKit.convert(
+        let summary = try InterruptibleJob.run(options) { options in
+            try PhiKit.convert(
                 options, pull: { pullView.show($0) },
                 progress: { p in
                     pullView.clear()

@@ -5,14 +5,8 @@ import PhiKit
 /// and what did not (each inexact tensor with its largest error).
 extension ConvertCommand {
     func runGGUF() throws -> String {
-        let summary = try InterruptibleJob.run { cancel in
-            var options = options
-            options.cancellation = cancel
-            return try PhiKit.convertGGUF(options) { p in
-                Diagnostics.progress(Self.progressLine(p))
-            }
-        }
-        Diagnostics.endProgress()
+        let summary = try InterruptibleJob.run(
+            options, progressLine: Self.progressLine, PhiKit.convertGGUF)
         if json {
             try StandardOutput.print(try Format.json(summary))
             return summary.outputDirectory

@@ -65,14 +65,8 @@ struct EvalCommand: Command {
     }
 
     func run() throws {
-        let report = try InterruptibleJob.run { cancel in
-            var options = options
-            options.cancellation = cancel
-            return try PhiKit.evaluate(options) { p in
-                Diagnostics.progress(Self.progressLine(p))
-            }
-        }
-        Diagnostics.endProgress()
+        let report = try InterruptibleJob.run(
+            options, progressLine: Self.progressLine, PhiKit.evaluate)
         if json {
             try StandardOutput.print(try Format.json(report))
             return

@@ -68,10 +68,8 @@ struct PullCommand: Command {
         let view = PullProgressView()
         let result: PullResult
         do {
-            result = try InterruptibleJob.run { cancel in
-                var options = options
-                options.cancellation = cancel
-                return try PhiKit.pull(options) { view.show($0) }
+            result = try InterruptibleJob.run(options) { options in
+                try PhiKit.pull(options) { view.show($0) }
             }
         } catch {
             view.clear()

@@ -79,33 +79,23 @@ struct VerifyCommand: Command {
     }
 
     func run() throws {
-        let report: VerifyReport
-        do {
-            report = try InterruptibleJob.run { cancel in
-                var options = options
-                options.cancellation = cancel
-                return try PhiKit.verify(options) { Self.show($0) }
-            }
-        } catch {
-            Diagnostics.endProgress()
-            throw error
-        }
-        Diagnostics.endProgress()
+        let report = try InterruptibleJob.run(
+            options, progressLine: Self.progressLine, PhiKit.verify)
         try StandardOutput.print(json ? try Format.json(report) : Self.render(report))
         if !report.passed {
             throw VerifyFailed(directory: report.directory, errors: report.errorCount)
         }
     }
 
-    private static func show(_ event: VerifyProgress) {
+    private static func progressLine(_ event: VerifyProgress) -> String {
         switch event {
         case .fetchingListing(let repoID):
-            Diagnostics.progress("asking the Hub for the files of \(repoID) …")
+            return "asking the Hub for the files of \(repoID) …"
         case .reading(let done, let total):
             let percent = total > 0 ? 100 * done / total : 100
-            Diagnostics.progress("hashing and scanning the files: \(percent)%")
+            return "hashing and scanning the files: \(percent)%"
         case .checking(let layer):
-            Diagnostics.progress("checking \(layer.rawValue) …")
+            return "checking \(layer.rawValue) …"
         }
     }
 

@@ -90,7 +90,7 @@ extension JinjaFilters {
                 throw JinjaError.render("map requires a filter argument")
             }
             let rest = JinjaArguments(Array(a.positional.dropFirst()), keywords: a.keywords)
-            return .list(try items.map { try apply(name, to: $0, rest, r) })
+            return .list(try items.map { try functions.apply(name, to: $0, rest, r) })
         },
         "select": { v, a, r in .list(try selectOrReject(v, a, r, keep: true, byAttribute: false)) },
         "reject": { v, a, r in .list(try selectOrReject(v, a, r, keep: false, byAttribute: false))
@@ -252,14 +252,14 @@ extension JinjaFilters {
         }
         let testName: String? = positional.isEmpty ? nil : try positional.removeFirst().pythonString
         let testArgs = JinjaArguments(positional, keywords: a.keywords)
-        if let testName, !JinjaTests.names.contains(testName) {
+        if let testName, !JinjaPredicates.functions.names.contains(testName) {
             throw JinjaError.render("no test named '\(testName)'")
         }
         guard v.isTruthy else { return [] }
         return try v.iterate().filter { item in
             let value = transform(item)
             let passed =
-                try testName.map { try JinjaTests.apply($0, to: value, testArgs, r) }
+                try testName.map { try JinjaPredicates.functions.apply($0, to: value, testArgs, r) }
                 ?? value.isTruthy
             return passed == keep
         }

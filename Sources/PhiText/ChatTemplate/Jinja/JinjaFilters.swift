@@ -4,17 +4,11 @@ import Foundation
 /// filters print their input with `str`, so an undefined input gives ""), plus
 /// transformers' `tojson`. Sequence filters are in JinjaFilters+Sequences.swift.
 enum JinjaFilters {
-    typealias Filter = @Sendable (JinjaValue, JinjaArguments, JinjaRenderer) throws -> JinjaValue
+    typealias Filter = JinjaNamedFunctions<JinjaValue>.Function
 
-    static let table: [String: Filter] = textFilters.merging(sequenceFilters) { a, _ in a }
-    static let names = Set(table.keys)
-
-    static func apply(
-        _ name: String, to value: JinjaValue, _ args: JinjaArguments, _ renderer: JinjaRenderer
-    ) throws -> JinjaValue {
-        guard let filter = table[name] else { throw JinjaError.render("no filter named '\(name)'") }
-        return try filter(value, args, renderer)
-    }
+    /// Every filter, by name.
+    static let functions = JinjaNamedFunctions(
+        kind: "filter", textFilters.merging(sequenceFilters) { a, _ in a })
 
     private static let textFilters: [String: Filter] = [
         "string": { v, a, _ in

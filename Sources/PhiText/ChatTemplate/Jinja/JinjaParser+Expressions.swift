@@ -318,7 +318,7 @@ extension JinjaParser {
             inline = false
             let token = try expectName()
             let name = token.nameValue!
-            guard JinjaFilters.names.contains(name) else {
+            guard JinjaFilters.functions.names.contains(name) else {
                 throw fail("no filter named '\(name)'", at: token)
             }
             let args = current.isOp("(") ? try parseCallArguments() : JinjaArgumentList()
@@ -332,7 +332,7 @@ extension JinjaParser {
         let negated = skipIf(name: "not")
         let token = try expectName()
         let name = token.nameValue!
-        guard JinjaTests.names.contains(name) else {
+        guard JinjaPredicates.functions.names.contains(name) else {
             throw fail("no test named '\(name)'", at: token)
         }
         var args = JinjaArgumentList()

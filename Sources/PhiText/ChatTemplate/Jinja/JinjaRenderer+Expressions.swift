@@ -56,11 +56,11 @@ extension JinjaRenderer {
             guard let base else { throw JinjaError.render("filter '\(name)' has no input") }
             let input = try evaluate(base, in: scope)
             let arguments = try evaluateArguments(args, in: scope)
-            return try JinjaFilters.apply(name, to: input, arguments, self)
+            return try JinjaFilters.functions.apply(name, to: input, arguments, self)
         case .test(let base, let name, let args):
             let value = try evaluate(base, in: scope)
             let arguments = try evaluateArguments(args, in: scope)
-            return .bool(try JinjaTests.apply(name, to: value, arguments, self))
+            return .bool(try JinjaPredicates.functions.apply(name, to: value, arguments, self))
         }
     }
 
@@ -158,7 +158,8 @@ extension JinjaRenderer {
         }
         let value = try base.map { try applyFilterChain($0, to: input, in: scope) } ?? input
         return try atLine(expr.line) {
-            try JinjaFilters.apply(name, to: value, try evaluateArguments(args, in: scope), self)
+            try JinjaFilters.functions.apply(
+                name, to: value, try evaluateArguments(args, in: scope), self)
         }
     }
 }

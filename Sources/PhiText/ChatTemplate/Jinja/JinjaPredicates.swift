@@ -1,17 +1,12 @@
 /// Jinja's `is` tests (`x is defined`, `x is string`, `n is divisibleby 3`, …) with Python's
 /// type rules: bools are numbers but not integers, strings are iterable sequences, dicts are
-/// mappings and sequences.
-enum JinjaTests {
-    typealias Test = @Sendable (JinjaValue, JinjaArguments, JinjaRenderer) throws -> Bool
+/// mappings and sequences. Jinja calls them "tests"; here they are predicates, so that the
+/// name is not taken for a test suite.
+enum JinjaPredicates {
+    typealias Test = JinjaNamedFunctions<Bool>.Function
 
-    static let names = Set(table.keys)
-
-    static func apply(
-        _ name: String, to value: JinjaValue, _ args: JinjaArguments, _ renderer: JinjaRenderer
-    ) throws -> Bool {
-        guard let test = table[name] else { throw JinjaError.render("no test named '\(name)'") }
-        return try test(value, args, renderer)
-    }
+    /// Every test, by name.
+    static let functions = JinjaNamedFunctions(kind: "test", table)
 
     private static func unary(
         _ name: String, _ predicate: @escaping @Sendable (JinjaValue) -> Bool
@@ -94,7 +89,7 @@ enum JinjaTests {
         "in": { v, a, _ in try a.bind("in", ["seq"])[0].pythonContains(v) },
         "filter": { v, a, _ in
             _ = try a.bind("filter", [])
-            return JinjaFilters.names.contains(try v.pythonString)
+            return JinjaFilters.functions.names.contains(try v.pythonString)
         },
         "test": { v, a, _ in
             _ = try a.bind("test", [])
