@@ -1,9 +1,10 @@
 #!/bin/sh
 # make bench-structured: structured output's mask cost per token on Phi-4-mini's 200,064-token
 # tokenizer over the 60-schema suite, phikit and the references (llguidance, xgrammar) side by
-# side on the same token paths, then the validity check of sampled answers.
+# side on the same token paths, then the validity check of sampled answers, then the extraction
+# benchmark (constrained against unconstrained wall time) on SmolLM2-135M-Instruct.
 #
-#   TOKENIZER=path/to/tokenizer.json scripts/structured/bench_structured.sh
+#   TOKENIZER=path/to/tokenizer.json [MODEL=dir] scripts/structured/bench_structured.sh
 set -eu
 cd "$(dirname "$0")/../.."
 TOKENIZER=${TOKENIZER:-../shared/fixtures/_derived/microsoft--Phi-4-mini-instruct/tokenizer.json}
@@ -16,3 +17,12 @@ python3 -m pip install -q xgrammar transformers || echo "xgrammar not installed:
 .build/release/structured-bench "$TOKENIZER" "$SUITE" --paths-out "$PATHS"
 python3 scripts/structured/bench_references.py "$TOKENIZER" "$PATHS"
 python3 scripts/structured/check_outputs.py "$TOKENIZER" 8
+# Forced text fed as blocks: the extraction benchmark on the real instruct model, when it was
+# fetched (scripts/smollm2/fetch_and_convert.sh).
+MODEL=${MODEL:-$(scripts/smollm2/path.sh)}
+if [ -f "$MODEL/config.json" ]; then
+    swift build -c release --product phikit
+    python3 scripts/structured/bench_extract.py "$MODEL"
+else
+    echo "extraction benchmark skipped: no model at $MODEL (scripts/smollm2/fetch_and_convert.sh)"
+fi

@@ -11,6 +11,7 @@ public final class GrammarMatcher: TokenConstraint {
     private var state: Int32
     private var cache: [Int32: AllowedTokens] = [:]
     private var contextFreeCache: [Int32: ContextFreeMask] = [:]
+    private var forcedTextCache: [Int32: [Int]] = [:]
     private var walkStates: [Int32]
 
     /// The most masks kept (each is vocabulary/8 bytes: 25 KB at 200k tokens).
@@ -57,6 +58,11 @@ public final class GrammarMatcher: TokenConstraint {
         }
     }
 
+    /// The tokens that must come next: first those that are the only allowed token in a row;
+    /// then, when the vocabulary has the tokenizer's `encode`, the text the grammar forces
+    /// from there (a key, punctuation, the rest of an enum value: one byte possible at a
+    /// time) as the tokenizer encodes it, all but its last token (that one could merge with
+    /// what the model writes next, so the model chooses it). Never a token merely likely.
     public func forcedTokens(limit: Int) -> [Int] {
         var s = state
         var forced: [Int] = []
@@ -68,7 +74,58 @@ public final class GrammarMatcher: TokenConstraint {
             forced.append(token)
             s = automaton.next(s, vocabulary.pieces[token]!)
         }
+        if forced.count < limit && !automaton.accepting[Int(s)] {
+            forced += forcedText(from: s).prefix(limit - forced.count)
+        }
         return forced
+    }
+
+    /// The tokens of the text forced from state `s` (see `forcedTokens`), cached per state.
+    private func forcedText(from s: Int32) -> [Int] {
+        guard let encode = vocabulary.encode else { return [] }
+        if let known = forcedTextCache[s] { return known }
+        var bytes: [UInt8] = []
+        var t = s
+        while bytes.count < Self.maxForcedBytes && !automaton.accepting[Int(t)],
+            let byte = onlyByte(from: t)
+        {
+            bytes.append(byte)
+            t = automaton.next(t, byte)
+        }
+        // Whole characters only: the tokenizer encodes text.
+        while !bytes.isEmpty && String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
+        var tokens: [Int] = []
+        if bytes.count > 1 {
+            var offset = 0
+            t = s
+            for id in encode(String(decoding: bytes, as: UTF8.self)).dropLast() {
+                // A token that is not these bytes (a SentencePiece prefix space, a special
+                // token) ends the run.
+                guard let piece = vocabulary.piece(id), bytes[offset...].starts(with: piece)
+                else { break }
+                t = automaton.next(t, piece)
+                guard t >= 0 else { break }
+                tokens.append(id)
+                offset += piece.count
+            }
+        }
+        if forcedTextCache.count >= Self.cachedMasks { forcedTextCache.removeAll(keepingCapacity: true) }
+        forcedTextCache[s] = tokens
+        return tokens
+    }
+
+    /// The longest forced text looked at once.
+    static let maxForcedBytes = 256
+
+    /// The one byte the grammar allows after state `s`, nil when there are none or several.
+    private func onlyByte(from s: Int32) -> UInt8? {
+        var only: UInt8? = nil
+        for byte in 0...255 {
+            guard automaton.next(s, UInt8(byte)) >= 0 else { continue }
+            if only != nil { return nil }
+            only = UInt8(byte)
+        }
+        return only
     }
 
     public func advance(_ token: Int) throws {

@@ -22,14 +22,20 @@ struct JSONSchemaCompiler {
     ]
 
     /// `maxWhitespace` bounds the run of spaces/newlines allowed at each separator (0:
-    /// compact JSON).
-    static func grammar(_ schema: JSONValue, maxWhitespace: Int = 0) throws(ConstraintError)
-        -> Grammar
+    /// compact JSON). `closing` texts (the rest of a tool call, its closing tag) must follow
+    /// the value, each after whitespace as bounded; with them whitespace may lead too.
+    static func grammar(_ schema: JSONValue, maxWhitespace: Int = 0, closing: [String] = [])
+        throws(ConstraintError) -> Grammar
     {
         var compiler = JSONSchemaCompiler(document: schema, maxWhitespace: maxWhitespace)
         let root = compiler.builder.addRule("root")
         let body = try compiler.compile(schema, path: "#")
-        compiler.builder.define(root, body)
+        let space = compiler.whitespace
+        compiler.builder.define(
+            root,
+            closing.isEmpty
+                ? body
+                : .sequence([space, body] + closing.flatMap { [space, Pattern.literal($0)] }))
         return try compiler.builder.build(root: root)
     }
 

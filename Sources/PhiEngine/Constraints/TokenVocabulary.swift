@@ -12,6 +12,9 @@ public final class TokenVocabulary: Sendable {
     public let size: Int
     let pieces: [[UInt8]?]
     let all: TokenTrie
+    /// The tokenizer's own encoding of a text (no special tokens added), when the caller
+    /// gives it: the matcher feeds text the grammar forces as the tokens it encodes to.
+    let encode: (@Sendable (String) -> [Int])?
     /// The tokens outside the string-body slice.
     let outsideStringBody: TokenTrie
     /// The slice's tokens as bits over the vocabulary, and how many.
@@ -22,9 +25,13 @@ public final class TokenVocabulary: Sendable {
     static let stringBodyCharacters = ScalarSet([0x20...0x21, 0x23...0x5B, 0x5D...ScalarSet.maxScalar])
 
     /// `pieces[id]` is token id's bytes; nil (or empty) for tokens that never appear as
-    /// text. Tokens in `special` are left out too.
-    public init(pieces: [[UInt8]?], special: Set<Int> = []) {
+    /// text. Tokens in `special` are left out too. `encode` (optional) is the tokenizer's
+    /// encoding of a text without special tokens (see `GrammarMatcher.forcedTokens`).
+    public init(
+        pieces: [[UInt8]?], special: Set<Int> = [], encode: (@Sendable (String) -> [Int])? = nil
+    ) {
         size = pieces.count
+        self.encode = encode
         var ids: [Int] = []
         var kept = [[UInt8]?](repeating: nil, count: pieces.count)
         for (id, piece) in pieces.enumerated() {

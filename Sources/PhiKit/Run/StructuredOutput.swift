@@ -27,11 +27,16 @@ extension ModelContainer {
     }
 
     /// The tokenizer's pieces as a `TokenVocabulary`, built on first use and kept (a trie
-    /// over up to 200k tokens: worth building once per model, not once per request).
+    /// over up to 200k tokens: worth building once per model, not once per request), with
+    /// the tokenizer's encoding, so that text the grammar forces is fed as one block of the
+    /// tokens the tokenizer would write it with.
     public func tokenVocabulary() throws -> TokenVocabulary {
         let stops = try stopTokens().ids
+        let tokenizer = self.tokenizer
         return vocabularyCache.value {
-            TokenVocabulary(pieces: tokenizer.tokenPieces(), special: stops)
+            TokenVocabulary(
+                pieces: tokenizer.tokenPieces(), special: stops,
+                encode: { text in (try? tokenizer.encode(text, addSpecialTokens: false)) ?? [] })
         }
     }
 }

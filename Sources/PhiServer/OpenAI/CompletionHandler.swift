@@ -105,7 +105,8 @@ struct CompletionHandler: Sendable {
         } catch {
             throw .server(errorText.message(of: error))
         }
-        let makeConstraint = try constraintFactory(request.answerGrammar)
+        let makeConstraint = try constraintFactory(
+            try RequestedFormat.toolCalls(request) ?? request.answerGrammar)
         let context = scheduler.configuration.contextSize
         var result: [(request: GenerationRequest, start: String, prompt: Int)] = []
         for (index, input) in request.inputs.enumerated() {

@@ -26,7 +26,6 @@ struct CompletionRequest {
         /// The answer must be a call of this function: it starts with the tag and the name.
         case function(String)
 
-        var isFunction: Bool { if case .function = self { true } else { false } }
     }
 
     var endpoint: Endpoint
@@ -113,11 +112,6 @@ struct CompletionRequest {
             let listed = try Self.tools(f)
             toolChoice = try Self.toolChoice(f, tools: listed)
             parallelToolCalls = try f.bool("parallel_tool_calls") ?? true
-            if answerGrammar != nil, toolChoice == .required || toolChoice.isFunction {
-                throw .invalidRequest(
-                    "'tool_choice' forces a tool call, so the answer cannot also follow "
-                        + "'response_format'", param: "tool_choice", code: "invalid_value")
-            }
             inputs = [.chat(messages: messages, tools: toolChoice == .none ? [] : listed)]
             let top = try f.int("top_logprobs", in: 0...10)
             let wanted = try f.bool("logprobs") ?? false

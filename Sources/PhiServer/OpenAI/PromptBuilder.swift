@@ -67,8 +67,8 @@ struct PromptBuilder {
 
     /// What the answer is made to start with for `tool_choice` "required" (the model's
     /// tool-call tag) or a named function (the tag, then the call up to its arguments): fed
-    /// after the prompt, so the model can only go on with a call. Whether it completes one is
-    /// up to the model; a call that does not parse is returned as content.
+    /// after the prompt as one block. The rest of the call is enforced token by token
+    /// (`RequestedFormat.toolCalls`); only a length limit can leave it unfinished.
     func forcedStart(_ choice: CompletionRequest.ToolChoice) throws(APIError) -> String? {
         let start: String
         switch choice {

@@ -62,6 +62,47 @@ enum RequestedFormat {
         return .jsonSchema(schema.object)
     }
 
+    /// What `tool_choice` "required" or a named function makes the answer: calls in the
+    /// model's syntax after the start `PromptBuilder.forcedStart` feeds (the tag; for a named
+    /// function the call up to its arguments), with arguments valid against each tool's
+    /// `parameters`, then the closing tag. nil when the model chooses ("none", "auto"). Every
+    /// API's request comes through here (Responses and Anthropic translate theirs), so a
+    /// format of the answer besides a forced call is refused here for all of them.
+    static func toolCalls(_ request: CompletionRequest) throws(APIError) -> Grammar? {
+        guard case .chat(_, let listed) = request.input else { return nil }
+        let tools = listed.compactMap { tool -> ToolCallFormat.Tool? in
+            guard let function = tool["function"], let name = function["name"]?.stringValue
+            else { return nil }
+            return ToolCallFormat.Tool(name: name, parameters: function["parameters"])
+        }
+        let format: ToolCallFormat
+        switch request.toolChoice {
+        case .none, .auto: return nil
+        case .required:
+            format = ToolCallFormat(
+                tools: tools, close: ToolCallSyntax.close,
+                allowsSeveral: request.parallelToolCalls)
+        case .function(let name):
+            format = ToolCallFormat(
+                tools: Array(tools.filter { $0.name == name }.prefix(1)),
+                close: ToolCallSyntax.close, allowsSeveral: false, start: .arguments)
+        }
+        guard request.answerGrammar == nil else {
+            throw .invalidRequest(
+                "'tool_choice' forces a tool call, so the answer cannot also follow a format "
+                    + "of its own ('response_format', 'json_schema', 'grammar')",
+                param: "tool_choice", code: "invalid_value")
+        }
+        do {
+            return try format.compile()
+        } catch {
+            let hint = error.hint.map { " (\($0))" } ?? ""
+            throw .invalidRequest(
+                "a tool's 'parameters' cannot be enforced for 'tool_choice': "
+                    + error.message + hint, param: "tools", code: "unsupported_value")
+        }
+    }
+
     /// The format's grammar; what it cannot enforce is a 400 naming the keyword or pattern.
     static func compile(_ format: OutputFormat, param: String) throws(APIError) -> Grammar {
         do {

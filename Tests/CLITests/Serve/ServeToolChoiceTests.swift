@@ -4,7 +4,8 @@ import Testing
 
 /// `tool_choice` on scripted Phi-4-mini-shaped models (see `TinyChatModel.scripted`): "none"
 /// offers no tools and parses nothing, "required" and a named function start the answer with
-/// the call, and a model that does not go on with a call gets its text back as content.
+/// the call (the rest is enforced: ServeForcedToolCallTests), and a call cut by `max_tokens`
+/// comes back as content.
 @Suite("phikit serve: tool_choice", .tags(.slow), .skippedWhenFast)
 struct ServeToolChoiceTests {
     static var tool: [String: Any] {
@@ -68,7 +69,7 @@ struct ServeToolChoiceTests {
         #expect((error["error"] as? [String: Any])?["param"] as? String == "tool_choice")
     }
 
-    @Test("a named function: the model writes its arguments; one that does not gets its text back")
+    @Test("a named function: the model writes its arguments; a call cut short is content")
     func named() throws {
         // This model's answer continues a call's `"arguments":` with `{"city":"Paris"}}]`, the
         // rest of a call: alone it is no call at all.
@@ -95,8 +96,8 @@ struct ServeToolChoiceTests {
             (streamedCalls.first?["function"] as? [String: Any])?["name"] as? String == "get_weather")
         #expect(choices.compactMap { $0["finish_reason"] as? String } == ["tool_calls"])
 
-        // After the bare tag this model has nothing to say (it repeats one token): no call
-        // comes out, and what was generated, forced tag included, is the content.
+        // Four tokens after the tag are not a whole call: no call comes out, and what was
+        // generated, forced tag included, is the content.
         let (_, cut) = try server.post(
             "/v1/chat/completions",
             [

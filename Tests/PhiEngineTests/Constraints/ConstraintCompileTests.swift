@@ -169,3 +169,47 @@ struct ConstraintCompileTests {
         #expect(right.accepts(Array("aaab".utf8)))
     }
 }
+
+/// A model cannot loop inside a number or in whitespace: every run is bounded.
+@Suite("constraint bounds")
+struct ConstraintBoundsTests {
+    func schema(_ text: String, maxWhitespace: Int = 0) throws -> GrammarMatcher {
+        GrammarMatcher(
+            grammar: try OutputFormat.jsonSchema(text: text).compile(maxWhitespace: maxWhitespace),
+            vocabulary: ConstraintCompileTests.bytesVocabulary)
+    }
+
+    @Test("integers, fractions and exponents have a bounded number of digits")
+    func digits() throws {
+        let digits = JSONTerminals.maxDigits
+        for type in ["integer", "number"] {
+            let m = try schema(#"{"type":"object","properties":{"n":{"type":"\#(type)"}},"required":["n"]}"#)
+            #expect(m.advance(bytes: Array(#"{"n":-3"#.utf8)))
+            #expect(m.advance(bytes: Array(repeating: UInt8(ascii: "0"), count: digits - 1)))
+            #expect(!m.copyAccepts(prefix: [UInt8(ascii: "0")]), "\(type): a digit past \(digits)")
+            #expect(m.copyAccepts(prefix: Array("}".utf8)))
+        }
+        let number = try schema(#"{"type":"number"}"#)
+        let fraction = "1." + String(repeating: "5", count: digits)
+        #expect(number.accepts(Array(fraction.utf8)))
+        #expect(!number.accepts(Array((fraction + "5").utf8)))
+        #expect(number.accepts(Array("1e-99".utf8)))
+        #expect(!number.accepts(Array("1e-999".utf8)))
+        // An integer range without an upper bound is bounded by the digits too.
+        let atLeast = try schema(#"{"type":"integer","minimum":5}"#)
+        #expect(atLeast.accepts(Array(String(repeating: "9", count: digits).utf8)))
+        #expect(!atLeast.accepts(Array(String(repeating: "9", count: digits + 1).utf8)))
+    }
+
+    @Test("whitespace: none by default, at most the bound at each separator")
+    func whitespace() throws {
+        let text = #"{"type":"object","properties":{"a":{"type":"array","items":{"type":"integer"}}}}"#
+        let compact = try schema(text)
+        #expect(compact.accepts(Array(#"{"a":[1,2]}"#.utf8)))
+        #expect(!compact.accepts(Array(#"{"a": [1,2]}"#.utf8)))
+        let spaced = try schema(text, maxWhitespace: 2)
+        #expect(spaced.accepts(Array("{ \"a\" :\n [ 1 ,\t2 ] }".utf8)))
+        #expect(!spaced.accepts(Array("{\"a\":   [1]}".utf8)))
+        #expect(!spaced.accepts(Array("{\"a\":[1]}   ".utf8)))
+    }
+}

@@ -86,6 +86,49 @@ struct GrammarMatcherTests {
         #expect(matcher.allowedTokenIDs() == [])
     }
 
+    @Test("forced text: what the grammar forces byte by byte, as the tokenizer encodes it, all but its last token")
+    func forcedText() throws {
+        // A longest-match tokenizer over these pieces; "▁x" stands for a SentencePiece
+        // tokenizer's prefix space, which is not the forced text.
+        let pieces = ["{", "\"", "name", "\":", "\",\"", "age", "a", "1", "}", ",", ":", " x"]
+        let bytes = pieces.map { Array($0.utf8) }
+        let encode: @Sendable (String) -> [Int] = { text in
+            var rest = Array(text.utf8)
+            var ids: [Int] = []
+            while !rest.isEmpty {
+                let id = bytes.indices.filter { rest.starts(with: bytes[$0]) }
+                    .max { bytes[$0].count < bytes[$1].count }!
+                ids.append(id)
+                rest.removeFirst(bytes[id].count)
+            }
+            return ids
+        }
+        let vocabulary = TokenVocabulary(pieces: bytes, encode: encode)
+        let grammar = try OutputFormat.jsonSchema(
+            text: #"{"properties":{"name":{"type":"integer"},"age":{"type":"integer"}},"required":["name","age"]}"#
+        ).compile()
+        let matcher = GrammarMatcher(grammar: grammar, vocabulary: vocabulary)
+        // `{"name` is forced token by token (each the only choice); `":` could be one token
+        // or two, and the text path leaves a run's last token to the model (it could have
+        // merged with what follows).
+        #expect(matcher.forcedTokens(limit: 10) == [0, 1, 2])
+        for t in [0, 1, 2, 3, 7] { try matcher.advance(t) }
+        #expect(matcher.forcedTokens(limit: 10) == [])  // another digit, or `,"age":`
+        try matcher.advance(9)
+        // `"` is the only token; then `age":` is forced text (`age` or `a`…): `age` is fed.
+        #expect(matcher.forcedTokens(limit: 10) == [1, 5])
+        #expect(matcher.forcedTokens(limit: 1) == [1])
+        // Without the tokenizer's encoding only the only-choice tokens are forced.
+        let plain = GrammarMatcher(grammar: grammar, vocabulary: TokenVocabulary(pieces: bytes))
+        for t in [0, 1, 2, 3, 7, 9] { try plain.advance(t) }
+        #expect(plain.forcedTokens(limit: 10) == [1])
+        // A text encoded with other bytes (a prefix space) is not forced.
+        let spaced = GrammarMatcher(
+            grammar: try OutputFormat.regex("xyz[ab]").compile(),
+            vocabulary: TokenVocabulary(pieces: bytes + [Array("y".utf8), Array("z".utf8)], encode: { _ in [12, 13, 14] }))
+        #expect(spaced.forcedTokens(limit: 10) == [])
+    }
+
     @Test("the mask is written into a TokenMask whatever its density")
     func maskDensity() throws {
         let matcher = GrammarMatcher(grammar: try OutputFormat.regex("[^x]*").compile(), vocabulary: Self.vocabulary)
