@@ -9,7 +9,12 @@
 #
 # Model: the random full-size Phi-3.5-mini bf16 checkpoint bench_run.sh uses
 # ($PHIKIT_BENCH_DIR/phi35-random-bf16, made by make_random_checkpoint.py when missing), or its
-# 2-layer --small variant with BENCH_SMALL=1 (same vocabulary and head shape: a quick check).
+# 2-layer --small variant with BENCH_SMALL=1 (same vocabulary and head shape: a quick check);
+# BENCH_WEIGHTS=q4 runs its 4-bit g64 conversion instead (bench_run.sh's phi35-mlx4, made by
+# `phikit convert` when missing): the same restore against a prefill about 5x faster.
+#
+# BENCH_ROUNDS=N repeats the pair (a fresh cache folder, cold, restart, restored) N times,
+# cold and restored alternating so both see the same load, and reports the medians.
 #
 # Environment (all optional):
 #   PHIKIT_BIN           phikit binary (default .build/release/phikit in the repo)
@@ -17,6 +22,7 @@
 #   PHIKIT_REF_VENV      python with numpy for make_random_checkpoint.py (default: python3)
 #   BENCH_PROMPT_TOKENS  prompt length (default 4000)    BENCH_THREADS  threads (default 2)
 #   BENCH_KV_BITS        --kv-bits (default 16)          BENCH_SMALL=1  the 2-layer model
+#   BENCH_WEIGHTS        bf16 (default) or q4            BENCH_ROUNDS   pairs to run (default 1)
 #   BENCH_MODEL          any model directory instead of the random checkpoint
 set -euo pipefail
 
@@ -30,6 +36,8 @@ TOKENS=${BENCH_PROMPT_TOKENS:-4000}
 THREADS=${BENCH_THREADS:-2}
 KV_BITS=${BENCH_KV_BITS:-16}
 SMALL=${BENCH_SMALL:-0}
+WEIGHTS=${BENCH_WEIGHTS:-bf16}
+ROUNDS=${BENCH_ROUNDS:-1}
 
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
@@ -40,12 +48,24 @@ if [ -n "${BENCH_MODEL:-}" ]; then
 else
   FIXTURES=${PHIKIT_FIXTURES:-$("$REPO/scripts/fixtures.sh")}
   cfg=$FIXTURES/microsoft--Phi-3.5-mini-instruct/config.json
-  if [ "$SMALL" = 1 ]; then MODEL=$BENCH_DIR/phi35-small-bf16; size=(--small)
-  else MODEL=$BENCH_DIR/phi35-random-bf16; size=(); fi
+  if [ "$SMALL" = 1 ]; then CKPT=$BENCH_DIR/phi35-small-bf16; name=phi35-small; size=(--small)
+  else CKPT=$BENCH_DIR/phi35-random-bf16; name=phi35; size=(); fi
   mkdir -p "$BENCH_DIR"
-  note "checkpoint $MODEL"
-  "$PY" "$HERE/make_random_checkpoint.py" "$MODEL" --config "$cfg" "${size[@]}" >&2 ||
+  note "checkpoint $CKPT"
+  "$PY" "$HERE/make_random_checkpoint.py" "$CKPT" --config "$cfg" "${size[@]}" >&2 ||
     die "could not generate the checkpoint"
+  case $WEIGHTS in
+    bf16) MODEL=$CKPT ;;
+    q4)
+      MODEL=$BENCH_DIR/$name-mlx4  # bench_run.sh's conversion, shared with it
+      if [ ! -e "$MODEL/config.json" ] || [ "$CKPT/.random-checkpoint.json" -nt "$MODEL/config.json" ]; then
+        note "phikit convert -> $MODEL"
+        rm -rf "$MODEL"
+        "$PHIKIT_BIN" convert "$CKPT" -o "$MODEL" -q --bits 4 --group-size 64 >&2 ||
+          { rm -rf "$MODEL"; die "phikit convert failed"; }
+      fi ;;
+    *) die "BENCH_WEIGHTS must be bf16 or q4, not '$WEIGHTS'" ;;
+  esac
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/phikit-disk-cache.XXXXXX")
@@ -91,19 +111,31 @@ PYEOF
   wait "$pid" || true  # the server finishes writing the cache before it exits
 }
 
-note "cold: $TOKENS-token prompt, kv-bits $KV_BITS, $THREADS threads (load $(loadavg))"
-cold=$(round cold)
-note "stored: $(du -sh "$CACHE" | cut -f1)"
-note "restart: the same prompt from the disk cache (load $(loadavg))"
-warm=$(round warm)
-"$PY" - "$cold" "$warm" "$TOKENS" <<'PYEOF'
-import json, sys
-cold, warm, n = json.loads(sys.argv[1]), json.loads(sys.argv[2]), int(sys.argv[3])
+results=()
+for i in $(seq "$ROUNDS"); do
+  rm -rf "$CACHE"
+  note "round $i/$ROUNDS cold: $TOKENS-token prompt, $WEIGHTS weights, kv-bits $KV_BITS, $THREADS threads (load $(loadavg))"
+  cold=$(round cold)
+  note "stored: $(du -sh "$CACHE" | cut -f1)"
+  note "round $i/$ROUNDS restart: the same prompt from the disk cache (load $(loadavg))"
+  warm=$(round warm)
+  results+=("$cold" "$warm")
+done
+note "done (load $(loadavg))"
+"$PY" - "$TOKENS" "${results[@]}" <<'PYEOF'
+import json, statistics, sys
+n, runs = int(sys.argv[1]), [json.loads(r) for r in sys.argv[2:]]
+colds, warms = runs[0::2], runs[1::2]
+for i, (cold, warm) in enumerate(zip(colds, warms), 1):
+    print(f"round {i}: cold {cold['seconds']:.2f} s, restored {warm['seconds']:.2f} s "
+          f"({100 * warm['seconds'] / cold['seconds']:.2f} %), cached_tokens {warm['cached']}")
+cold_s = statistics.median(r["seconds"] for r in colds)
+warm_s = statistics.median(r["seconds"] for r in warms)
 print(f"prompt tokens:        {n}")
-print(f"cold TTFT:            {cold['seconds']:.2f} s (cached_tokens {cold['cached']})")
-print(f"restored TTFT:        {warm['seconds']:.2f} s (cached_tokens {warm['cached']})")
-print(f"restored / cold:      {100 * warm['seconds'] / cold['seconds']:.2f} %")
-same = cold["text"] == warm["text"] and cold["logprobs"] == warm["logprobs"]
+print(f"cold TTFT:            {cold_s:.2f} s (median of {len(colds)})")
+print(f"restored TTFT:        {warm_s:.2f} s (median of {len(warms)})")
+print(f"restored / cold:      {100 * warm_s / cold_s:.2f} %")
+same = all(c["text"] == w["text"] and c["logprobs"] == w["logprobs"] for c, w in zip(colds, warms))
 print(f"first token and top-5 logprobs identical: {'yes' if same else 'NO'}")
-sys.exit(0 if same and warm["cached"] == n - 1 else 1)
+sys.exit(0 if same and all(w["cached"] == n - 1 for w in warms) else 1)
 PYEOF

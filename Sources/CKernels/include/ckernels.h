@@ -6,6 +6,7 @@
 #include "pk_affine_quant.h"
 #include "pk_attention.h"
 #include "pk_build_info.h"
+#include "pk_crc32c.h"
 #include "pk_half.h"
 #include "pk_hash.h"
 #include "pk_jobs.h"

@@ -242,9 +242,11 @@ final class ModelSequence<Model: BlockForwardModel>: SequenceState {
         n <= capacity ? cache.rows(positions: n) : nil
     }
 
-    func loadCacheRows(_ rows: [UInt8], positions n: Int) -> Bool {
-        guard n <= capacity, rows.count == cache.rowBytes(positions: n) else { return false }
-        rows.withUnsafeBytes { cache.load($0, positions: n) }
+    func loadCacheRows(
+        positions n: Int, _ fill: (UnsafeMutableRawBufferPointer, Int) throws -> Void
+    ) rethrows -> Bool {
+        guard n <= capacity else { return false }
+        try cache.load(positions: n, fill)
         return true
     }
 }

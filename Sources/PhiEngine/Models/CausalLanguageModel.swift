@@ -62,14 +62,19 @@ public protocol SequenceState: AnyObject {
     /// cannot hand them out.
     func cacheRows(positions n: Int) -> [UInt8]?
 
-    /// Stores `rows` (from `cacheRows` of a state of the same model and width) as positions
-    /// [0, n); false when this state cannot, or the byte count does not fit.
-    func loadCacheRows(_ rows: [UInt8], positions n: Int) -> Bool
+    /// Stores rows (as `cacheRows` of a state of the same model and width hands them out) as
+    /// positions [0, n): `fill` writes each piece of the cache, given in order with its
+    /// offset in the flat rows. False when this state cannot, or n does not fit.
+    func loadCacheRows(
+        positions n: Int, _ fill: (UnsafeMutableRawBufferPointer, Int) throws -> Void
+    ) rethrows -> Bool
 }
 
 extension SequenceState {
     public func cacheRows(positions n: Int) -> [UInt8]? { nil }
-    public func loadCacheRows(_ rows: [UInt8], positions n: Int) -> Bool { false }
+    public func loadCacheRows(
+        positions n: Int, _ fill: (UnsafeMutableRawBufferPointer, Int) throws -> Void
+    ) rethrows -> Bool { false }
 }
 
 /// Decode steps of several sequences of one model as one forward pass: each weight is read

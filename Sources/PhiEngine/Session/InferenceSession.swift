@@ -214,40 +214,58 @@ public final class InferenceSession {
     /// the session unchanged, when the snapshot is of another cache shape or width, another
     /// position regime, or does not fit the context.
     public func restore(_ snapshot: KVSnapshot) throws {
-        let n = snapshot.tokens.count
+        let layout = snapshot.layout
+        guard snapshot.rows.count == layout.rowBytes else {
+            throw SessionError.snapshotMismatch(
+                reason: "it has \(snapshot.rows.count) bytes of rows, "
+                    + "\(layout.tokens.count) positions take \(layout.rowBytes)")
+        }
+        try snapshot.rows.withUnsafeBytes { rows in
+            try restore(layout) { piece, offset in
+                piece.copyMemory(from: UnsafeRawBufferPointer(rebasing: rows[offset..<offset + piece.count]))
+            }
+        }
+    }
+
+    /// `restore` with the rows written by `fill` straight into the cache: it is called for
+    /// each piece of the cache the rows go into, in order, with the piece's offset in the flat
+    /// `KVSnapshot.rows` layout, and must fill all of it (a disk cache reads a file's bytes
+    /// into it, so a long prefix is not copied twice). Throws, with the session unchanged, for
+    /// what `restore` refuses. When `fill` throws, the session is left empty and its error is
+    /// passed on.
+    public func restore(
+        _ layout: KVSnapshot.Layout, rows fill: (UnsafeMutableRawBufferPointer, Int) throws -> Void
+    ) throws {
+        let n = layout.tokens.count
         let config = model.config
         func mismatch(_ reason: String) -> SessionError { .snapshotMismatch(reason: reason) }
         guard n >= 1 else { throw mismatch("it holds no tokens") }
-        guard snapshot.cacheWidth == cacheWidth else {
+        guard layout.cacheWidth == cacheWidth else {
             throw mismatch(
-                "its keys and values are \(snapshot.cacheWidth.rawValue)-bit, the session's "
+                "its keys and values are \(layout.cacheWidth.rawValue)-bit, the session's "
                     + "\(cacheWidth.rawValue)-bit")
         }
         guard
-            (snapshot.layers, snapshot.kvHeads, snapshot.headDim)
+            (layout.layers, layout.kvHeads, layout.headDim)
                 == (config.layerCount, config.kvHeads, config.headDim)
         else {
             throw mismatch(
-                "its cache is \(snapshot.layers)×\(snapshot.kvHeads)×\(snapshot.headDim) "
+                "its cache is \(layout.layers)×\(layout.kvHeads)×\(layout.headDim) "
                     + "(layers × kv heads × head dim), the model's "
                     + "\(config.layerCount)×\(config.kvHeads)×\(config.headDim)")
         }
-        try checkFits(snapshot.tokens, after: 0)
-        guard positionRegime(n) == snapshot.regime else {
+        try checkFits(layout.tokens, after: 0)
+        guard positionRegime(n) == layout.regime else {
             throw mismatch("its positions are embedded in another regime (LongRoPE factors)")
         }
-        let expected = cacheWidth.cacheBytes(
-            layers: config.layerCount, kvHeads: config.kvHeads, headDim: config.headDim,
-            positions: n)
-        guard snapshot.rows.count == expected else {
-            throw mismatch("it has \(snapshot.rows.count) bytes of rows, \(n) positions take \(expected)")
-        }
         reset()
-        guard sequence.loadCacheRows(snapshot.rows, positions: n) else {
+        // a fill that fails leaves some positions written: nothing reads them, since the
+        // session holds no tokens, and the next forward pass overwrites them
+        guard try sequence.loadCacheRows(positions: n, fill) else {
             throw mismatch("this model's state cannot take cached rows")
         }
-        tokens.append(contentsOf: snapshot.tokens)
-        regime = snapshot.regime
+        tokens.append(contentsOf: layout.tokens)
+        regime = layout.regime
     }
 
     /// Empties the cache (the buffers stay allocated).

@@ -1,5 +1,11 @@
 import CKernels
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// How wide each cached key and value is (`--kv-bits`). Half precision halves the cache's
 /// memory and the bytes attention reads per token at long contexts; 8 bits (values int8 with a
 /// float32 scale per 32; keys centred and spread per channel on their first 32 positions,
@@ -117,30 +123,47 @@ final class KVCache {
         }
     }
 
-    /// Stores `bytes` (from `rows(positions: n)` of a cache of this shape and width) as
-    /// positions [0, n). The rows are the same bytes a computation stores, so attention over
-    /// them reads what it would have read.
-    func load(_ bytes: UnsafeRawBufferPointer, positions n: Int) {
-        precondition(bytes.count == rowBytes(positions: n) && n <= capacity)
-        copyRegions(positions: n) { region, offset, length in
-            region.copyMemory(from: bytes.baseAddress! + offset, byteCount: length)
+    /// Stores rows (as `rows(positions: n)` of a cache of this shape and width gives them) as
+    /// positions [0, n): `fill` writes each kv head's region of keys and values in turn, given
+    /// its offset in the flat `rows` layout. The rows are the same bytes a computation stores,
+    /// so attention over them reads what it would have read.
+    func load(
+        positions n: Int, _ fill: (UnsafeMutableRawBufferPointer, Int) throws -> Void
+    ) rethrows {
+        precondition(n <= capacity)
+        try copyRegions(positions: n) { region, offset, length in
+            Self.prefault(region, length)
+            try fill(UnsafeMutableRawBufferPointer(start: region, count: length), offset)
         }
+    }
+
+    /// Maps the pages under `length` bytes at `start` in one call (Linux 5.14's
+    /// MADV_POPULATE_WRITE), which costs ~10-20% less CPU than faulting them in one by one as
+    /// a restore writes them (1.5 GB of rows are 380,000 pages). Contents are unchanged;
+    /// elsewhere or on an older kernel the writes fault the pages in as before.
+    private static func prefault(_ start: UnsafeMutableRawPointer, _ length: Int) {
+        #if os(Linux)
+            let page = Int(getpagesize())
+            let first = Int(bitPattern: start) & ~(page - 1)
+            let end = Int(bitPattern: start) + length
+            _ = madvise(UnsafeMutableRawPointer(bitPattern: first), end - first, 23)  // MADV_POPULATE_WRITE
+        #endif
     }
 
     /// Visits each kv head's region of keys and values, the first `n` positions' bytes, with
     /// its offset in the flat `rows` layout.
     private func copyRegions(
-        positions n: Int, _ body: (UnsafeMutableRawPointer, Int, Int) -> Void
-    ) {
+        positions n: Int, _ body: (UnsafeMutableRawPointer, Int, Int) throws -> Void
+    ) rethrows {
         let keyBytes = pk_kv_head_bytes(kind, 1, Int32(headDim), n)
         let valueBytes = pk_kv_head_bytes(kind, 0, Int32(headDim), n)
         var offset = 0
         for layer in 0..<layers {
             let (keyBase, valueBase) = (keys(layer: layer), values(layer: layer))
             for head in 0..<kvHeads {
-                body(keyBase + head * keyHead, offset, keyBytes)
+                try body(keyBase + head * keyHead, offset, keyBytes)
                 offset += keyBytes
-                body(valueBase + head * valueHead, offset, valueBytes)
+                try body(valueBase + head * valueHead, offset, valueBytes)
                 offset += valueBytes
             }
         }

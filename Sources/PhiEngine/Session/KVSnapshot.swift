@@ -31,4 +31,40 @@ public struct KVSnapshot: Sendable, Equatable {
         self.rows = rows
     }
 
+    /// Everything but the rows.
+    public var layout: Layout {
+        Layout(
+            tokens: tokens, regime: regime, cacheWidth: cacheWidth, layers: layers,
+            kvHeads: kvHeads, headDim: headDim)
+    }
+
+    /// What a snapshot's rows belong to, without the rows: enough for a session to check that
+    /// it can take them before a byte is read (`InferenceSession.restore(_:rows:)` fills its
+    /// cache straight from a file, with no copy of the rows in between).
+    public struct Layout: Sendable, Equatable {
+        public let tokens: [Int]
+        public let regime: Int
+        public let cacheWidth: KVCacheWidth
+        public let layers: Int
+        public let kvHeads: Int
+        public let headDim: Int
+
+        public init(
+            tokens: [Int], regime: Int, cacheWidth: KVCacheWidth, layers: Int, kvHeads: Int,
+            headDim: Int
+        ) {
+            self.tokens = tokens
+            self.regime = regime
+            self.cacheWidth = cacheWidth
+            self.layers = layers
+            self.kvHeads = kvHeads
+            self.headDim = headDim
+        }
+
+        /// Bytes of the rows (`KVSnapshot.rows.count`).
+        public var rowBytes: Int {
+            cacheWidth.cacheBytes(
+                layers: layers, kvHeads: kvHeads, headDim: headDim, positions: tokens.count)
+        }
+    }
 }

@@ -63,31 +63,49 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
     /// The longest stored prefix of `tokens` with more than `longerThan` and at most `atMost`
     /// tokens, read and checked; nil when there is none. Refused files are reported and removed.
     public func longestPrefix(of tokens: [Int], atMost: Int, longerThan: Int = 0) -> KVSnapshot? {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-        var lengths: [Int: [String]] = [:]
-        for name in names where name.hasSuffix(".kv") && !name.hasPrefix(".") {
-            guard let dash = name.firstIndex(of: "-"), let n = Int(name[..<dash]),
-                n > longerThan, n <= min(atMost, tokens.count)
-            else { continue }
-            lengths[n, default: []].append(name)
-        }
-        for n in lengths.keys.sorted(by: >) {
-            let name = Self.fileName(tokens[..<n])
-            guard lengths[n]!.contains(name) else { continue }
-            let path = folder + "/" + name
-            do {
-                let snapshot = try KVSnapshotFile.read(path, fingerprint: fingerprint)
-                guard snapshot.tokens == Array(tokens[..<n]) else {
-                    throw KVSnapshotFile.Invalid(reason: "holds other tokens than its name says")
-                }
+        for (n, path) in candidates(of: tokens, atMost: atMost) where n > longerThan {
+            if let snapshot = checked(path, { try open(path, prefixOf: tokens).readAll() }) {
                 touch(path)
                 return snapshot
-            } catch let invalid as KVSnapshotFile.Invalid {
-                warn("ignoring disk cache file '\(path)': \(invalid.reason); removed")
-                unlink(path)
-            } catch {
-                warn("ignoring disk cache file '\(path)': \(error)")
             }
+        }
+        return nil
+    }
+
+    /// The stored prefixes of `tokens` of at most `atMost` tokens, longest first: their
+    /// lengths and paths, found by name (a read checks them).
+    private func candidates(of tokens: [Int], atMost: Int) -> [(count: Int, path: String)] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let stored = Set(names.filter { $0.hasSuffix(".kv") && !$0.hasPrefix(".") })
+        let lengths = Set(stored.compactMap { name in name.firstIndex(of: "-").flatMap { Int(name[..<$0]) } })
+        return lengths.filter { $0 >= 1 && $0 <= min(atMost, tokens.count) }.sorted(by: >)
+            .compactMap { n in
+                let name = Self.fileName(tokens[..<n])
+                return stored.contains(name) ? (n, folder + "/" + name) : nil
+            }
+    }
+
+    /// The file at `path`, its head checked and its tokens a prefix of `tokens` (a name holds
+    /// only a hash of them).
+    private func open(_ path: String, prefixOf tokens: [Int]) throws -> KVSnapshotFile.Reader {
+        let file = try KVSnapshotFile.Reader(path, fingerprint: fingerprint)
+        guard file.layout.tokens.elementsEqual(tokens.prefix(file.layout.tokens.count)) else {
+            throw KVSnapshotFile.Invalid(reason: "holds other tokens than its name says")
+        }
+        return file
+    }
+
+    /// `body`'s result, or nil when it fails: a file it refuses (`KVSnapshotFile.Invalid`,
+    /// or holding other tokens than its name says) is reported and removed, another failure
+    /// (the file vanished, a session that cannot take it) reported.
+    private func checked<T>(_ path: String, _ body: () throws -> T) -> T? {
+        do {
+            return try body()
+        } catch let invalid as KVSnapshotFile.Invalid {
+            warn("ignoring disk cache file '\(path)': \(invalid.reason); removed")
+            unlink(path)
+        } catch {
+            warn("ignoring disk cache file '\(path)': \(error)")
         }
         return nil
     }
@@ -101,8 +119,7 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
     /// the least recently used files beyond the limit. Returns whether it wrote the file.
     @discardableResult
     public func store(_ snapshot: KVSnapshot) throws -> Bool {
-        let size = KVSnapshotFile.headerBytes + 4 * snapshot.tokens.count + snapshot.rows.count + 32
-        guard size <= limitBytes, !contains(snapshot.tokens) else { return false }
+        guard KVSnapshotFile.fileBytes(snapshot.layout) <= limitBytes, !contains(snapshot.tokens) else { return false }
         let path = folder + "/" + Self.fileName(snapshot.tokens)
         // unique per process and call: two servers writing the same prefix never share a temp
         let temp = folder + "/.\(getpid())-\(UInt64.random(in: 0...UInt64.max)).tmp"
@@ -122,25 +139,34 @@ public final class DiskPrefixCache: @unchecked Sendable {  // only the file syst
     /// the session's cache already shares with the prompt, and returns how many leading
     /// tokens `prepare(prompt)` will now keep. The last prompt token is always left to
     /// compute (its logits are wanted): a stored prefix that is the whole prompt is restored
-    /// and its last position dropped. A prefix the session refuses is reported and skipped.
+    /// and its last position dropped. The rows are read from the file straight into the
+    /// session's cache; a file refused half way leaves the session empty, and the next
+    /// shorter prefix is tried. A prefix the session refuses is reported and skipped.
     @discardableResult
     public func restoreLongestPrefix(of prompt: [Int], into session: InferenceSession) -> Int {
-        let reusable = max(0, min(session.commonPrefixLength(with: prompt), prompt.count - 1))
-        guard reusable < prompt.count - 1,
-            let snapshot = longestPrefix(of: prompt, atMost: prompt.count, longerThan: reusable)
-        else { return reusable }
-        do {
-            try session.restore(snapshot)
-            let kept = session.rewind(to: min(snapshot.tokens.count, prompt.count - 1))
+        func reusable() -> Int { max(0, min(session.commonPrefixLength(with: prompt), prompt.count - 1)) }
+        // asked again for each: a file refused half way has emptied the session
+        for (n, path) in candidates(of: prompt, atMost: prompt.count)
+        where min(n, prompt.count - 1) > reusable() {
+            let restored: Int? = checked(path) {
+                let file = try open(path, prefixOf: prompt)
+                try session.restore(file.layout, rows: file.read(into:at:))
+                guard file.isComplete else {  // not expected: the session takes the rows the file holds
+                    session.reset()
+                    throw KVSnapshotFile.Invalid(reason: "its rows were not all read")
+                }
+                return file.layout.tokens.count
+            }
+            guard let restored else { continue }
+            touch(path)
+            let kept = session.rewind(to: min(restored, prompt.count - 1))
             counts.lock()
             hitCount += 1
             restoredTokenCount += kept
             counts.unlock()
             return kept
-        } catch {
-            warn("ignoring a disk-cached prefix: \(error)")
-            return max(0, min(session.commonPrefixLength(with: prompt), prompt.count - 1))
         }
+        return reusable()
     }
 
     /// Once `session` has computed `prompt` (it may hold more after it), writes the prompt's

@@ -86,4 +86,38 @@ struct KVSnapshotTests {
         #expect(throws: SessionError.self) { try same.restore(truncated) }
         #expect(same.tokens.isEmpty)
     }
+
+    @Test("rows filled piece by piece restore what the snapshot does; a fill that fails leaves the session empty")
+    func restoreFromPieces() throws {
+        let (_, model) = try SessionTests.floatModel("tiny-phi35.json")
+        let source = try InferenceSession(model: model, cacheWidth: .float16)
+        _ = try source.prefill(Array(Self.text[..<12]))
+        let snapshot = try #require(source.snapshot())
+        let cold = Array(try source.step(5))
+
+        var offsets: [Int] = []
+        let restored = try InferenceSession(model: model, cacheWidth: .float16)
+        try snapshot.rows.withUnsafeBytes { rows in
+            try restored.restore(snapshot.layout) { piece, offset in
+                offsets.append(offset)
+                piece.copyMemory(from: UnsafeRawBufferPointer(rebasing: rows[offset..<offset + piece.count]))
+            }
+        }
+        #expect(offsets.count > 1 && offsets == offsets.sorted() && offsets[0] == 0)
+        #expect(Array(try restored.step(5)) == cold)
+
+        struct Damaged: Error {}
+        let failing = try InferenceSession(model: model, cacheWidth: .float16)
+        _ = try failing.prefill([1, 2, 3])
+        #expect(throws: Damaged.self) {
+            try failing.restore(snapshot.layout) { piece, offset in
+                if offset > 0 { throw Damaged() }
+                piece.initializeMemory(as: UInt8.self, repeating: 0)
+            }
+        }
+        #expect(failing.tokens.isEmpty)
+        // what the failed fill wrote is never read: a prefill from there is a cold one
+        let fresh = try InferenceSession(model: model, cacheWidth: .float16)
+        #expect(Array(try failing.prefill(Array(Self.text[..<12]))) == Array(try fresh.prefill(Array(Self.text[..<12]))))
+    }
 }

@@ -133,34 +133,66 @@ struct DiskPrefixCacheTests {
         #expect(f.warnings.all.contains { $0.contains("another model") })
     }
 
-    @Test("truncated and damaged files are ignored with a warning and removed")
+    @Test("truncated, damaged and old-format files are ignored with a warning and removed")
     func damagedFiles() throws {
         let f = try Fixture()
         let cache = try f.cache()
         let prompt = Array(Self.text[..<30])
-        for damage in ["truncate", "flip", "empty"] {
+        let cases: [(damage: String, reason: String)] = [
+            ("truncate", "not what its header promises"), ("rows", "checksum mismatch in its rows"),
+            ("tokens", "checksum mismatch in its head"), ("version 1", "format version 1"),
+            ("empty", "shorter than its header"),
+        ]
+        for (damage, reason) in cases {
             try cache.store(try f.snapshot(20))
             let file = try #require(f.files().first { $0.hasSuffix(".kv") })
             var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
             switch damage {
             case "truncate": bytes.removeLast(100)
-            case "flip": bytes[bytes.count / 2] ^= 0x10
+            case "rows": bytes[bytes.count - 100] ^= 0x10
+            case "tokens": bytes[KVSnapshotFile.headerBytes + 4] ^= 0x01
+            case "version 1": bytes[8] = 1
             default: bytes = []
             }
             try Data(bytes).write(to: URL(fileURLWithPath: file))
             let before = f.warnings.all.count
             #expect(cache.longestPrefix(of: prompt, atMost: 29) == nil, "\(damage)")
             #expect(f.warnings.all.count == before + 1, "\(damage)")
+            #expect(f.warnings.all.last?.contains(reason) == true, "\(damage): \(f.warnings.all)")
             #expect(!FileManager.default.fileExists(atPath: file), "\(damage)")
         }
-        #expect(f.warnings.all[1].contains("checksum"))
+    }
+
+    @Test("a file found damaged while it is read into a session is dropped for the next shorter prefix")
+    func damagedDuringRestore() throws {
+        let f = try Fixture()
+        let cache = try f.cache()
+        try cache.store(try f.snapshot(20))
+        try cache.store(try f.snapshot(40))
+        let long = try #require(f.files().first { $0.hasSuffix("/" + DiskPrefixCache.fileName(Self.text[..<40])) })
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: long)))
+        bytes[bytes.count - 1] ^= 0x40  // the last row byte: found only after every other is read
+        try Data(bytes).write(to: URL(fileURLWithPath: long))
+
+        let prompt = Array(Self.text[..<50])
+        let cold = try f.session()
+        let coldLogits = Array(try cold.prefill(prompt))
+        let session = try f.session()
+        _ = try session.prefill(Array(Self.text[..<10]))  // shares 10 tokens with the prompt
+        #expect(cache.restoreLongestPrefix(of: prompt, into: session) == 20)
+        #expect(session.tokens == Array(Self.text[..<20]))
+        #expect(try session.prepare(prompt) == 20)
+        #expect(Array(session.logits) == coldLogits)
+        #expect(f.warnings.all.count == 1 && f.warnings.all[0].contains("checksum mismatch in its rows"))
+        #expect(!FileManager.default.fileExists(atPath: long))
+        #expect(cache.hits == (prompts: 1, tokens: 20))
     }
 
     @Test("the folder never grows past its limit; the least recently used go first")
     func sizeLimit() throws {
         let f = try Fixture()
         let one = try f.snapshot(20)
-        let fileBytes = KVSnapshotFile.headerBytes + 4 * 20 + one.rows.count + 32
+        let fileBytes = KVSnapshotFile.fileBytes(one.layout)
         let cache = try f.cache(limit: fileBytes * 5 / 2)  // room for two
         var prompts: [[Int]] = []
         for i in 0..<4 {
