@@ -19,7 +19,8 @@
 #   make bench-convert    phikit convert vs mlx_lm.convert (full-size random Phi-3.5-mini)
 #   make bench-tokenizer  phikit tokenize against the tokenizers library (Phi-3.5, Phi-4-mini)
 #   make bench-pull       phikit pull vs huggingface_hub.snapshot_download on a generated 2.2 GB repo
-#   make bench-run        generation speed vs llama.cpp, same random weights, both Phi shapes
+#   make bench-run        generation speed vs upstream llama.cpp (llama-bench; LLAMA_CPP_BIN), same
+#                         random weights, both Phi shapes
 #                         (BENCH_SMALL=1 for a one-minute smoke run; see scripts/bench/README.md)
 #   make bench-verify     phikit verify vs cat and sha256sum of a 2.1 GB MLX 4-bit Phi-3.5-mini
 #   make serve-check      phikit serve against the official openai client (chat, completions,
@@ -36,10 +37,13 @@
 #   make bench-chat       chat's time to first token after 1,500 tokens of history vs the message
 #   make bench-chat-load  chat --load of 500 to 32,000 messages: phikit's CPU time (linear)
 #                         alone, with the KV cache reused and without (full-size random Phi-3.5)
-#   make bench-serve      phikit serve vs llama-cpp-python's server, 1/2/4/8 streaming clients
-#   make bench-speculative  prompt-lookup speculative decoding on and off, and llama-cpp-python's
-#                         LlamaPromptLookupDecoding, on edit/quote/extract tasks and free prose
-#                         (aggregate tok/s, time to first token; full-size random Phi-3.5)
+#   make bench-serve      phikit serve vs upstream llama-server (LLAMA_CPP_BIN), 1/2/4/8 streaming
+#                         clients (aggregate tok/s, time to first token; full-size random Phi-3.5)
+#   make bench-speculative  prompt-lookup speculative decoding on and off, and upstream
+#                         llama-server's ngram-simple speculation, on edit/quote/extract tasks and
+#                         free prose (SmolLM2-135M-Instruct, stories-260k)
+#   make llama-cpp        builds the anchor, upstream llama.cpp, outside the tree
+#                         (scripts/bench/build_llamacpp.sh; LLAMA_CPP_DIR, default /work/llama)
 #   make bench-disk-cache serve's disk prefix cache: a 4,000-token prompt's time to first token
 #                         cold and after a restart (full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
@@ -76,7 +80,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-disk-cache bench-structured bench-speculative serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-disk-cache bench-structured bench-speculative llama-cpp serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -154,6 +158,9 @@ bench-structured:
 
 bench-serve: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_serve.sh
+
+llama-cpp:
+	scripts/bench/build_llamacpp.sh
 
 bench-speculative: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_speculative.py

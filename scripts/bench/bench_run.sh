@@ -17,9 +17,12 @@
 # Environment (all optional):
 #   PHIKIT_BIN           phikit binary (default .build/release/phikit in the repo)
 #   PHIKIT_BENCH_DIR     models, logs, results (default /tmp/phikit-bench; ~30 GB for both shapes)
-#   PHIKIT_REF_VENV      venv with llama-cpp-python, gguf, tokenizers, sentencepiece
-#                        (default /opt/phikit-ref; missing packages are pip-installed; building
-#                        llama-cpp-python compiles llama.cpp, 10+ minutes)
+#   LLAMA_CPP_BIN        upstream llama.cpp's bin folder, the anchor (issue 31): its llama-bench
+#                        times llama.cpp when present (default /work/llama/build/bin;
+#                        scripts/bench/build_llamacpp.sh builds it); else llama-cpp-python
+#   PHIKIT_REF_VENV      venv with gguf, tokenizers, sentencepiece (+ llama-cpp-python without
+#                        upstream) (default /opt/phikit-ref; missing packages are pip-installed;
+#                        building llama-cpp-python compiles llama.cpp, 10+ minutes)
 #   PHIKIT_FIXTURES      real config/tokenizer files (default: Tests/Fixtures, via scripts/fixtures.sh)
 #   BENCH_REPEAT         rounds; the table shows median and best (default 3)
 #   BENCH_ENGINES        "phikit llama.cpp" (default); one of them alone to iterate on it
@@ -62,8 +65,12 @@ GEN_TOKENS=${BENCH_GEN_TOKENS:-128}
 REBUILD=${BENCH_REBUILD:-0}
 WAIT_QUIET=${BENCH_WAIT_QUIET:-0}
 QUIET_CPUS=${BENCH_QUIET_CPUS:-0.3}
+LLAMA_BIN=${LLAMA_CPP_BIN:-$(python3 -c "import sys; sys.path.insert(0, '$HERE'); import llama_upstream; print(llama_upstream.bin_dir())")}
+export LLAMA_CPP_BIN=$LLAMA_BIN
+UPSTREAM=no; [ -x "$LLAMA_BIN/llama-bench" ] && UPSTREAM=yes
 # Everything the venv must import; llama-cpp-python's pip name differs from its module name.
-REF_PACKAGES="llama-cpp-python gguf tokenizers sentencepiece numpy"
+REF_PACKAGES="gguf tokenizers sentencepiece numpy"; REF_MODULES="gguf, tokenizers, sentencepiece, numpy"
+if [ "$UPSTREAM" = no ]; then REF_PACKAGES="llama-cpp-python $REF_PACKAGES"; REF_MODULES="llama_cpp, $REF_MODULES"; fi
 
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
@@ -114,13 +121,13 @@ ensure_gnu_time
 command -v cc > /dev/null || die "no C compiler (cc) for the bandwidth probe; apt-get install gcc"
 
 PY=$REF_VENV/bin/python
-if ! "$PY" -c 'import llama_cpp, gguf, tokenizers, sentencepiece, numpy' 2>/dev/null; then
+if ! "$PY" -c "import $REF_MODULES" 2>/dev/null; then
   [ -x "$PY" ] || python3 -m venv "$REF_VENV" ||
     die "python3 -m venv $REF_VENV failed (apt-get install python3-venv? or set PHIKIT_REF_VENV)"
   note "installing into $REF_VENV: $REF_PACKAGES (llama-cpp-python compiles llama.cpp: 10+ minutes)"
   # shellcheck disable=SC2086  # word splitting of the package list is intended
   "$REF_VENV/bin/pip" install -q $REF_PACKAGES || die "pip install into $REF_VENV failed (is PyPI reachable?)"
-  "$PY" -c 'import llama_cpp, gguf, tokenizers, sentencepiece' || die "$REF_VENV: packages installed but do not import"
+  "$PY" -c "import $REF_MODULES" || die "$REF_VENV: packages installed but do not import"
 fi
 
 PHIKIT_RUN=no  # becomes yes when the binary has a working `run` command
@@ -291,8 +298,13 @@ run_one() {  # shape engine(phikit|llama.cpp) format flash run; uses CTX and BIT
          -m "$GEN_TOKENS" --temp 0 --ignore-eos --threads "$THREADS" --kv-bits "$BITS" --stats --json)
   else
     model=${GGUF["$shape $fmt"]}; label="llama.cpp fa-$fa"
-    cmd=("$PY" "$HERE/run_llamacpp.py" "$model" --prompt-ids "$prompt.ids.json"
-         -m "$GEN_TOKENS" --threads "$THREADS" --flash-attn "$fa")
+    if [ "$UPSTREAM" = yes ]; then
+      cmd=(python3 "$HERE/run_llamabench.py" "$model" --context "$CTX"
+           -m "$GEN_TOKENS" --threads "$THREADS" --flash-attn "$fa")
+    else
+      cmd=("$PY" "$HERE/run_llamacpp.py" "$model" --prompt-ids "$prompt.ids.json"
+           -m "$GEN_TOKENS" --threads "$THREADS" --flash-attn "$fa")
+    fi
   fi
   local log=$LOGS/$shape-ctx$CTX-${label// /_}-$fmt-run$i
   warm "$model"
@@ -333,12 +345,16 @@ done
 # --- report ----------------------------------------------------------------------------------
 measure_bandwidth "$LOGS/bandwidth-end.json"
 REPORT=${RESULTS%.tsv}.md
-cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+cpu="$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), CPU family $(awk -F': ' '/cpu family/ {print $2; exit}' /proc/cpuinfo)"
 rev=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
-llv=$("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')
+if [ "$UPSTREAM" = yes ]; then
+  llv="upstream llama.cpp llama-bench ($("$LLAMA_BIN/llama-bench" --version 2>&1 | grep -m1 version || echo "$LLAMA_BIN"); pp from an empty cache, tg at depth C)"
+else
+  llv="llama-cpp-python $("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')"
+fi
 header="Generation benchmark $(date '+%Y-%m-%d %H:%M'), $([ "$SMALL" = 1 ] && echo 'SMALL smoke models' || echo 'full-size random-weight models'); \
 $REPEAT round(s), engines alternated; $THREADS threads; per context C: a prompt of C tokens (one batch), then $GEN_TOKENS generated tokens \
-(greedy, EOS ignored); warm page cache. $(nproc) CPUs ($cpu). phikit $rev; llama-cpp-python $llv \
+(greedy, EOS ignored); warm page cache. $(nproc) CPUs ($cpu). phikit $rev; $llv \
 (native build). Peak RSS: GNU time, each engine its own process (llama.cpp's includes the Python interpreter, ~0.05 GB)."
 "$PY" "$HERE/bench_results.py" report "$RESULTS" "$LOGS"/bandwidth-*.json --threads "$THREADS" \
   --gen-tokens "$GEN_TOKENS" --header "$header" > "$REPORT" || die "report failed"

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Aggregate decode speed of `phikit serve` against llama-cpp-python's own OpenAI server
-(`python -m llama_cpp.server`) on the same random weights, with 1, 2, 4 and 8 concurrent
-streaming clients, and the time to first token. Run by bench_serve.sh, which finds or builds
-the models; see scripts/bench/README.md.
+"""Aggregate decode speed of `phikit serve` against upstream llama.cpp's `llama-server`
+(continuous batching, --parallel as phikit's; scripts/bench/build_llamacpp.sh builds it,
+LLAMA_CPP_BIN names its folder) or llama-cpp-python's own OpenAI server (`python -m
+llama_cpp.server`) on the same random weights, with 1, 2, 4 and 8 concurrent streaming
+clients, and the time to first token. Run by bench_serve.sh, which finds or builds the models;
+see scripts/bench/README.md.
 
 Both servers are started once and stay loaded (warmed by one request each); rounds alternate
 the engines (phikit first in odd rounds, llama-cpp-python first in even ones) and the table
@@ -14,14 +16,14 @@ the last token received; time to first token = request sent -> first text chunk.
 llama-cpp-python's server has one llama.cpp context and answers one request at a time (a
 lock around the model); it runs with --interrupt_requests False, or each new request would
 cut the one streaming (its default), so concurrent clients queue. phikit serve runs with
---parallel at least the largest client count, so they all decode together."""
+--parallel at least the largest client count, so they all decode together, and so does
+llama-server (-np the largest count, -c that many times --context)."""
 
 import argparse
 import http.client
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,22 +33,18 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "serve"))
 from serve_support import Server  # noqa: E402  (phikit serve on a free port)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import llama_upstream as upstream  # noqa: E402
 
 TOPICS = ["a lighthouse", "the river", "a small robot", "winter", "the market", "a letter",
           "the old bridge", "a garden"]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class LlamaServer:
     """python -m llama_cpp.server on 127.0.0.1, stopped with SIGTERM."""
 
     def __init__(self, python, gguf, threads, context, log, flash_attn):
-        self.port = free_port()
+        self.port = upstream.free_port()
         self.log = open(log, "w")
         command = [python, "-m", "llama_cpp.server", "--model", gguf, "--host", "127.0.0.1",
                    "--port", str(self.port), "--n_threads", str(threads),
@@ -156,7 +154,8 @@ def main():
     p.add_argument("--phikit-model", required=True, help="phikit's model directory")
     p.add_argument("--gguf", required=True, help="the same weights as a GGUF (Q4_0)")
     p.add_argument("--python", default=sys.executable, help="python with llama_cpp.server")
-    p.add_argument("--engines", default="phikit llama-cpp-python")
+    p.add_argument("--engines", default="phikit llama-server",
+                   help="phikit, llama-server (upstream), llama-cpp-python")
     p.add_argument("--clients", default="1 2 4 8")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--tokens", type=int, default=64, help="generated per request")
@@ -184,6 +183,12 @@ def main():
                 a.python, a.gguf, a.threads, a.context,
                 os.path.join(a.logs, "llama_cpp_server.log"), a.flash_attn)
             ports["llama-cpp-python"] = servers["llama-cpp-python"].port
+        if "llama-server" in engines:
+            n = max(clients)
+            servers["llama-server"] = upstream.Server(
+                a.gguf, a.threads, os.path.join(a.logs, "llama_server.log"),
+                ["-np", str(n), "-c", str(a.context * n), "-fa", "on" if a.flash_attn else "off"])
+            ports["llama-server"] = servers["llama-server"].port
         for engine in engines:  # page the weights in, compile nothing later
             warm = measure(ports[engine], 1, 8, "warm")
             if "error" in warm:
@@ -223,15 +228,20 @@ def report(rows, engines, clients, a, rss, exits):
                   and "error" not in r]
         return statistics.median(values) if values else None
 
-    print(f"# phikit serve vs llama-cpp-python server\n\n{a.label}\n"
+    other = next((e for e in engines if e != "phikit"), None)
+    how = {"llama-cpp-python": "llama_cpp.server serialises requests (one context, "
+                               "--interrupt_requests False)",
+           "llama-server": f"upstream llama-server -np {max(clients)}, continuous batching, "
+                           f"flash attention {'on' if a.flash_attn else 'off'}"}
+    print(f"# phikit serve vs {other or 'nothing'}\n\n{a.label}\n"
           f"{a.rounds} round(s), engines alternated, medians; {a.threads} threads each; "
           f"{a.tokens} tokens per request (greedy), streamed /v1/completions, a fresh short "
           f"prompt per request; contexts of {a.context} positions. phikit serve --parallel "
-          f"{max(clients)}; llama_cpp.server serialises requests (one context, "
-          f"--interrupt_requests False).\n")
+          f"{max(clients)}; {how.get(other, '')}.\n")
     head = "| clients |" + "".join(f" {e} tok/s | {e} first token |" for e in engines)
-    if len(engines) == 2:
-        head += " phikit / llama-cpp-python |"
+    pair = len(engines) == 2 and "phikit" in engines
+    if pair:
+        head += f" phikit / {other} |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for n in clients:
@@ -239,8 +249,8 @@ def report(rows, engines, clients, a, rss, exits):
         for e in engines:
             tok, ttft = cell(e, n, "tok_s"), cell(e, n, "ttft_median")
             line += (f" {tok:.2f} | {ttft:.2f} s |" if tok is not None else " failed | - |")
-        if len(engines) == 2:
-            mine, theirs = cell("phikit", n, "tok_s"), cell("llama-cpp-python", n, "tok_s")
+        if pair:
+            mine, theirs = cell("phikit", n, "tok_s"), cell(other, n, "tok_s")
             line += f" {mine / theirs:.2f}x |" if mine and theirs else " - |"
         print(line)
     print()
@@ -249,10 +259,10 @@ def report(rows, engines, clients, a, rss, exits):
         if one and four:
             print(f"- goal: phikit with 4 clients >= 2.5x its single stream: "
                   f"{four / one:.2f}x ({'met' if four / one >= 2.5 else 'NOT met'})")
-    if len(engines) == 2:
+    if pair:
         ahead = [n for n in clients if (cell("phikit", n, "tok_s") or 0)
-                 > (cell("llama-cpp-python", n, "tok_s") or float("inf"))]
-        print(f"- goal: ahead of llama-cpp-python at every concurrency: "
+                 > (cell(other, n, "tok_s") or float("inf"))]
+        print(f"- goal: ahead of {other} at every concurrency: "
               f"{'met' if len(ahead) == len(clients) else 'NOT met'} (ahead at {ahead})")
     print("- peak RSS: " + ", ".join(f"{e} {v:.2f} GiB" for e, v in rss.items())
           + "; server exits: " + ", ".join(f"{e} {c}" for e, c in exits.items()))

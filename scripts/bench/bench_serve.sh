@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench_serve.sh: `phikit serve` against llama-cpp-python's OpenAI server on the full-size
-# random Phi-3.5-mini (issue 16, "Speed"): aggregate decode tok/s and time to first token with
+# bench_serve.sh: `phikit serve` against upstream llama.cpp's llama-server (continuous batching;
+# or llama-cpp-python's OpenAI server) on the full-size
+# random Phi-3.5-mini (issues 16 and 31): aggregate decode tok/s and time to first token with
 # 1, 2, 4 and 8 concurrent streaming clients, engines alternated, medians of BENCH_REPEAT
 # rounds (bench_serve.py does the runs). See scripts/bench/README.md.
 #
@@ -11,10 +12,14 @@
 # Environment (all optional):
 #   PHIKIT_BIN         phikit binary (default .build/release/phikit in the repo)
 #   PHIKIT_BENCH_DIR   bench_run.sh's cache (default /tmp/phikit-bench)
-#   PHIKIT_REF_VENV    python with llama-cpp-python and its server extras (default /opt/phikit-ref)
+#   LLAMA_CPP_BIN      upstream llama.cpp's bin folder (default /work/llama/build/bin;
+#                      scripts/bench/build_llamacpp.sh builds it)
+#   PHIKIT_REF_VENV    python with gguf (and llama-cpp-python's server extras for that engine;
+#                      default /opt/phikit-ref)
 #   BENCH_REPEAT       rounds (default 3)          BENCH_THREADS     threads each (default 2)
 #   BENCH_CLIENTS      "1 2 4 8" (default)         BENCH_GEN_TOKENS  per request (default 64)
-#   BENCH_ENGINES      "phikit llama-cpp-python" (default); one alone to iterate on it
+#   BENCH_ENGINES      "phikit llama-server" (default when upstream is built, else "phikit
+#                      llama-cpp-python"); one alone to iterate on it
 #   BENCH_FLASH_ATTN   on: llama.cpp with flash attention (default off)
 #   BENCH_SMALL=1      bench_run.sh's 2-layer phi35-small models: checks the harness quickly
 set -euo pipefail
@@ -29,16 +34,24 @@ REPEAT=${BENCH_REPEAT:-3}
 THREADS=${BENCH_THREADS:-2}
 CLIENTS=${BENCH_CLIENTS:-1 2 4 8}
 GEN_TOKENS=${BENCH_GEN_TOKENS:-64}
-ENGINES=${BENCH_ENGINES:-phikit llama-cpp-python}
+LLAMA_BIN=${LLAMA_CPP_BIN:-$(python3 -c "import sys; sys.path.insert(0, '$HERE'); import llama_upstream; print(llama_upstream.bin_dir())")}
+if [ -x "$LLAMA_BIN/llama-server" ]; then DEFAULT_ENGINES="phikit llama-server"
+else DEFAULT_ENGINES="phikit llama-cpp-python"; fi
+ENGINES=${BENCH_ENGINES:-$DEFAULT_ENGINES}
 FLASH=${BENCH_FLASH_ATTN:-off}
+export LLAMA_CPP_BIN=$LLAMA_BIN
 
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
 
 PY=$REF_VENV/bin/python
-[ -x "$PY" ] || die "no python at $PY (set PHIKIT_REF_VENV)"
-"$PY" -c 'import llama_cpp.server' 2> /dev/null ||
-  die "$PY cannot import llama_cpp.server; pip install 'llama-cpp-python[server]'"
+if [[ " $ENGINES " == *" llama-cpp-python "* ]]; then
+  [ -x "$PY" ] || die "no python at $PY (set PHIKIT_REF_VENV)"
+  "$PY" -c 'import llama_cpp.server' 2> /dev/null ||
+    die "$PY cannot import llama_cpp.server; pip install 'llama-cpp-python[server]'"
+else
+  [ -x "$PY" ] || PY=python3  # the serve harness needs only the standard library
+fi
 [ -x "$PHIKIT_BIN" ] || die "no phikit binary at $PHIKIT_BIN (make build)"
 
 name=$([ "$SMALL" = 1 ] && echo phi35-small || echo phi35)
@@ -62,15 +75,19 @@ RESULTS=$BENCH_DIR/results/serve-$TAG-$STAMP
 for f in "$MLX"/*.safetensors "$GGUF"; do cat "$f" > /dev/null; done  # warm page cache
 flash=(); [ "$FLASH" = on ] && flash=(--flash-attn)
 rev=$(git -C "$REPO" describe --always --dirty 2> /dev/null || echo unknown)
-llv=$("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')
-cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
+if [[ " $ENGINES " == *" llama-server "* ]]; then
+  llv="upstream llama-server $("$LLAMA_BIN/llama-server" --version 2>&1 | grep -m1 version || true)"
+else
+  llv="llama-cpp-python $("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)' 2> /dev/null)"
+fi
+cpu="$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), CPU family $(awk -F': ' '/cpu family/ {print $2; exit}' /proc/cpuinfo)"
 note "phikit serve vs llama_cpp.server on $name ($REPEAT rounds, load $(loadavg))"
 "$PY" "$HERE/bench_serve.py" --phikit "$PHIKIT_BIN" --phikit-model "$MLX" --gguf "$GGUF" \
   --python "$PY" --engines "$ENGINES" --clients "$CLIENTS" --rounds "$REPEAT" \
   --tokens "$GEN_TOKENS" --threads "$THREADS" "${flash[@]}" --logs "$RESULTS-logs" \
   --results "$RESULTS.tsv" \
   --label "$(date '+%Y-%m-%d %H:%M'), $name ($MLX vs $GGUF), $(nproc) CPUs ($cpu), load before \
-$(loadavg); phikit $rev, llama-cpp-python $llv." | tee "$RESULTS.md"
+$(loadavg); phikit $rev, $llv." | tee "$RESULTS.md"
 status=${PIPESTATUS[0]}
 note "report: $RESULTS.md; per-measurement numbers: $RESULTS.tsv; load after $(loadavg)"
 exit "$status"

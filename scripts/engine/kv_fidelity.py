@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Fidelity of phikit's KV cache widths (32, 16, 8 bits) against float64 (issue 22).
+"""Fidelity of phikit's KV cache widths (32, 16, 8 bits) against float64 (issues 22, 31 §3).
 
     swift build --product engine-bench            # or -c release
     python3 scripts/engine/kv_fidelity.py [--engine-bench PATH] [--models 6] [--json OUT]
+        [--parts random,peaky,stories,smollm2] [--scales 0.25] [--widths 32,16,8]
 
-Prints the two tables of scripts/bench/README.md ("KV cache fidelity"); ~10 minutes on the
-2-core machine, most of it sampling the stories texts from the float64 model.
+Prints the tables of scripts/bench/README.md ("KV cache fidelity"); ~10 minutes on the
+2-core machine for the default parts, most of it sampling the stories texts from the float64
+model.
 
 Needs numpy, mlx, mlx-lm and safetensors (as make_mx_oracle.py, whose float64 oracle this
 reuses: the stored weights dequantized exactly, a float64 Phi-3 forward pass).
@@ -20,6 +22,17 @@ reuses: the stored weights dequantized exactly, a float64 Phi-3 forward pass).
    with each width (where it first leaves the 32-bit story, and its agreement with float64),
    and the mean KL divergence from float64 over texts sampled from the float64 model at
    temperature 1 (a few thousand tokens).
+3. `--scales`: part 1 at other weight scales (0.25 is the default; 0.02 is a trained model's
+   initialisation, larger scales give larger activations and peakier attention, where a
+   16-bit cache rounds the most).
+4. peaky: the case a hidden check found (issue 31 §3): the Phi-3.5 shape widened to hidden
+   448 (14 heads of 32), 2 layers, weight scale 0.2, stored float16 (not quantized), whose
+   attention is peaky enough that a 16-bit cache can move a greedy token past the near-tie.
+5. smollm2: the real instruct model (scripts/smollm2/path.sh; Q4_1 carried over as 4-bit
+   affine g32, the embedding 8-bit), on real text (this repository's README, 256-token
+   pieces) teacher-forced, and a greedy answer to a chat prompt: where each width leaves the
+   32-bit answer and its agreement with float64. Its llama weights go through the oracle's
+   Phi-3 forward pass fused (q|k|v, gate|up), which is the same computation.
 """
 import argparse
 import contextlib
@@ -100,17 +113,18 @@ class Tally:
                 "mean_kl": float(np.mean(self.kl))}
 
 
-def quantized_random_models(count, work):
+def quantized_random_models(count, work, amplitude=oracle.AMPLITUDE):
     """(shape, seed, directory, config, dequantized float64 weights) of `count` random models
-    of each tiny shape, made 4-bit g64 by mlx_lm.convert (also used by act8_fidelity.py)."""
+    of each tiny shape with weights of scale `amplitude`, made 4-bit g64 by mlx_lm.convert
+    (also used by act8_fidelity.py)."""
     from mlx_lm import convert
 
     for shape, make in [("phi35", tm.phi35_like), ("phi4mini", tm.phi4mini_like)]:
         for seed in range(1, count + 1):
             cfg = tm.for_mlx(make())
-            source = os.path.join(work, f"{shape}-{seed}")
+            source = os.path.join(work, f"{shape}-{seed}-{amplitude}")
             target = source + "-q4"
-            oracle.write_float_model(source, cfg, tm.weights(cfg, seed, oracle.AMPLITUDE))
+            oracle.write_float_model(source, cfg, tm.weights(cfg, seed, amplitude))
             with contextlib.redirect_stdout(sys.stderr):  # mlx_lm's log lines
                 convert(source, target, quantize=True, q_bits=4, q_group_size=64)
             config, w, _ = oracle.load_dequantized(target)
@@ -118,20 +132,53 @@ def quantized_random_models(count, work):
             print(f"{shape} seed {seed} done", file=sys.stderr)
 
 
-def random_models(bench, count, prompts, prompt_len, generate, work):
+def tally_random(bench, models, prompts, prompt_len, generate, widths, work):
+    """{(label, bits): Tally} over `models` ((label, seed, directory, config, weights)), each
+    decoding `prompts` random prompts greedily with every cache width."""
     tallies = {}
-    for shape, seed, target, config, w in quantized_random_models(count, work):
+    for label, seed, target, config, w in models:
         rng = np.random.default_rng(seed)
         runs = [{"prompt": [int(t) for t in rng.integers(3, config["vocab_size"], prompt_len)],
                  "generate": generate} for _ in range(prompts)]
-        for bits in WIDTHS:
+        for bits in widths:
             for tokens, rows in trace(bench, target, runs, bits, work):
                 reference = oracle.forward(config, w, tokens, every_position=True)
                 exact, tie, worst = agreement(reference, tokens, prompt_len)
-                tallies.setdefault((shape, bits), Tally()).add(
+                tallies.setdefault((label, bits), Tally()).add(
                     exact, tie, worst, len(tokens) - prompt_len,
                     mean_kl(reference[:-1], rows[:-1]))
+    return tallies
+
+
+def random_models(bench, count, prompts, prompt_len, generate, widths, amplitude, work):
+    tallies = tally_random(bench, quantized_random_models(count, work, amplitude), prompts,
+                           prompt_len, generate, widths, work)
     return {f"{shape} {bits}-bit": t.summary() for (shape, bits), t in sorted(tallies.items())}
+
+
+def peaky_config():
+    """issue 31 §3's hidden case: the Phi-3.5 shape (head_dim 32) at hidden 448, 2 layers."""
+    return tm.for_mlx(dict(tm.phi35_like(), hidden_size=448, intermediate_size=896,
+                           num_attention_heads=14, num_key_value_heads=14, num_hidden_layers=2))
+
+
+def peaky_models(count, amplitude, work):
+    """The peaky shape with `count` seeds, stored float16 as written (no quantization)."""
+    cfg = peaky_config()
+    for seed in range(1, count + 1):
+        directory = os.path.join(work, f"peaky-{seed}")
+        tensors = {k: v.astype(np.float16) for k, v in tm.weights(cfg, seed, amplitude).items()}
+        oracle.write_float_model(directory, dict(cfg), tensors)
+        with open(os.path.join(directory, "config.json"), "w") as f:
+            json.dump(dict(cfg, torch_dtype="float16"), f, indent=2)
+        config, w, _ = oracle.load_dequantized(directory)  # float16 values, exactly
+        yield "peaky", seed, directory, config, w
+
+
+def peaky(bench, count, prompts, prompt_len, generate, widths, amplitude, work):
+    tallies = tally_random(bench, peaky_models(count, amplitude, work), prompts, prompt_len,
+                           generate, widths, work)
+    return {f"peaky {bits}-bit": t.summary() for (_, bits), t in sorted(tallies.items())}
 
 
 def sample_texts(config, w, count, length, seed):
@@ -147,12 +194,12 @@ def sample_texts(config, w, count, length, seed):
     return texts
 
 
-def stories(bench, texts, length, work):
+def stories(bench, texts, length, widths, work):
     directory = os.path.join(ROOT, "models", "stories-260k")
     config, w, _ = oracle.load_dequantized(directory)
     corpus = sample_texts(config, w, texts, length, seed=22)
     result, first = {}, None
-    for bits in WIDTHS:
+    for bits in sorted(widths, reverse=True):  # 32 first: the story the others are held to
         (story, story_rows), = trace(bench, directory, [{"prompt": [1], "generate": 255}], bits, work)
         first = first or story
         leaves = next((i for i, (a, b) in enumerate(zip(story, first)) if a != b), None)
@@ -171,40 +218,142 @@ def stories(bench, texts, length, work):
     return result
 
 
+def fused_as_phi3(w, layers):
+    """A llama checkpoint's float64 weights under the oracle's Phi-3 names: q|k|v and gate|up
+    stacked (the same products, fused)."""
+    w = dict(w)
+    for layer in range(layers):
+        p = f"model.layers.{layer}."
+        w[p + "self_attn.qkv_proj.weight"] = np.concatenate(
+            [w.pop(p + f"self_attn.{x}_proj.weight") for x in "qkv"])
+        w[p + "mlp.gate_up_proj.weight"] = np.concatenate(
+            [w.pop(p + "mlp.gate_proj.weight"), w.pop(p + "mlp.up_proj.weight")])
+    return w
+
+
+SMOLLM2_PROMPT = "Write a short story about a lighthouse keeper who finds a message in a bottle."
+
+
+def smollm2(bench, directory, texts, length, generate, widths, work):
+    """The real instruct model: mean KL and top-1 on pieces of real text, and its greedy
+    answer to a chat prompt per width."""
+    from tokenizers import Tokenizer
+
+    config, w, _ = oracle.load_dequantized(directory)
+    w = fused_as_phi3(w, config["num_hidden_layers"])
+    tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
+    with open(os.path.join(ROOT, "README.md")) as f:
+        ids = tokenizer.encode(f.read()).ids
+    corpus = [ids[i:i + length] for i in range(0, len(ids) - length, length)][:texts]
+    chat = ("<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by "
+            "Hugging Face<|im_end|>\n<|im_start|>user\n" + SMOLLM2_PROMPT
+            + "<|im_end|>\n<|im_start|>assistant\n")
+    prompt = tokenizer.encode(chat).ids
+    result, first = {}, None
+    for bits in sorted(widths, reverse=True):
+        (answer, _), = trace(bench, directory, [{"prompt": prompt, "generate": generate}], bits,
+                             work)
+        first = first or answer
+        leaves = next((i - len(prompt) for i, (a, b) in enumerate(zip(answer, first))
+                       if a != b), None)
+        reference = oracle.forward(config, w, answer, every_position=True)
+        exact, tie, worst = agreement(reference, answer, len(prompt))
+        tally = Tally()
+        for tokens, rows in trace(bench, directory, [{"prompt": t} for t in corpus], bits, work):
+            reference = oracle.forward(config, w, tokens, every_position=True)
+            e, t, g = agreement(reference, tokens, 1)
+            tally.add(e, t, g, len(tokens) - 1, mean_kl(reference[:-1], rows[:-1]))
+        text = tally.summary()
+        result[f"{bits}-bit"] = {
+            "answer_leaves_32bit_at": leaves, "answer_argmax": exact / generate,
+            "answer_argmax_or_near_tie": tie / generate, "answer_worst_gap": worst,
+            "text_tokens": text["tokens"], "text_argmax": text["argmax"],
+            "text_mean_kl": text["mean_kl"]}
+        print(f"smollm2 {bits}-bit done", file=sys.stderr)
+    return result
+
+
+def print_random(rows, label):
+    for key, r in rows.items():
+        shape, width = key.split()
+        print(f"| {label(shape)} | {width} | {r['tokens']} | {r['argmax']:.4f} | "
+              f"{r['argmax_or_near_tie']:.4f} | {r['worst_gap']:.2e} | {r['mean_kl']:.2e} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     release = os.path.join(ROOT, ".build", "release", "engine-bench")
     debug = os.path.join(ROOT, ".build", "debug", "engine-bench")
     parser.add_argument("--engine-bench", default=release if os.path.exists(release) else debug)
+    parser.add_argument("--parts", default="random,stories",
+                        help="random, peaky, stories, smollm2 (comma-separated)")
     parser.add_argument("--models", type=int, default=6, help="random models per shape")
+    parser.add_argument("--scales", default=str(oracle.AMPLITUDE),
+                        help="weight scales of the random models (comma-separated)")
+    parser.add_argument("--widths", default=",".join(map(str, WIDTHS)))
     parser.add_argument("--prompts", type=int, default=4, help="random prompts per model")
     parser.add_argument("--prompt-len", type=int, default=16)
     parser.add_argument("--generate", type=int, default=48)
+    parser.add_argument("--peaky-models", type=int, default=4)
+    parser.add_argument("--peaky-scale", type=float, default=0.2)
     parser.add_argument("--texts", type=int, default=12, help="stories-260k texts")
     parser.add_argument("--text-len", type=int, default=256)
+    parser.add_argument("--smollm2", help="its converted directory (scripts/smollm2/path.sh)")
+    parser.add_argument("--smollm2-texts", type=int, default=4)
     parser.add_argument("--json", help="also write the numbers here")
     args = parser.parse_args()
     if not os.path.exists(args.engine_bench):
         sys.exit(f"error: no engine-bench at {args.engine_bench}\n"
                  "hint: swift build --product engine-bench")
+    parts = set(args.parts.split(","))
+    widths = [int(x) for x in args.widths.split(",")]
+    if "smollm2" in parts and not args.smollm2:
+        sys.exit("error: --parts smollm2 needs --smollm2 DIR\n"
+                 "hint: --smollm2 \"$(scripts/smollm2/path.sh)\"")
+    result = {}
     with tempfile.TemporaryDirectory() as work:
-        result = {"random_models": random_models(args.engine_bench, args.models, args.prompts,
-                                                 args.prompt_len, args.generate, work),
-                  "stories_260k": stories(args.engine_bench, args.texts, args.text_len, work)}
-    print("| model | cache | tokens | argmax | argmax or near-tie | worst gap/spread | mean KL |")
-    print("|---|---|---|---|---|---|---|")
-    for key, r in result["random_models"].items():
-        shape, width = key.split()
-        print(f"| random {shape} 4-bit | {width} | {r['tokens']} | {r['argmax']:.4f} | "
-              f"{r['argmax_or_near_tie']:.4f} | {r['worst_gap']:.2e} | {r['mean_kl']:.2e} |")
-    print("\n| stories-260k | greedy story leaves 32-bit at | story argmax / near-tie | "
-          "worst gap | text tokens | mean KL |")
-    print("|---|---|---|---|---|---|")
-    for width, r in result["stories_260k"].items():
-        leaves = r["story_leaves_32bit_at"]
-        print(f"| {width} | {'never' if leaves is None else leaves} | {r['story_argmax']:.4f} / "
-              f"{r['story_argmax_or_near_tie']:.4f} | {r['story_worst_gap']:.2e} | "
-              f"{r['text_tokens']} | {r['text_mean_kl']:.2e} |")
+        if "random" in parts:
+            result["random_models"] = {
+                scale: random_models(args.engine_bench, args.models, args.prompts,
+                                     args.prompt_len, args.generate, widths, float(scale), work)
+                for scale in args.scales.split(",")}
+        if "peaky" in parts:
+            result["peaky"] = peaky(args.engine_bench, args.peaky_models, args.prompts,
+                                    args.prompt_len, args.generate, widths, args.peaky_scale,
+                                    work)
+        if "stories" in parts:
+            result["stories_260k"] = stories(args.engine_bench, args.texts, args.text_len,
+                                             widths, work)
+        if "smollm2" in parts:
+            result["smollm2"] = smollm2(args.engine_bench, args.smollm2, args.smollm2_texts,
+                                        args.text_len, args.generate, widths, work)
+    if "random_models" in result or "peaky" in result:
+        print("| model | cache | tokens | argmax | argmax or near-tie | worst gap/spread | "
+              "mean KL |")
+        print("|---|---|---|---|---|---|---|")
+        for scale, rows in result.get("random_models", {}).items():
+            print_random(rows, lambda shape: f"random {shape} 4-bit, scale {scale}")
+        print_random(result.get("peaky", {}), lambda _: f"peaky F16 hidden 448, scale "
+                     f"{args.peaky_scale}")
+    if "stories_260k" in result:
+        print("\n| stories-260k | greedy story leaves 32-bit at | story argmax / near-tie | "
+              "worst gap | text tokens | mean KL |")
+        print("|---|---|---|---|---|---|")
+        for width, r in result["stories_260k"].items():
+            leaves = r["story_leaves_32bit_at"]
+            print(f"| {width} | {'never' if leaves is None else leaves} | "
+                  f"{r['story_argmax']:.4f} / {r['story_argmax_or_near_tie']:.4f} | "
+                  f"{r['story_worst_gap']:.2e} | {r['text_tokens']} | {r['text_mean_kl']:.2e} |")
+    if "smollm2" in result:
+        print(f"\n| SmolLM2-135M-Instruct | greedy answer leaves 32-bit at | answer argmax / "
+              f"near-tie ({args.generate}) | worst gap | README tokens | top-1 | mean KL |")
+        print("|---|---|---|---|---|---|---|")
+        for width, r in result["smollm2"].items():
+            leaves = r["answer_leaves_32bit_at"]
+            print(f"| {width} | {'never' if leaves is None else leaves} | "
+                  f"{r['answer_argmax']:.4f} / {r['answer_argmax_or_near_tie']:.4f} | "
+                  f"{r['answer_worst_gap']:.2e} | {r['text_tokens']} | {r['text_argmax']:.4f} | "
+                  f"{r['text_mean_kl']:.2e} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=1)

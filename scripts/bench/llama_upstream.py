@@ -1,0 +1,97 @@
+"""Upstream llama.cpp, the speed anchor (issue 31), for the benchmark scripts: where its binaries
+are (scripts/bench/build_llamacpp.sh builds them; LLAMA_CPP_BIN names the folder), its server
+on a free local port, and the CPU line every report starts from (the figures belong to one CPU
+family: Zen 4 and Zen 5 differ in AVX-512 width)."""
+import json
+import os
+import socket
+import subprocess
+import time
+import urllib.request
+
+def bin_dir():
+    """The folder with llama-server, llama-bench and llama-perplexity: LLAMA_CPP_BIN, else
+    where build_llamacpp.sh builds ($LLAMA_CPP_DIR, /work/llama, ~/.cache/phikit-llama)."""
+    if os.environ.get("LLAMA_CPP_BIN"):
+        return os.environ["LLAMA_CPP_BIN"]
+    top = os.environ.get("LLAMA_CPP_DIR") or ("/work/llama" if os.path.isdir("/work") else
+                                              os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                                                           os.path.expanduser("~/.cache"),
+                                                           "phikit-llama"))
+    return os.path.join(top, "build", "bin")
+
+
+def binary(name):
+    """The path of upstream's `name` (llama-server, llama-bench), or None when not built."""
+    path = os.path.join(bin_dir(), name)
+    return path if os.access(path, os.X_OK) else None
+
+
+def cpu_line():
+    """'AMD EPYC ... (CPU family 25), 2 CPUs, load 3.1 2.9 2.5'."""
+    name = family = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and name == "?":
+                name = value.strip()
+            elif key.strip() == "cpu family" and family == "?":
+                family = value.strip()
+    with open("/proc/loadavg") as f:
+        load = " ".join(f.read().split()[:3])
+    return f"{name} (CPU family {family}), {os.cpu_count()} CPUs, load {load}"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """Upstream llama-server on 127.0.0.1 (`extra`: its flags beyond model, port and threads),
+    answering once /health does; `stop` ends it and returns its exit code."""
+
+    def __init__(self, gguf, threads, log, extra=(), timeout=600):
+        path = binary("llama-server")
+        if path is None:
+            raise RuntimeError(f"no llama-server in {bin_dir()} "
+                               "(scripts/bench/build_llamacpp.sh; LLAMA_CPP_BIN)")
+        self.port = free_port()
+        self.log = open(log, "w")
+        command = [path, "-m", gguf, "--host", "127.0.0.1", "--port", str(self.port),
+                   "-t", str(threads), "-tb", str(threads), "--no-webui", *extra]
+        self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.time() + timeout
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama-server exited with {self.process.returncode}; "
+                                   f"see {log}")
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health",
+                                            timeout=5) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                pass
+            if time.time() > deadline:
+                self.stop()
+                raise RuntimeError(f"llama-server did not answer in {timeout} s; see {log}")
+            time.sleep(0.5)
+
+    def post(self, path, body, timeout=3600):
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
+                                         data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=timeout) as r:
+            return json.load(r)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            code = self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        self.log.close()
+        return code
