@@ -60,7 +60,7 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
         withUnsafePointer(to: m.raw) { matrix in
             var job = pk_matvec_job(
                 m: matrix, tokens: tokens, x: x, ldx: m.cols, prep: prep, prep_stride: prepStride,
-                y: y, ldy: m.rows, isa: isa, chunk_rows: 0)
+                y: y, ldy: m.rows, isa: isa, chunk_rows: 0, act_bits: 16)
             pk_pool_run(pool, pk_prepare_task, &job, pk_prepare_chunks(&job))
             let chunks = pk_matvec_chunks(&job)
             pk_pool_run(pool, pk_matvec_task, &job, chunks)
