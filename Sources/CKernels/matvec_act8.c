@@ -1,5 +1,5 @@
-/* 8-bit activations (opt-in: `--act-bits 8`): 4-bit affine rows (groups of 32 or 64, whole
-   256-value quads) times x rounded to int8 per block of 32 values, multiplied by AVX-512 VNNI
+/* 8-bit activations (opt-in: `--act-bits 8`): 4-bit affine rows (groups of 32 or 64, at least
+   128 wide) times x rounded to int8 per block of 32 values, multiplied by AVX-512 VNNI
    vpdpbusd (u8 weights 0..15 x s8 x -> int32, 64 products per instruction where the 16-bit
    path's vpdpwssd does 32). See pk_matvec.h for the contract.
 
@@ -20,6 +20,8 @@
    holds values 64s + 32h + 8j + 2k + n (byte k, nibble n) in both. So after both halves lane
    4s + j has summed 16 values of segment s: lanes never mix groups, and no bytes move.
    xq is stored to match: per quad, for h, for n, for s, j, k: x[64s + 32h + 8j + 2k + n].
+   A row that ends inside a quad (SmolLM2's 576) reads its last quad with masked loads, the
+   missing weights and x values 0.
 
    Blocks of x: groups of 32 are their own block (the lanes are converted after each half, as
    in the 16-bit kernel). Groups of 64 have two blocks of 32 values that are not contiguous:
@@ -42,19 +44,21 @@
 /* ---- the prepared input ----------------------------------------------------------------- */
 
 /* In the prep scratch (pk_matvec_prep_floats(cols) floats; the 16-bit layout's xsum and xres
-   slots are shared, the rest is overlaid on its x16):
-     xq   [cols] int8           at 0, kernel order (above)
-     dexp [cols/16 or cols/8]   at cols/4 + 16: d of each lane's block, per quad (per half for
-                                groups of 32)
-     xsum, xres [groups]        pk_mv_xsum / pk_mv_xres */
+   slots are shared, the rest is overlaid on its x16 and x16q; a last partial quad is stored
+   whole, its missing values 0):
+     xq   [cols rounded up to 256] int8   at 0, kernel order (above)
+     dexp [16 or 32 per quad]             in x16q's place: d of each lane's block, per quad
+                                          (per half for groups of 32)
+     xsum, xres [groups]                  pk_mv_xsum / pk_mv_xres */
 static inline int8_t *a8_xq(const float *prep) { return (int8_t *)(uintptr_t)prep; }
 static inline float *a8_dexp(const float *prep, long cols) {
-    return (float *)(uintptr_t)(prep + cols / 4 + 16);
+    return (float *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + cols / 16 + 80);
 }
 
+/* Rows narrower than 128 would not leave the rounded-up xq room before xsum. */
 int pk_matvec_act8_covers(const pk_matrix *m) {
     return m->kind == PK_W_AFFINE && m->bits == 4 && (m->group == 32 || m->group == 64)
-        && m->cols % 256 == 0;
+        && m->cols % m->group == 0 && m->cols >= 128;
 }
 
 /* Block (0..7) of value v (0..255) of a quad: see the layout above. */
@@ -72,8 +76,11 @@ PK_MV_INLINE void a8_prepare(const pk_matrix *m, const float *x, float *prep) {
     float *dexp = a8_dexp(prep, cols);
     const float *xsum = pk_mv_xsum(prep, cols);
     float *xres = pk_mv_xres(prep, cols);
+    const long groups = cols / group;
     for (long c = 0; c < cols; c += 256) {
-        const float *xc = x + c;
+        const long here = cols - c < 256 ? cols - c : 256;  /* values of this quad */
+        float xc[256] = {0};
+        memcpy(xc, x + c, (size_t)here * sizeof(float));
         float top[8] = {0}, d[8], inverse[8];
         for (int v = 0; v < 256; v++) {
             const int b = a8_block(group, v);
@@ -99,7 +106,7 @@ PK_MV_INLINE void a8_prepare(const pk_matrix *m, const float *x, float *prep) {
                         for (int k = 0; k < 4; k++) *out++ = q[64 * s + 32 * h + 8 * j + 2 * k + n];
         if (group == 64) {
             for (int lane = 0; lane < 16; lane++) dexp[c / 16 + lane] = d[(lane / 4) * 2 + (lane % 4) / 2];
-            for (int s = 0; s < 4; s++) {
+            for (int s = 0; s < 4 && c / 64 + s < groups; s++) {
                 const long g = c / 64 + s;
                 const float res = fmaf(-d[2 * s], (float)total[2 * s], xsum[g]);
                 xres[g] = fmaf(-d[2 * s + 1], (float)total[2 * s + 1], res);
@@ -108,7 +115,7 @@ PK_MV_INLINE void a8_prepare(const pk_matrix *m, const float *x, float *prep) {
             for (int h = 0; h < 2; h++)
                 for (int lane = 0; lane < 16; lane++)
                     dexp[c / 8 + 16 * h + lane] = d[2 * (lane / 4) + h];
-            for (int b = 0; b < 8; b++) {
+            for (int b = 0; b < 8 && c / 32 + b < groups; b++) {
                 const long g = c / 32 + b;
                 xres[g] = fmaf(-d[b], (float)total[b], xsum[g]);
             }
@@ -155,10 +162,12 @@ static float a8_row_portable(const pk_matrix *m, long r, const float *prep) {
             for (int h = 0; h < 2; h++) {
                 for (int lane = 0; lane < 16; lane++) {
                     const int s = lane / 4, j = lane % 4;
-                    const uint8_t *bytes = w + c / 2 + 32 * s + 16 * h + 4 * j;
+                    const long at = c / 2 + 32 * s + 16 * h + 4 * j;  /* byte in the row */
                     const int8_t *xl = xq + c + 128 * h + 16 * s + 4 * j;
-                    for (int k = 0; k < 4; k++)
-                        dot[lane] += (bytes[k] & 15) * xl[k] + (bytes[k] >> 4) * xl[64 + k];
+                    for (int k = 0; k < 4; k++) {
+                        const int byte = at + k < cols / 2 ? w[at + k] : 0;  /* a partial quad */
+                        dot[lane] += (byte & 15) * xl[k] + (byte >> 4) * xl[64 + k];
+                    }
                 }
                 if (G == 32) {  /* each half's lanes are whole groups: scale them now */
                     for (int lane = 0; lane < 16; lane++) {
@@ -269,7 +278,16 @@ A8_INLINE void a8_tile(const pk_matrix *m, long r, const int R, const int T, con
                     /* the tile after next into L2, as the 16-bit tile kernel does */
                     _mm_prefetch((const char *)w + R * (2 * row_bytes + c / 2) + 64 * (2 * i + h),
                                  _MM_HINT_T1);
-                    const __m512i a = _mm512_loadu_si512(p), b = _mm512_loadu_si512(p + 64);
+                    __m512i a, b;
+                    if (c + 256 <= cols) {
+                        a = _mm512_loadu_si512(p);
+                        b = _mm512_loadu_si512(p + 64);
+                    } else {  /* a last partial quad: its missing bytes read as 0 */
+                        const long bytes = (cols - c) / 2;
+                        a = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, p);
+                        b = _mm512_maskz_loadu_epi8(
+                            bytes <= 64 ? 0 : bytes >= 128 ? ~0ull : (1ull << (bytes - 64)) - 1, p + 64);
+                    }
                     yv[i] = h ? _mm512_shuffle_i64x2(a, b, 0xDD) : _mm512_shuffle_i64x2(a, b, 0x88);
                 }
                 for (int n2 = 0; n2 < 2; n2++) {

@@ -11,12 +11,12 @@ import Testing
 struct Act8MatvecTests {
     static let tolerance: Float = 2e-6
 
-    @Test("covers 4-bit rows of groups 32 and 64 in whole quads, nothing else")
+    @Test("covers 4-bit rows of groups 32 and 64 at least 128 wide, nothing else")
     func coverage() {
         var random = KernelRandom(seed: 5)
         for (bits, group, cols, covered) in [
-            (4, 64, 512, true), (4, 32, 256, true), (4, 128, 512, false), (4, 64, 320, false),
-            (8, 64, 512, false), (3, 64, 512, false),
+            (4, 64, 512, true), (4, 32, 256, true), (4, 64, 576, true), (4, 32, 160, true),
+            (4, 128, 512, false), (4, 32, 96, false), (8, 64, 512, false), (3, 64, 512, false),
         ] {
             let m = TestMatrix(
                 bits: bits, group: group, scaleDType: Int32(PK_AQ_BF16), rows: 2, cols: cols,
@@ -33,6 +33,8 @@ struct Act8MatvecTests {
         for (scaleDType, rows, cols) in [
             (Int32(PK_AQ_BF16), 7, 256), (Int32(PK_AQ_F16), 12, 512),
             (Int32(PK_AQ_F32), 5, 1280), (Int32(PK_AQ_BF16), 8, 3072), (Int32(PK_AQ_F16), 4, 8192),
+            // rows that end inside a quad: SmolLM2's 576, and one 64 or 32 past a quad
+            (Int32(PK_AQ_F16), 5, 576), (Int32(PK_AQ_BF16), 3, 256 + group),
         ] {
             let m = TestMatrix(
                 bits: 4, group: group, scaleDType: scaleDType, rows: rows, cols: cols,
