@@ -38,6 +38,11 @@ void pk_matvec_task(void *raw, long chunk, int thread) {
     const pk_matvec_job *job = raw;
     long r0 = chunk_index(job, chunk) * job->chunk_rows, r1 = r0 + job->chunk_rows;
     if (r1 > job->m->rows) r1 = job->m->rows;
+    if (job->act_bits == 8 && pk_matvec_act8_covers(job->m)) {
+        pk_matvec_tokens_act8_isa(job->isa, job->m, job->tokens, job->prep, job->prep_stride,
+                                  job->y + r0, job->ldy, r0, r1);
+        return;
+    }
     pk_matvec_tokens_isa(job->isa, job->m, job->tokens, job->x, job->ldx, job->prep,
                          job->prep_stride, job->y + r0, job->ldy, r0, r1);
 }
@@ -50,5 +55,10 @@ void pk_prepare_task(void *raw, long token, int thread) {
     (void)thread;
     const pk_matvec_job *job = raw;
     float *prep = (float *)(uintptr_t)(job->prep + token * job->prep_stride);
-    pk_matvec_prepare(job->isa, job->m, job->x + token * job->ldx, prep);
+    const float *x = job->x + token * job->ldx;
+    if (job->act_bits == 8 && pk_matvec_act8_covers(job->m)) {
+        pk_matvec_prepare_act8(job->isa, job->m, x, prep);
+        return;
+    }
+    pk_matvec_prepare(job->isa, job->m, x, prep);
 }

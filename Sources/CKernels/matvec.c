@@ -91,3 +91,29 @@ void pk_dequantize_rows_isa(int isa, const pk_matrix *m, long r0, long r1, float
 #endif
     pk_mv_dequant_portable(m, r0, r1, out);
 }
+
+/* ---- 8-bit activations (matvec_act8.c) ------------------------------------------------ */
+
+void pk_matvec_prepare_act8(int isa, const pk_matrix *m, const float *x, float *prep) {
+#if defined(__x86_64__)
+    if (clamp_isa(isa) == PK_MV_ISA_AVX512) { pk_mv_prepare_act8_avx512(m, x, prep); return; }
+#endif
+    pk_mv_prepare_act8_portable(m, x, prep);
+}
+
+void pk_matvec_tokens_act8_isa(int isa, const pk_matrix *m, long tokens, const float *prep,
+                               long prep_stride, float *y, long ldy, long r0, long r1) {
+    isa = clamp_isa(isa);
+    for (long t0 = 0; t0 < tokens; t0 += PK_MV_TOKENS) {
+        int n = tokens - t0 < PK_MV_TOKENS ? (int)(tokens - t0) : PK_MV_TOKENS;
+        const float *pt = prep + t0 * prep_stride;
+        float *yt = y + t0 * ldy;
+#if defined(__x86_64__)
+        if (isa == PK_MV_ISA_AVX512) {
+            pk_mv_matvec_act8_avx512(m, n, pt, prep_stride, yt, ldy, r0, r1);
+            continue;
+        }
+#endif
+        pk_mv_matvec_act8_portable(m, n, pt, prep_stride, yt, ldy, r0, r1);
+    }
+}

@@ -151,7 +151,16 @@ void pk_mv_matvec_portable(const pk_matrix *m, int tokens, const float *x, long 
                            long r1);
 void pk_mv_dequant_portable(const pk_matrix *m, long r0, long r1, float *out);
 
+/* 8-bit activations (matvec_act8.c): the portable version is the AVX-512 kernel's arithmetic
+   lane by lane. */
+void pk_mv_prepare_act8_portable(const pk_matrix *m, const float *x, float *prep);
+void pk_mv_matvec_act8_portable(const pk_matrix *m, int tokens, const float *prep,
+                                long prep_stride, float *y, long ldy, long r0, long r1);
+
 #if defined(__x86_64__)
+void pk_mv_prepare_act8_avx512(const pk_matrix *m, const float *x, float *prep);
+void pk_mv_matvec_act8_avx512(const pk_matrix *m, int tokens, const float *prep,
+                              long prep_stride, float *y, long ldy, long r0, long r1);
 void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep);
 void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep);
 void pk_mv_matvec_avx2(const pk_matrix *m, int tokens, const float *x, long ldx,

@@ -34,6 +34,19 @@ struct RunCLITests {
         }
     }
 
+    /// stories-260k is float32, which the 8-bit kernel does not take: the same story. A CPU
+    /// without AVX-512 VNNI refuses the option.
+    @Test("--act-bits 8 runs (or is refused without AVX-512 VNNI); a float model's story is unchanged")
+    func activationWidth() throws {
+        let r = try Phikit.run(["run", "stories-260k", "-p", "", "-m", "60", "--act-bits", "8"])
+        if r.status == 64 {
+            #expect(r.stderr.contains("--act-bits 8 needs a CPU with AVX-512 VNNI"))
+            return
+        }
+        #expect(r.status == 0, "stderr: \(r.stderr)")
+        #expect(r.stdout.hasPrefix(Self.storyStart))
+    }
+
     @Test("the prompt comes from -p, `-p -` or piped stdin, else the registry's default")
     func promptSources() throws {
         // The README's prompted sample: "Once upon a time" continues ", there was a little…"
@@ -138,6 +151,7 @@ struct RunCLITests {
             (["--frequency-penalty", "-2.5"], 64, "--frequency-penalty must be in [-2, 2]"),
             (["--system", "Be brief."], 64, "has no chat template"),
             (["--kv-bits", "4"], 64, "--kv-bits must be 8, 16 or 32"),
+            (["--act-bits", "4"], 64, "--act-bits must be 8 or 16"),
             (["--extra-eos-token", "<|nope|>"], 64, "'<|nope|>' is neither a token"),
             (
                 ["-p", String(repeating: "Tom and Lily went to the park. ", count: 60)], 64,

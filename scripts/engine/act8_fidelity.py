@@ -19,6 +19,17 @@ Rounding only (no other error): a lower bound on what a real kernel would lose. 
   8-bit g32   llama.cpp's Q8_0
 
 Needs numpy, mlx, mlx-lm and safetensors, as kv_fidelity.py (whose models and rule it reuses).
+
+With --engine-bench PATH it measures phikit's real 8-bit path (`--act-bits 8`) instead,
+teacher-forced (engine-bench --trace, a 32-bit cache so only the activations differ): per
+position the KL divergence from float64 of the stored weights and whether the top-1 token
+agrees, for the 16-bit and the 8-bit path, on
+  random models of both tiny shapes (4-bit g64, every matrix taken by the 8-bit kernel),
+  SmolLM2-135M-Instruct (4-bit g32 from its Q4_1 GGUF; --smollm2 DIR, see
+    scripts/smollm2/path.sh) on a real English text, and
+  --full-size DIR... (the full-size random Phi-3.5-mini / Phi-4-mini shapes, too large for
+    the float64 oracle): the 8-bit path against the 16-bit one instead.
+stories-260k is float32, which the 8-bit kernel does not take: both paths are the same there.
 """
 import argparse
 import json
@@ -95,6 +106,88 @@ def stories(length):
     return result
 
 
+# A real English text for SmolLM2 (this repository's words, so nothing is downloaded).
+TEXT = (
+    "phikit is a toolkit that gets small language models of the Phi family from the Hugging "
+    "Face Hub onto a machine and runs them: it downloads a model, converts it to a compact "
+    "format, checks that the files are what they claim to be, and then generates text from a "
+    "prompt, holds a conversation, or serves an HTTP API that other programs can call. The "
+    "inference core multiplies the model's quantized weights with the activations of each "
+    "token, one layer after another, and keeps the keys and values of every position in a "
+    "cache so that the next token only has to look back at them. Most of the time of a long "
+    "prompt goes into those products, so their precision is a trade between speed and the "
+    "faithfulness of every token the model writes.")
+
+
+def llama_as_phi3(config, w):
+    """A llama model's weights under the Phi-3 names the float64 oracle reads (q, k, v and
+    gate, up fused in that order, as phikit's Phi-3 layout)."""
+    for layer in range(config["num_hidden_layers"]):
+        p = f"model.layers.{layer}."
+        w[p + "self_attn.qkv_proj.weight"] = np.concatenate(
+            [w.pop(p + f"self_attn.{n}_proj.weight") for n in "qkv"], 0)
+        w[p + "mlp.gate_up_proj.weight"] = np.concatenate(
+            [w.pop(p + f"mlp.{n}_proj.weight") for n in ("gate", "up")], 0)
+    return w
+
+
+def top1(reference, rows):
+    return int(np.sum(reference.argmax(-1) == rows.argmax(-1)))
+
+
+def engine_rows(bench, directory, runs, act_bits, work):
+    return kv.trace(bench, directory, runs, 32, work, act_bits=act_bits)
+
+
+def engine_against_float64(bench, key, directory, config, w, runs, work, result):
+    """KL from float64 and top-1 agreement of both activation widths over `runs`."""
+    for act in (16, 8):
+        kl = agree = count = 0.0
+        for tokens, rows in engine_rows(bench, directory, runs, act, work):
+            reference = oracle.forward(config, w, tokens, every_position=True)
+            kl += kv.mean_kl(reference, rows) * len(tokens)
+            agree += top1(reference, rows)
+            count += len(tokens)
+        entry = result.setdefault(f"{key} {act}-bit", {"positions": 0, "kl": 0.0, "top1": 0})
+        entry["positions"] += int(count)
+        entry["kl"] += kl
+        entry["top1"] += int(agree)
+
+
+def engine(args, work):
+    result = {}
+    for shape, seed, target, config, w in kv.quantized_random_models(args.models, work):
+        rng = np.random.default_rng(seed)
+        runs = [{"prompt": [int(t) for t in rng.integers(3, config["vocab_size"], args.text_len)]}
+                for _ in range(args.prompts)]
+        engine_against_float64(args.engine_bench, f"random {shape} 4-bit g64", target, config, w,
+                               runs, work, result)
+    if args.smollm2:
+        from tokenizers import Tokenizer
+
+        config, w, _ = oracle.load_dequantized(args.smollm2)
+        w = llama_as_phi3(config, w)
+        ids = Tokenizer.from_file(os.path.join(args.smollm2, "tokenizer.json")).encode(TEXT).ids
+        engine_against_float64(args.engine_bench, "SmolLM2-135M-Instruct 4-bit g32", args.smollm2,
+                               config, w, [{"prompt": ids}], work, result)
+        print("smollm2 done", file=sys.stderr)
+    for directory in args.full_size:
+        with open(os.path.join(directory, "config.json")) as f:
+            vocab = json.load(f)["vocab_size"]
+        rng = np.random.default_rng(5)
+        runs = [{"prompt": [int(t) for t in rng.integers(3, vocab, args.text_len)]}]
+        (tokens, exact), = engine_rows(args.engine_bench, directory, runs, 16, work)
+        (_, rows), = engine_rows(args.engine_bench, directory, runs, 8, work)
+        result[f"{os.path.basename(directory)} 8-bit vs 16-bit"] = {
+            "positions": len(tokens), "kl": kv.mean_kl(exact, rows) * len(tokens),
+            "top1": top1(exact, rows)}
+        print(f"{directory} done", file=sys.stderr)
+    for entry in result.values():
+        entry["kl"] /= entry["positions"]
+        entry["top1"] /= entry["positions"]
+    return result
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--models", type=int, default=6, help="random models per shape")
@@ -103,7 +196,23 @@ def main():
     parser.add_argument("--generate", type=int, default=48)
     parser.add_argument("--story", type=int, default=255, help="stories-260k tokens")
     parser.add_argument("--json", help="also write the numbers here")
+    parser.add_argument("--engine-bench", help="measure phikit's --act-bits 8 with this binary")
+    parser.add_argument("--text-len", type=int, default=64, help="positions per random prompt")
+    parser.add_argument("--smollm2", help="SmolLM2-135M-Instruct model directory (engine)")
+    parser.add_argument("--full-size", nargs="*", default=[], help="model directories (engine)")
     args = parser.parse_args()
+    if args.engine_bench:
+        with tempfile.TemporaryDirectory() as work:
+            result = engine(args, work)
+        print("| model | activations | positions | mean KL | top-1 agreement |")
+        print("|---|---|---|---|---|")
+        for key, r in result.items():
+            model, mode = key.rsplit(" ", 1) if "vs" not in key else (key.split(" 8-bit")[0], "8-bit vs 16-bit")
+            print(f"| {model} | {mode} | {r['positions']} | {r['kl']:.2e} | {r['top1']:.4f} |")
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump(result, f, indent=1)
+        return
     with tempfile.TemporaryDirectory() as work:
         result = {"random_models": random_models(args.models, args.prompts, args.prompt_len,
                                                  args.generate, work),

@@ -53,12 +53,14 @@ NEAR_TIE = 1e-3
 WIDTHS = (32, 16, 8)
 
 
-def trace(bench, model_dir, runs, bits, work):
-    """phikit's tokens and logits rows (one per token) for each run, with a `bits` cache."""
+def trace(bench, model_dir, runs, bits, work, act_bits=16):
+    """phikit's tokens and logits rows (one per token) for each run, with a `bits` cache and
+    `act_bits` activations (act8_fidelity.py)."""
     spec, out = os.path.join(work, "runs.json"), os.path.join(work, "logits.f32")
     with open(spec, "w") as f:
         json.dump({"runs": runs}, f)
-    lines = subprocess.run([bench, model_dir, "--trace", spec, "--out", out, "--kv-bits", str(bits)],
+    lines = subprocess.run([bench, model_dir, "--trace", spec, "--out", out, "--kv-bits", str(bits),
+                            "--act-bits", str(act_bits)],
                            check=True, capture_output=True, text=True).stdout.split("\n")
     tokens = [json.loads(line)["tokens"] for line in lines if line.startswith("{")]
     flat = np.fromfile(out, dtype=np.float32).astype(np.float64)

@@ -6,9 +6,10 @@
 #include "pk_attention.h"
 #include "pk_matvec.h"
 
-/* y[t] = W x[t] for `tokens` inputs (1 when decoding): pk_matvec_tokens_isa over chunks of
-   rows, each chunk's weights read from memory once for all tokens. `prep` holds the inputs
-   readied by pk_matvec_prepare(isa, …) (see pk_prepare_job; NULL for float kinds). */
+/* y[t] = W x[t] for `tokens` inputs (1 when decoding): pk_matvec_tokens_isa (or
+   pk_matvec_tokens_act8_isa, see act_bits) over chunks of rows, each chunk's weights read
+   from memory once for all tokens. `prep` holds the inputs readied by pk_prepare_task
+   (NULL for float kinds). */
 typedef struct {
     const pk_matrix *m;
     long tokens;
@@ -20,6 +21,8 @@ typedef struct {
     long ldy;
     int isa;
     long chunk_rows;     /* set by pk_matvec_chunks */
+    int act_bits;        /* 8: matrices pk_matvec_act8_covers take the 8-bit-activation path
+                            (prepare and multiply alike); anything else: the 16-bit one */
 } pk_matvec_job;
 /* Sets job->chunk_rows and returns the number of chunks. */
 long pk_matvec_chunks(pk_matvec_job *job);

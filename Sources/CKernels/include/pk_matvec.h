@@ -77,6 +77,22 @@ void pk_matvec_tokens_isa(int isa, const pk_matrix *m, long tokens, const float 
                           const float *prep, long prep_stride, float *y, long ldy, long r0,
                           long r1);
 
+/* 8-bit activations (opt-in; matvec_act8.c): x rounded to int8 per block of 32 values
+   (scale max|x|/127, as llama.cpp's Q8_0) times 4-bit rows by AVX-512 VNNI vpdpbusd, twice
+   the products per instruction of the 16-bit path; the bias term uses the exact group sums.
+   Covers 4-bit affine rows with groups of 32 or 64, at least 128 values wide; other matrices
+   keep the 16-bit path (the caller chooses per matrix). Lower fidelity than the 16-bit path
+   (documented in scripts/bench/README.md), so never the default. Like the 16-bit kernels, a
+   token's result does not depend on what else is in its call. Below AVX-512 the same
+   arithmetic runs lane by lane in C (the oracle the tests hold the AVX-512 kernel to, bit for
+   bit): correct but slow. */
+int pk_matvec_act8_covers(const pk_matrix *m);
+/* Readies x (int8 blocks, group sums) in prep (pk_matvec_prep_floats(cols) floats). */
+void pk_matvec_prepare_act8(int isa, const pk_matrix *m, const float *x, float *prep);
+/* As pk_matvec_tokens_isa, on inputs readied by pk_matvec_prepare_act8. */
+void pk_matvec_tokens_act8_isa(int isa, const pk_matrix *m, long tokens, const float *prep,
+                               long prep_stride, float *y, long ldy, long r0, long r1);
+
 /* out[(r - r0)*cols + c] = weight[r][c] as float32, for r in [r0, r1) (an embedding
    lookup, a dequantized copy). Affine: scale*q + bias, rounded once (fused). */
 void pk_dequantize_rows_ref(const pk_matrix *m, long r0, long r1, float *out);

@@ -41,13 +41,16 @@ public final class DecodeBatch {
 
     /// Feeds `tokens[i]` to `sessions[i]`, as `sessions[i].step(tokens[i])` would; each
     /// session's `logits` then follow its token. Every session must be of this batch's model
-    /// and pool, and appear once. A session whose token crosses a position-regime switch
+    /// and pool, of one activation width, and appear once. A session whose token crosses a position-regime switch
     /// (LongRoPE) recomputes its whole sequence on its own, as a lone step would.
     public func step(_ sessions: [InferenceSession], tokens: [Int]) throws {
         precondition(sessions.count == tokens.count, "one token per session")
         precondition(sessions.count <= maxSequences, "more sessions than the batch holds")
         for (i, session) in sessions.enumerated() {
             precondition(session.model === model && session.pool === pool, "foreign session")
+            precondition(
+                session.activationWidth == sessions[0].activationWidth,
+                "sessions of different activation widths")
             precondition(
                 !sessions[..<i].contains { $0 === session }, "a session appears twice")
             try session.checkFits(CollectionOfOne(tokens[i]), after: session.position)
@@ -67,7 +70,7 @@ public final class DecodeBatch {
             }
         }
         guard !batched.isEmpty else { return }
-        try pool.exclusively {
+        try pool.exclusively(activations: sessions[0].activationWidth) {
             batched.withUnsafeBufferPointer { tokens in
                 state.step(
                     sequences, tokens: tokens, positions: positions, regimes: regimes, pool: pool)

@@ -33,6 +33,8 @@ public final class InferenceSession {
     public var threads: Int { pool.size }
     /// How wide the cached keys and values are.
     public let cacheWidth: KVCacheWidth
+    /// How wide the activations are in the matrix products (every feed of this session).
+    public let activationWidth: ActivationWidth
 
     let sequence: any SequenceState
     let pool: WorkerPool
@@ -49,27 +51,27 @@ public final class InferenceSession {
     /// session computes on the process's shared pool.
     public convenience init(
         model: any CausalLanguageModel, maxContext: Int? = nil,
-        cacheWidth: KVCacheWidth = .float32
+        cacheWidth: KVCacheWidth = .float32, activationWidth: ActivationWidth = .int16
     ) throws {
         try self.init(
             model: model, maxContext: maxContext, pool: WorkerPool.shared(threads: model.threads),
-            block: 512, cacheWidth: cacheWidth)
+            block: 512, cacheWidth: cacheWidth, activationWidth: activationWidth)
     }
 
     /// A session on a pool of its own (tests pin threads and kernel levels); `block` is the
     /// prompt block size.
     convenience init(
         model: any CausalLanguageModel, maxContext: Int?, threads: Int, isa: Int32, block: Int,
-        cacheWidth: KVCacheWidth = .float32
+        cacheWidth: KVCacheWidth = .float32, activationWidth: ActivationWidth = .int16
     ) throws {
         try self.init(
             model: model, maxContext: maxContext, pool: WorkerPool(threads: threads, isa: isa),
-            block: block, cacheWidth: cacheWidth)
+            block: block, cacheWidth: cacheWidth, activationWidth: activationWidth)
     }
 
     init(
         model: any CausalLanguageModel, maxContext: Int?, pool: WorkerPool, block: Int,
-        cacheWidth: KVCacheWidth = .float32
+        cacheWidth: KVCacheWidth = .float32, activationWidth: ActivationWidth = .int16
     ) throws {
         let context = maxContext ?? min(model.maxPositions, Self.defaultContextLimit)
         guard context >= 1, context <= model.maxPositions else {
@@ -79,6 +81,7 @@ public final class InferenceSession {
         self.maxContext = context
         self.pool = pool
         self.cacheWidth = cacheWidth
+        self.activationWidth = activationWidth
         if let blockModel = model as? any BlockForwardModel {
             positionRegime = { blockModel.positionRegime(sequenceLength: $0) }
         } else {
@@ -313,7 +316,7 @@ public final class InferenceSession {
             start = 0
         }
         let block = sequence.block
-        try pool.exclusively {
+        try pool.exclusively(activations: activationWidth) {
             try tokens.withUnsafeBufferPointer { all in
                 let end = all.count
                 while start < end {

@@ -15,6 +15,9 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
     public let size: Int
     /// Kernel level (PK_MV_ISA_*) every job runs at.
     let isa: Int32
+    /// Activation width of the forward pass holding the pool (`exclusively`): pool-wide
+    /// because sessions of either width may share the process's pool.
+    private var activationBits: Int32 = 16
     private let turn = Mutex<Void>(())
 
     /// A pool of its own (tests pin threads and kernel levels); sessions normally share
@@ -45,13 +48,17 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
         }
     }
 
-    /// Runs `body` (one forward pass) while no other thread uses the pool.
-    func exclusively<T>(_ body: () throws -> T) rethrows -> T {
-        try turn.withLock { _ in try body() }
+    /// Runs `body` (one forward pass) while no other thread uses the pool, its matrix products
+    /// at `activations` width.
+    func exclusively<T>(activations: ActivationWidth, _ body: () throws -> T) rethrows -> T {
+        try turn.withLock { _ in
+            activationBits = Int32(activations.rawValue)
+            return try body()
+        }
     }
 
     /// y[t] = W · x[t] for t < tokens: x (tokens, cols) and y (tokens, rows) packed. Each
-    /// input is readied (16-bit x, group sums) into `prep` (tokens × prepStride floats),
+    /// input is readied (16- or 8-bit x, group sums) into `prep` (tokens × prepStride floats),
     /// then every chunk of rows is read once for all tokens.
     func matvec(
         _ m: WeightMatrix, _ x: UnsafePointer<Float>, tokens: Int,
@@ -60,7 +67,8 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
         withUnsafePointer(to: m.raw) { matrix in
             var job = pk_matvec_job(
                 m: matrix, tokens: tokens, x: x, ldx: m.cols, prep: prep, prep_stride: prepStride,
-                y: y, ldy: m.rows, isa: isa, chunk_rows: 0)
+                y: y, ldy: m.rows, isa: isa, chunk_rows: 0,
+                act_bits: activationBits)
             pk_pool_run(pool, pk_prepare_task, &job, pk_prepare_chunks(&job))
             let chunks = pk_matvec_chunks(&job)
             pk_pool_run(pool, pk_matvec_task, &job, chunks)

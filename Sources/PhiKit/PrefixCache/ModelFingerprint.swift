@@ -21,15 +21,19 @@ public struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
 
     public init(digest: [UInt8]) { self.digest = digest }
 
-    /// The fingerprint of the model in `directory` run with a `cacheWidth` cache by this build.
+    /// The fingerprint of the model in `directory` run with a `cacheWidth` cache and
+    /// `activationWidth` products by this build (8-bit activations compute other keys).
     public init(
-        directory: String, modelType: String, cacheWidth: KVCacheWidth
+        directory: String, modelType: String, cacheWidth: KVCacheWidth,
+        activationWidth: ActivationWidth = .int16
     ) throws(FileError) {
         var hasher = SHA256Hasher()
         func add(_ text: String) { hasher.update(Array((text + "\n").utf8)) }
         add("phikit kv prefix v1")
         add("engine \(PhiKitVersion.string) \(BuildInfo.commit) \(BuildInfo.kernelPath)")
         add("architecture \(modelType) kv-bits \(cacheWidth.rawValue)")
+        // the 16-bit default adds nothing, so caches written before the option stay valid
+        if activationWidth != .int16 { add("act-bits \(activationWidth.rawValue)") }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in names.sorted()
         where name == "config.json" || name.hasSuffix(".safetensors") {

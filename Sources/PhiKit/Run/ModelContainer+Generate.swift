@@ -84,12 +84,14 @@ extension ModelContainer {
     }
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`
-    /// positions (default: `defaultContext`) with keys and values `cacheWidth` wide.
+    /// positions (default: `defaultContext`) with keys and values `cacheWidth` wide, its
+    /// products at the container's `activationWidth`.
     public func makeSession(
         maxContext: Int? = nil, cacheWidth: KVCacheWidth = .defaultForRun
     ) throws -> InferenceSession {
         try InferenceSession(
-            model: model, maxContext: defaultContext(maxContext), cacheWidth: cacheWidth)
+            model: model, maxContext: defaultContext(maxContext), cacheWidth: cacheWidth,
+            activationWidth: activationWidth)
     }
 
     /// The context `run` gives a prompt: `requested` (`--max-kv-size`), else the model's

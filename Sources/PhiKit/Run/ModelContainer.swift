@@ -31,6 +31,8 @@ public final class ModelContainer: Sendable {
     /// The tokenizer's end-of-sequence token (tokenizer_config.json `eos_token`).
     public let tokenizerEOS: Int?
     public let loadSeconds: Double
+    /// How wide the activations are in every session made from this container (`--act-bits`).
+    public let activationWidth: ActivationWidth
     /// The tokens as bytes for structured output (`tokenVocabulary()`).
     let vocabularyCache = LazyValue<TokenVocabulary>()
 
@@ -39,7 +41,7 @@ public final class ModelContainer: Sendable {
     /// is pulled first when `pull` is given and `HF_HUB_OFFLINE` is not set; `pull` then
     /// receives the download's progress.
     public static func load(
-        _ model: String, threads: Int? = nil,
+        _ model: String, threads: Int? = nil, activationWidth: ActivationWidth = .int16,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         pull: ((PullProgress) -> Void)? = nil, cancellation: CancellationToken? = nil
     ) throws -> ModelContainer {
@@ -51,13 +53,16 @@ public final class ModelContainer: Sendable {
             } else {
                 try ModelLocator.locate(model, environment: environment)
             }
-        return try ModelContainer(located, threads: threads)
+        return try ModelContainer(located, threads: threads, activationWidth: activationWidth)
     }
 
     /// Loads the model in `located.directory`.
-    public init(_ located: LocalModel, threads: Int? = nil) throws {
+    public init(
+        _ located: LocalModel, threads: Int? = nil, activationWidth: ActivationWidth = .int16
+    ) throws {
         let start = DispatchTime.now().uptimeNanoseconds
         location = located
+        self.activationWidth = activationWidth
         model = try ModelArchitectures.load(directory: located.directory, threads: threads)
         tokenizer = try Tokenizer.load(directory: located.directory)
         chatTemplate = try ChatTemplate.load(modelDirectory: located.directory)

@@ -175,7 +175,8 @@ public final class Scheduler: @unchecked Sendable {
                 entry = CachedSession(
                     try InferenceSession(
                         model: container.model, maxContext: configuration.contextSize,
-                        cacheWidth: configuration.cacheWidth))
+                        cacheWidth: configuration.cacheWidth,
+                        activationWidth: container.activationWidth))
                 sessionCount += 1
             }
             if let disk = configuration.diskCache {

@@ -10,7 +10,8 @@ struct ChatCommand: Command {
     static let usage = """
         phikit chat <model> [--system <text>] [--load <file.json>] [-m <n>] [--temp <t>]
                     [<sampling flags>] [--stop <text>]... [--extra-eos-token <token>]...
-                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
+                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--act-bits 8|16]
+                    [--threads <n>] [--stats]
                     [--draft-max <n> | --no-speculative]
                     [--cache-dir <dir>] [--cache-size <mb>] [--cache-min-tokens <n>]
                     [--no-disk-cache]
@@ -47,6 +48,7 @@ struct ChatCommand: Command {
           --max-kv-size <n>        context in tokens (default: the model's, at most 4096);
                                    the oldest turns are dropped when the next would not fit
         \(KVBitsOption.help)
+        \(ActBitsOption.help)
         \(SpeculationOption.help)
         \(DiskCacheOption.help)
           --threads <n>            threads to compute with (default: all cores)
@@ -63,6 +65,7 @@ struct ChatCommand: Command {
     var model: String
     var options: ChatOptions
     var threads: Int?
+    var activationWidth: ActivationWidth
     var stats: Bool
     var load: String?
     var diskCache: DiskCacheOption
@@ -77,6 +80,7 @@ struct ChatCommand: Command {
         let extraEOS = try args.options("--extra-eos-token")
         let maxContext = try args.option("--max-kv-size", as: Int.self)
         let cacheWidth = try KVBitsOption.read(&args)
+        activationWidth = try ActBitsOption.read(&args)
         let speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         stats = args.flag("--stats")
@@ -95,7 +99,8 @@ struct ChatCommand: Command {
     func run() throws {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
-        let container = try PullProgressView.loadModel(model, threads: threads)
+        let container = try PullProgressView.loadModel(
+            model, threads: threads, activationWidth: activationWidth)
         options.diskCache = diskCache.open(container, cacheWidth: options.cacheWidth)
         defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)

@@ -11,7 +11,8 @@ struct RunCommand: Command {
         phikit run <model> [<prompt>... | -p <prompt> | -f <file>] [--system <text>] [-m <n>]
                    [--temp <t>] [<sampling flags>] [--no-chat-template]
                    [--extra-eos-token <token>]... [--ignore-eos] [--stop <text>]...
-                   [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
+                   [--max-kv-size <n>] [--kv-bits 8|16|32] [--act-bits 8|16]
+                   [--threads <n>] [--stats]
                    [--draft-max <n> | --no-speculative]
                    [--json [--stream]]
                    [--json-schema <file|json> | --json-object | --regex <p> | --grammar <file>]
@@ -54,6 +55,7 @@ struct RunCommand: Command {
                                    positions, at most 4096 unless the prompt and -m need
                                    more); a prompt that does not fit is an error
         \(KVBitsOption.help)
+        \(ActBitsOption.help)
         \(SpeculationOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
@@ -82,6 +84,7 @@ struct RunCommand: Command {
     var stopStrings: [String]
     var threads: Int?
     var cacheWidth: KVCacheWidth
+    var activationWidth: ActivationWidth
     var speculation: Speculation
     var maxContext: Int?
     var stats: Bool
@@ -103,6 +106,7 @@ struct RunCommand: Command {
         maxContext = try args.option("--max-kv-size", as: Int.self)
         threads = try args.option("--threads", as: Int.self)
         cacheWidth = try KVBitsOption.read(&args)
+        activationWidth = try ActBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args)
         stats = args.flag("--stats")
         json = args.flag("--json")
@@ -143,7 +147,8 @@ struct RunCommand: Command {
 
     func run() throws {
         // Ctrl-C during a pull of a missing model stops the pull (its own job).
-        let container = try PullProgressView.loadModel(model, threads: threads)
+        let container = try PullProgressView.loadModel(
+            model, threads: threads, activationWidth: activationWidth)
         // Reading the prompt is no job: Ctrl-C while phikit waits on stdin exits at once.
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {

@@ -12,7 +12,8 @@ struct ServeCommand: Command {
         phikit serve <model> [--host <addr>] [--port <n>] [--parallel <n>] [--max-queue <n>]
                      [--max-kv-size <n>] [--prompt-cache-mb <n>] [--api-key <key>]
                      [--cors-origin <origin>] [--max-connections <n>] [--max-body <size>]
-                     [--kv-bits 8|16|32] [--threads <n>] [--log-format text|json] [--quiet]
+                     [--kv-bits 8|16|32] [--act-bits 8|16] [--threads <n>]
+                     [--log-format text|json] [--quiet]
                      [--draft-max <n> | --no-speculative] [--cache-dir <dir>] [--cache-size <mb>]
                      [--cache-min-tokens <n>] [--no-disk-cache]
         """
@@ -55,6 +56,7 @@ struct ServeCommand: Command {
                                    closed for a new one, and only when all are being
                                    answered does a new one get 503 (GET /health still works)
         \(KVBitsOption.help)
+        \(ActBitsOption.help)
         \(SpeculationOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
@@ -79,6 +81,7 @@ struct ServeCommand: Command {
     var maxBody: Int
     var threads: Int?
     var cacheWidth: KVCacheWidth
+    var activationWidth: ActivationWidth
     var speculation: Speculation
     var quiet: Bool
     var logFormat: AccessLogFormat
@@ -97,6 +100,7 @@ struct ServeCommand: Command {
         let body = try args.option("--max-body")
         maxBody = try body.map(Self.size) ?? (1 << 20)
         cacheWidth = try KVBitsOption.read(&args)
+        activationWidth = try ActBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
         quiet = args.flag("--quiet")
@@ -129,7 +133,8 @@ struct ServeCommand: Command {
     }
 
     func run() throws {
-        let container = try PullProgressView.loadModel(model, threads: threads)
+        let container = try PullProgressView.loadModel(
+            model, threads: threads, activationWidth: activationWidth)
         let limit = container.model.maxPositions
         let context = container.defaultContext(maxKVSize)
         guard context <= limit else {

@@ -1,14 +1,17 @@
 import Foundation
 import PhiEngine
 
-/// `engine-bench <model-dir> --trace RUNS.json --out LOGITS.f32 [--kv-bits 8|16|32]`: the
+/// `engine-bench <model-dir> --trace RUNS.json --out LOGITS.f32 [--kv-bits 8|16|32]
+/// [--act-bits 8|16]`: the
 /// logits phikit computes after every token, for the numerics scripts
 /// (scripts/engine/kv_fidelity.py). RUNS.json is {"runs": [{"prompt": [ids], "generate": n}]}:
 /// each prompt is fed token by token (by the exactness contract that is the prefill's
 /// result), then n greedy tokens (the first largest logit, as generation picks). LOGITS.f32
 /// gets one float32 row of vocab logits after each token, runs one after another; stdout one
 /// JSON line per run, {"tokens": [prompt + generated]}.
-func traceLogits(directory: String, runsPath: String, outPath: String, bits: Int) throws {
+func traceLogits(
+    directory: String, runsPath: String, outPath: String, bits: Int, activations: ActivationWidth
+) throws {
     let model = try ModelArchitectures.load(directory: directory, threads: 1)
     guard let width = KVCacheWidth(rawValue: bits) else {
         throw TraceError("--kv-bits must be 8, 16 or 32")
@@ -25,7 +28,8 @@ func traceLogits(directory: String, runsPath: String, outPath: String, bits: Int
         return (prompt, run["generate"] as? Int ?? 0)
     }
     let longest = specs.map { $0.0.count + $0.1 }.max() ?? 1
-    let session = try InferenceSession(model: model, maxContext: longest, cacheWidth: width)
+    let session = try InferenceSession(
+        model: model, maxContext: longest, cacheWidth: width, activationWidth: activations)
     var rows = Data()
     for (prompt, generate) in specs {
         session.reset()

@@ -1,14 +1,17 @@
 import Foundation
 import PhiEngine
 
-/// `engine-bench <model-dir> --verify [--prompt 512] [--runs 3] [--draft-max 8] [--kv-bits 16]`:
+/// `engine-bench <model-dir> --verify [--prompt 512] [--runs 3] [--draft-max 8] [--kv-bits 16]
+/// [--act-bits 16]`:
 /// what checking k drafted tokens costs (speculative decoding, issue 31): after a prompt of
 /// `--prompt` random tokens, a decode step and then `InferenceSession.verify` of blocks of
 /// k + 1 tokens (the token just chosen and k drafted ones) for k = 1…draft-max, each rewound
 /// before the next, repeated `--runs` times interleaved; the median of each. Prints per k
 /// the milliseconds, the cost in decode steps, and the speedup the block gives if a share a
 /// of drafted tokens is accepted (the agreeing prefix: 1 + a + … + a^k tokens per block).
-func verifyCostBenchmark(directory: String, threads: Int?) throws {
+func verifyCostBenchmark(
+    directory: String, threads: Int?, activations: ActivationWidth
+) throws {
     let model = try ModelArchitectures.load(directory: directory, threads: threads)
     let promptLength = Int(option("--prompt", 512))
     let maxDraft = Int(option("--draft-max", 8))
@@ -17,7 +20,8 @@ func verifyCostBenchmark(directory: String, threads: Int?) throws {
         throw TraceError("--kv-bits must be 8, 16 or 32")
     }
     let session = try InferenceSession(
-        model: model, maxContext: promptLength + maxDraft + 2, cacheWidth: width)
+        model: model, maxContext: promptLength + maxDraft + 2, cacheWidth: width,
+        activationWidth: activations)
     var random = RandomSource(seed: 3)
     let tokens = (0..<promptLength + maxDraft + 1).map { _ in
         3 + Int(random.next() % UInt64(model.vocabularySize - 3))
@@ -38,8 +42,8 @@ func verifyCostBenchmark(directory: String, threads: Int?) throws {
     let median = seconds.map { $0.sorted()[$0.count / 2] }
     print(
         String(
-            format: "verify cost after %d tokens, %@-bit cache, %d threads, median of %d:",
-            promptLength, "\(width.rawValue)", session.threads, runs))
+            format: "verify cost after %d tokens, %@-bit cache, %d-bit activations, %d threads, median of %d:",
+            promptLength, "\(width.rawValue)", activations.rawValue, session.threads, runs))
     print("  k  block      ms  steps   speedup at acceptance 0.5 / 0.7 / 0.9")
     for k in 0...maxDraft {
         let cost = median[k] / median[0]

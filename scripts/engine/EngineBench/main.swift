@@ -2,6 +2,8 @@
 // CLI: `swift build -c release --product engine-bench`, then
 //   .build/release/engine-bench <model-dir> [--prompt 128] [--generate 64] [--threads N]
 //                               [--runs 3] [--bandwidth-gbs 31.4] [--kv-bits 32]
+//                               [--act-bits 16]   (8: the 8-bit-activation path; every mode
+//                                                  below takes it)
 //   .build/release/engine-bench <model-dir> --load-only     (load time, three times)
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
 //   .build/release/engine-bench <model-dir> --batch N       (aggregate decode tok/s of N
@@ -65,13 +67,16 @@ nonisolated func dispatchBenchmark() {
 /// Aggregate decode speed of `sequences` sessions stepped together (a server's continuous
 /// batch): each session prefills its own random prompt, then `--generate` greedy steps of all
 /// of them run as single DecodeBatch passes. Prints tokens per second summed over sessions.
-func batchBenchmark(directory: String, sequences: Int, threads: Int?) throws {
+func batchBenchmark(
+    directory: String, sequences: Int, threads: Int?, activations: ActivationWidth
+) throws {
     let model = try ModelArchitectures.load(directory: directory, threads: threads)
     let prompt = Int(option("--prompt", 128))
     let steps = Int(option("--generate", 64))
     var random = RandomSource(seed: 2)
     let sessions = try (0..<sequences).map { _ in
-        try InferenceSession(model: model, maxContext: prompt + steps + 1)
+        try InferenceSession(
+            model: model, maxContext: prompt + steps + 1, activationWidth: activations)
     }
     let batch = try DecodeBatch(model: model, maxSequences: sequences)
     for _ in 0...max(1, Int(option("--runs", 3))) {
@@ -104,7 +109,16 @@ let runs = max(1, Int(option("--runs", 3)))
 let bandwidth = option("--bandwidth-gbs", 31.4)
 let threads = arguments.contains("--threads") ? Int(option("--threads", 1)) : nil
 
+/// `--act-bits 8|16` (default 16): the activation width of every session below.
+func activationWidth() throws -> ActivationWidth {
+    guard let width = ActivationWidth(rawValue: Int(option("--act-bits", 16))) else {
+        throw TraceError("--act-bits must be 8 or 16")
+    }
+    return width
+}
+
 do {
+    let activations = try activationWidth()
     if arguments.contains("--dispatch") {
         dispatchBenchmark()
         exit(0)
@@ -122,16 +136,18 @@ do {
     {
         try traceLogits(
             directory: arguments[1], runsPath: arguments[i + 1], outPath: arguments[o + 1],
-            bits: Int(option("--kv-bits", 32)))
+            bits: Int(option("--kv-bits", 32)), activations: activations)
         exit(0)
     }
     if arguments.contains("--verify") {
-        try verifyCostBenchmark(directory: arguments[1], threads: threads)
+        try verifyCostBenchmark(
+            directory: arguments[1], threads: threads, activations: activations)
         exit(0)
     }
     if arguments.contains("--batch") {
         try batchBenchmark(
-            directory: arguments[1], sequences: Int(option("--batch", 4)), threads: threads)
+            directory: arguments[1], sequences: Int(option("--batch", 4)), threads: threads,
+            activations: activations)
         exit(0)
     }
     let loadStart = Date()
@@ -147,7 +163,8 @@ do {
         throw TraceError("--kv-bits must be 8, 16 or 32")
     }
     let session = try InferenceSession(
-        model: model, maxContext: promptLength + generateCount + 1, cacheWidth: width)
+        model: model, maxContext: promptLength + generateCount + 1, cacheWidth: width,
+        activationWidth: activations)
     var random = RandomSource(seed: 1)
     let prompt = (0..<promptLength).map { _ in
         3 + Int(random.next() % UInt64(model.vocabularySize - 3))
@@ -178,9 +195,9 @@ do {
     print(
         String(
             format:
-                "median: prompt %.2f tok/s, generation %.2f tok/s (%.0f%% of %.1f tok/s), threads %d",
+                "median: prompt %.2f tok/s, generation %.2f tok/s (%.0f%% of %.1f tok/s), threads %d, act-bits %d",
             median(prefill), median(decode), 100 * median(decode) * gb / bandwidth,
-            bandwidth / gb, session.threads))
+            bandwidth / gb, session.threads, activations.rawValue))
 } catch {
     print("error: \(error)")
     exit(1)

@@ -1,0 +1,364 @@
+/* 8-bit activations (opt-in: `--act-bits 8`): 4-bit affine rows (groups of 32 or 64, at least
+   128 wide) times x rounded to int8 per block of 32 values, multiplied by AVX-512 VNNI
+   vpdpbusd (u8 weights 0..15 x s8 x -> int32, 64 products per instruction where the 16-bit
+   path's vpdpwssd does 32). See pk_matvec.h for the contract.
+
+   Arithmetic (per row, per group g of weights w = s*q + b, per block k of x):
+     row·x = sum_g [ s_g * sum_{k in g} d_k * (q · xq)_k  +  b_g * xsum_g  +  8 s_g * xres_g ]
+   with xq = rint(x / d_k) in [-127, 127], d_k = max|x in k| / 127 (llama.cpp's Q8_0 rounding),
+   xsum_g the exact float sum of x over g, and xres_g = xsum_g - sum_k d_k * sum(xq_k) what
+   the rounding lost in that sum. The integer dots are exact; the rounding error left is
+   s_g * sum (q - 8) * (x - d xq): the part of x's rounding that the middle q value carries is
+   put back (as the 16-bit path does), so the bias term is exact whatever the bias is (using
+   d*sum(xq) for the bias instead would leave (s q + b) * error: the same when b = -8s, worse
+   for every other bias).
+
+   Layout (the 16-bit tile kernel's, matvec_avx512_q4.c): a quad of 256 values is 128 bytes,
+   chunks [A.0 A.1 B.0 B.1 | C.0 C.1 D.0 D.1] of 16 bytes, chunk s.h = values 32h..32h+31 of
+   64-value segment s. A 128-bit lane shuffle gives Y_h = [A.h B.h C.h D.h]; its low nibbles
+   and its high nibbles (one and, one shift) are 64 u8 q values each, and dword lane 4s + j
+   holds values 64s + 32h + 8j + 2k + n (byte k, nibble n) in both. So after both halves lane
+   4s + j has summed 16 values of segment s: lanes never mix groups, and no bytes move.
+   xq is stored to match: per quad, for h, for n, for s, j, k: x[64s + 32h + 8j + 2k + n].
+   A row that ends inside a quad (SmolLM2's 576) reads its last quad with masked loads, the
+   missing weights and x values 0.
+
+   Blocks of x: groups of 32 are their own block (the lanes are converted after each half, as
+   in the 16-bit kernel). Groups of 64 have two blocks of 32 values that are not contiguous:
+   block j/2 of segment s = the values lanes 4s + j (j = 0,1 or 2,3) sum, {0..15, 32..47} and
+   {16..31, 48..63} of the group, so each lane sums one block and the quad needs one
+   conversion for both halves (block membership does not change how well 32 values round).
+
+   Float order: everything is per 16 float lanes, added in one fixed order (bias terms of a
+   16-group chunk, then each quad's converted dots; then the 16 lanes pairwise, halves first),
+   and the portable version below performs exactly those operations lane by lane, so both
+   levels give the same bits (tests hold them to it). Every multiply-add is an explicit fmaf /
+   fmadd and no product feeds a plain add: the kernels build with -ffp-contract=fast, which
+   would otherwise fuse a multiply and an add where the CPU has FMA and not where it has not. */
+
+#include "matvec_internal.h"
+
+#include <math.h>
+#include <stdint.h>
+
+/* ---- the prepared input ----------------------------------------------------------------- */
+
+/* In the prep scratch (pk_matvec_prep_floats(cols) floats; the 16-bit layout's xsum and xres
+   slots are shared, the rest is overlaid on its x16 and x16q; a last partial quad is stored
+   whole, its missing values 0):
+     xq   [cols rounded up to 256] int8   at 0, kernel order (above)
+     dexp [16 or 32 per quad]             in x16q's place: d of each lane's block, per quad
+                                          (per half for groups of 32)
+     xsum, xres [groups]                  pk_mv_xsum / pk_mv_xres */
+static inline int8_t *a8_xq(const float *prep) { return (int8_t *)(uintptr_t)prep; }
+static inline float *a8_dexp(const float *prep, long cols) {
+    return (float *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + cols / 16 + 80);
+}
+
+/* Rows narrower than 128 would not leave the rounded-up xq room before xsum. */
+int pk_matvec_act8_covers(const pk_matrix *m) {
+    return m->kind == PK_W_AFFINE && m->bits == 4 && (m->group == 32 || m->group == 64)
+        && m->cols % m->group == 0 && m->cols >= 128;
+}
+
+/* Block (0..7) of value v (0..255) of a quad: see the layout above. */
+PK_MV_INLINE int a8_block(int group, int v) {
+    return group == 32 ? v / 32 : (v / 64) * 2 + (v % 32) / 16;
+}
+
+/* Inline so that each level compiles it for itself (rintf becomes one instruction where the
+   CPU has one); every operation is exact or correctly rounded, so both give the same bits. */
+PK_MV_INLINE void a8_prepare(const pk_matrix *m, const float *x, float *prep) {
+    const long cols = m->cols;
+    const int group = m->group;
+    pk_mv_group_sums(m, x, prep);
+    int8_t *xq = a8_xq(prep);
+    float *dexp = a8_dexp(prep, cols);
+    const float *xsum = pk_mv_xsum(prep, cols);
+    float *xres = pk_mv_xres(prep, cols);
+    const long groups = cols / group;
+    for (long c = 0; c < cols; c += 256) {
+        const long here = cols - c < 256 ? cols - c : 256;  /* values of this quad */
+        float xc[256] = {0};
+        memcpy(xc, x + c, (size_t)here * sizeof(float));
+        float top[8] = {0}, d[8], inverse[8];
+        for (int v = 0; v < 256; v++) {
+            const int b = a8_block(group, v);
+            top[b] = fmaxf(top[b], fabsf(xc[v]));
+        }
+        for (int b = 0; b < 8; b++) {
+            d[b] = top[b] / 127.0f;
+            inverse[b] = top[b] > 0 ? 127.0f / top[b] : 0;
+        }
+        int8_t q[256];
+        int32_t total[8] = {0};
+        for (int v = 0; v < 256; v++) {
+            const int b = a8_block(group, v);
+            const float r = rintf(xc[v] * inverse[b]);
+            q[v] = (int8_t)(r > 127 ? 127 : r < -127 ? -127 : r);
+            total[b] += q[v];
+        }
+        int8_t *out = xq + c;
+        for (int h = 0; h < 2; h++)
+            for (int n = 0; n < 2; n++)
+                for (int s = 0; s < 4; s++)
+                    for (int j = 0; j < 4; j++)
+                        for (int k = 0; k < 4; k++) *out++ = q[64 * s + 32 * h + 8 * j + 2 * k + n];
+        if (group == 64) {
+            for (int lane = 0; lane < 16; lane++) dexp[c / 16 + lane] = d[(lane / 4) * 2 + (lane % 4) / 2];
+            for (int s = 0; s < 4 && c / 64 + s < groups; s++) {
+                const long g = c / 64 + s;
+                const float res = fmaf(-d[2 * s], (float)total[2 * s], xsum[g]);
+                xres[g] = fmaf(-d[2 * s + 1], (float)total[2 * s + 1], res);
+            }
+        } else {
+            for (int h = 0; h < 2; h++)
+                for (int lane = 0; lane < 16; lane++)
+                    dexp[c / 8 + 16 * h + lane] = d[2 * (lane / 4) + h];
+            for (int b = 0; b < 8 && c / 32 + b < groups; b++) {
+                const long g = c / 32 + b;
+                xres[g] = fmaf(-d[b], (float)total[b], xsum[g]);
+            }
+        }
+    }
+}
+
+/* The 16 float lanes of a row's sum, added halves first (the order both levels use). */
+PK_MV_INLINE float a8_lanes_sum(const float lanes[16]) {
+    float t8[8], t4[4], t2[2];
+    for (int i = 0; i < 8; i++) t8[i] = lanes[i] + lanes[i + 8];
+    for (int i = 0; i < 4; i++) t4[i] = t8[i] + t8[i + 4];
+    for (int i = 0; i < 2; i++) t2[i] = t4[i] + t4[i + 2];
+    return t2[0] + t2[1];
+}
+
+/* ---- portable: the oracle, lane by lane ------------------------------------------------- */
+
+void pk_mv_prepare_act8_portable(const pk_matrix *m, const float *x, float *prep) {
+    a8_prepare(m, x, prep);
+}
+
+/* Row r times one prepared token, performing the AVX-512 kernel's float operations lane by
+   lane in its order (its integer sums are exact in any order). */
+static float a8_row_portable(const pk_matrix *m, long r, const float *prep) {
+    const long cols = m->cols, G = m->group, groups = cols / G;
+    const uint8_t *w = (const uint8_t *)m->w + r * (cols / 2);
+    const int8_t *xq = a8_xq(prep);
+    const float *dexp = a8_dexp(prep, cols), *xsum = pk_mv_xsum(prep, cols);
+    const float *xres = pk_mv_xres(prep, cols);
+    float acc[16] = {0};
+    for (long g0 = 0; g0 < groups; g0 += 16) {
+        const long n = groups - g0 < 16 ? groups - g0 : 16;
+        float sv[16] = {0}, bv[16] = {0};
+        pk_mv_widen(m->scales, m->scale_dtype, r * groups + g0, n, sv);
+        pk_mv_widen(m->biases, m->scale_dtype, r * groups + g0, n, bv);
+        for (int l = 0; l < 16; l++) {
+            const float xs = l < n ? xsum[g0 + l] : 0, xr = l < n ? xres[g0 + l] : 0;
+            acc[l] = fmaf(bv[l], xs, acc[l]);
+            acc[l] = fmaf(sv[l] * 8.0f, xr, acc[l]);
+        }
+        for (long c = g0 * G; c < (g0 + n) * G; c += 256) {
+            int32_t dot[16] = {0};
+            for (int h = 0; h < 2; h++) {
+                for (int lane = 0; lane < 16; lane++) {
+                    const int s = lane / 4, j = lane % 4;
+                    const long at = c / 2 + 32 * s + 16 * h + 4 * j;  /* byte in the row */
+                    const int8_t *xl = xq + c + 128 * h + 16 * s + 4 * j;
+                    for (int k = 0; k < 4; k++) {
+                        const int byte = at + k < cols / 2 ? w[at + k] : 0;  /* a partial quad */
+                        dot[lane] += (byte & 15) * xl[k] + (byte >> 4) * xl[64 + k];
+                    }
+                }
+                if (G == 32) {  /* each half's lanes are whole groups: scale them now */
+                    for (int lane = 0; lane < 16; lane++) {
+                        const float comb = sv[(c - g0 * G) / 32 + 2 * (lane / 4) + h]
+                                         * dexp[c / 8 + 16 * h + lane];
+                        acc[lane] = fmaf((float)dot[lane], comb, acc[lane]);
+                        dot[lane] = 0;
+                    }
+                }
+            }
+            if (G == 32) continue;
+            for (int lane = 0; lane < 16; lane++) {
+                const float comb = sv[(c - g0 * G) / 64 + lane / 4] * dexp[c / 16 + lane];
+                acc[lane] = fmaf((float)dot[lane], comb, acc[lane]);
+            }
+        }
+    }
+    return a8_lanes_sum(acc);
+}
+
+void pk_mv_matvec_act8_portable(const pk_matrix *m, int tokens, const float *prep,
+                                long prep_stride, float *y, long ldy, long r0, long r1) {
+    for (long r = r0; r < r1; r++)
+        for (int t = 0; t < tokens; t++)
+            y[t * ldy + (r - r0)] = a8_row_portable(m, r, prep + t * prep_stride);
+}
+
+/* ---- AVX-512 VNNI ----------------------------------------------------------------------- */
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define A8_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c,sse4.1"
+#define A8_FN __attribute__((target(A8_TARGET)))
+#define A8_INLINE static inline __attribute__((always_inline, target(A8_TARGET)))
+
+/* Rows and tokens of one tile (as the 16-bit tile kernel: 12 int32 and 12 float accumulators
+   in registers). */
+#define A8_ROWS 3
+#define A8_TOKENS 4
+
+A8_FN void pk_mv_prepare_act8_avx512(const pk_matrix *m, const float *x, float *prep) {
+    a8_prepare(m, x, prep);
+}
+
+/* acc += a·b, u8 times s8 in groups of four. Assembly for the same reason as DPWSSD in
+   matvec_avx512_q4.c: the compiler must not rewrite it. */
+#define DPBUSD(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
+
+A8_INLINE __m512 a8_load16(const void *base, int dt, long i, __mmask16 k) {
+    if (dt == PK_AQ_F32) return _mm512_maskz_loadu_ps(k, (const float *)base + i);
+    __m256i h = _mm256_maskz_loadu_epi16(k, (const uint16_t *)base + i);
+    if (dt == PK_AQ_F16) return _mm512_cvtph_ps(h);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+/* a8_lanes_sum's order. */
+A8_INLINE float a8_reduce(__m512 v) {
+    const __m256 lo = _mm512_castps512_ps256(v);
+    const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+    const __m256 t8 = _mm256_add_ps(lo, hi);
+    const __m128 t4 = _mm_add_ps(_mm256_castps256_ps128(t8), _mm256_extractf128_ps(t8, 1));
+    const __m128 t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));
+    return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
+}
+
+typedef struct {
+    const int8_t *xq;
+    const float *dexp, *xsum, *xres;
+} a8_view;
+
+/* Rows r .. r+R-1 against tokens xv[0..T-1] (R, T, G constants at every call). */
+A8_INLINE void a8_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
+                       const a8_view *xv, float *y, long ldy) {
+    const long cols = m->cols, groups = cols / G, row_bytes = cols / 2;
+    const int dt = m->scale_dtype;
+    const uint8_t *w = (const uint8_t *)m->w + r * row_bytes;
+    const __m512 eight = _mm512_set1_ps(8.0f);
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    const __m512i lane_seg = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    __m512 acc[A8_ROWS][A8_TOKENS];
+    for (int i = 0; i < R; i++)
+        for (int t = 0; t < T; t++) acc[i][t] = _mm512_setzero_ps();
+    for (long g0 = 0; g0 < groups; g0 += 16) {
+        const long n = groups - g0 < 16 ? groups - g0 : 16;
+        const __mmask16 kn = (__mmask16)((1u << n) - 1);
+        __m512 sv[A8_ROWS];
+        for (int i = 0; i < R; i++) {
+            const long at = (r + i) * groups + g0;
+            sv[i] = a8_load16(m->scales, dt, at, kn);
+            const __m512 bv = a8_load16(m->biases, dt, at, kn);
+            const __m512 svm = _mm512_mul_ps(sv[i], eight);
+            for (int t = 0; t < T; t++) {
+                acc[i][t] = _mm512_fmadd_ps(bv, _mm512_maskz_loadu_ps(kn, xv[t].xsum + g0),
+                                            acc[i][t]);
+                acc[i][t] = _mm512_fmadd_ps(svm, _mm512_maskz_loadu_ps(kn, xv[t].xres + g0),
+                                            acc[i][t]);
+            }
+        }
+        for (long c = g0 * G; c < (g0 + n) * G; c += 256) {
+            __m512i dot[A8_ROWS][A8_TOKENS];
+            for (int i = 0; i < R; i++)
+                for (int t = 0; t < T; t++) dot[i][t] = _mm512_setzero_si512();
+            for (int h = 0; h < 2; h++) {
+                __m512i yv[A8_ROWS];
+                for (int i = 0; i < R; i++) {
+                    const uint8_t *p = w + i * row_bytes + c / 2;
+                    /* the tile after next into L2, as the 16-bit tile kernel does */
+                    _mm_prefetch((const char *)w + R * (2 * row_bytes + c / 2) + 64 * (2 * i + h),
+                                 _MM_HINT_T1);
+                    __m512i a, b;
+                    if (c + 256 <= cols) {
+                        a = _mm512_loadu_si512(p);
+                        b = _mm512_loadu_si512(p + 64);
+                    } else {  /* a last partial quad: its missing bytes read as 0 */
+                        const long bytes = (cols - c) / 2;
+                        a = _mm512_maskz_loadu_epi8(bytes >= 64 ? ~0ull : (1ull << bytes) - 1, p);
+                        b = _mm512_maskz_loadu_epi8(
+                            bytes <= 64 ? 0 : bytes >= 128 ? ~0ull : (1ull << (bytes - 64)) - 1, p + 64);
+                    }
+                    yv[i] = h ? _mm512_shuffle_i64x2(a, b, 0xDD) : _mm512_shuffle_i64x2(a, b, 0x88);
+                }
+                for (int n2 = 0; n2 < 2; n2++) {
+                    __m512i wv[A8_ROWS];
+                    for (int i = 0; i < R; i++)
+                        wv[i] = n2 ? _mm512_and_si512(_mm512_srli_epi16(yv[i], 4), low)
+                                   : _mm512_and_si512(yv[i], low);
+                    for (int t = 0; t < T; t++) {
+                        const __m512i xk = _mm512_loadu_si512(xv[t].xq + c + 128 * h + 64 * n2);
+                        for (int i = 0; i < R; i++) DPBUSD(dot[i][t], wv[i], xk);
+                    }
+                }
+                if (G == 32) {
+                    const __m512i gh = _mm512_add_epi32(
+                        _mm512_set1_epi32((int)(c - g0 * G) / 32 + h), _mm512_slli_epi32(lane_seg, 1));
+                    for (int i = 0; i < R; i++) {
+                        const __m512 sexp = _mm512_permutexvar_ps(gh, sv[i]);
+                        for (int t = 0; t < T; t++) {
+                            const __m512 comb =
+                                _mm512_mul_ps(sexp, _mm512_loadu_ps(xv[t].dexp + c / 8 + 16 * h));
+                            acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[i][t]), comb, acc[i][t]);
+                            dot[i][t] = _mm512_setzero_si512();
+                        }
+                    }
+                }
+            }
+            if (G == 32) continue;
+            const __m512i gidx =
+                _mm512_add_epi32(_mm512_set1_epi32((int)(c - g0 * G) / 64), lane_seg);
+            for (int i = 0; i < R; i++) {
+                const __m512 sexp = _mm512_permutexvar_ps(gidx, sv[i]);
+                for (int t = 0; t < T; t++) {
+                    const __m512 comb = _mm512_mul_ps(sexp, _mm512_loadu_ps(xv[t].dexp + c / 16));
+                    acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[i][t]), comb, acc[i][t]);
+                }
+            }
+        }
+    }
+    for (int i = 0; i < R; i++)
+        for (int t = 0; t < T; t++) y[t * ldy + i] = a8_reduce(acc[i][t]);
+}
+
+#define A8_TOKEN_TILES(R, G)                                                                  \
+    for (int t0 = 0; t0 < tokens; t0 += A8_TOKENS) {                                          \
+        float *yt = y + t0 * ldy + (r - r0);                                                  \
+        switch (tokens - t0 < A8_TOKENS ? tokens - t0 : A8_TOKENS) {                          \
+            case 1: a8_tile(m, r, R, 1, G, xv + t0, yt, ldy); break;                          \
+            case 2: a8_tile(m, r, R, 2, G, xv + t0, yt, ldy); break;                          \
+            case 3: a8_tile(m, r, R, 3, G, xv + t0, yt, ldy); break;                          \
+            default: a8_tile(m, r, R, 4, G, xv + t0, yt, ldy); break;                         \
+        }                                                                                     \
+    }
+
+#define A8_ROW_TILES(G)                                                                       \
+    do {                                                                                      \
+        long r = r0;                                                                          \
+        for (; r + A8_ROWS <= r1; r += A8_ROWS) A8_TOKEN_TILES(A8_ROWS, G)                    \
+        if (r1 - r == 2) A8_TOKEN_TILES(2, G)                                                 \
+        else if (r1 - r == 1) A8_TOKEN_TILES(1, G)                                            \
+    } while (0)
+
+A8_FN void pk_mv_matvec_act8_avx512(const pk_matrix *m, int tokens, const float *prep,
+                                    long prep_stride, float *y, long ldy, long r0, long r1) {
+    a8_view xv[PK_MV_TOKENS];
+    for (int t = 0; t < tokens; t++) {
+        const float *p = prep + t * prep_stride;
+        xv[t] = (a8_view){a8_xq(p), a8_dexp(p, m->cols), pk_mv_xsum(p, m->cols),
+                          pk_mv_xres(p, m->cols)};
+    }
+    if (m->group == 32) A8_ROW_TILES(32);
+    else A8_ROW_TILES(64);
+}
+
+#endif
