@@ -15,6 +15,9 @@ struct TransformerSizes: Sendable, Equatable {
     /// Tokens a query sees, itself included (transformers' `sliding_window`); 0: unbounded.
     let window: Int
     let maxPositions: Int
+    /// Rotated dims at the start of each head, as `partial_rotary_factor` says (NeoX
+    /// "rotate_half"); headDim for full rotary.
+    let ropeDim: Int
 
     var queryDim: Int { heads * headDim }
     var kvDim: Int { kvHeads * headDim }
@@ -31,6 +34,7 @@ struct TransformerSizes: Sendable, Equatable {
         vocab = config.vocabSize
         window = config.slidingWindow ?? 0
         maxPositions = config.maxPositionEmbeddings
+        ropeDim = config.ropeDim
     }
 }
 
@@ -39,11 +43,13 @@ struct TransformerSizes: Sendable, Equatable {
 @dynamicMemberLookup
 protocol ArchitectureShape: Sendable, Equatable {
     var sizes: TransformerSizes { get }
-    /// Rotated dims at the start of each head (NeoX "rotate_half"); headDim for full rotary.
+    /// Rotated dims at the start of each head. Default: `sizes.ropeDim`.
     var ropeDim: Int { get }
     init(_ config: ModelConfig)
 }
 
 extension ArchitectureShape {
+    var ropeDim: Int { sizes.ropeDim }
+
     subscript<T>(dynamicMember path: KeyPath<TransformerSizes, T>) -> T { sizes[keyPath: path] }
 }
