@@ -5,8 +5,9 @@ the constraint and once without it (the unconstrained baseline: the same prompt,
 grammar written into it), greedy unless --temperature. The 7 regexes go through `phikit run
 --regex` (the server takes no regex field). Judges: json + jsonschema with format checking for
 schemas, Python's re.fullmatch with re.ASCII for regexes (phikit's \w \d \s are ASCII, as in
-ECMA-262), xgrammar's matcher for GBNF (skipped, said so, when it is missing). An answer cut at --max-tokens (a model looping inside a list or a string) is
-counted apart: it is unfinished, not wrong.
+ECMA-262), xgrammar's matcher for GBNF (skipped, said so, when it is missing). An answer cut
+at --max-tokens (a model looping inside a list or a string) is counted apart: it is
+unfinished, not wrong.
 
     python3 scripts/structured/suite_on_model.py MODEL_DIR [--max-tokens N] [--no-baseline]
         [--temperature T] [--repetition-penalty P]
