@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""The structured-output suite on a real model through `phikit serve`: each of the 60 schemas
+r"""The structured-output suite on a real model through `phikit serve`: each of the 60 schemas
 (response_format json_schema) and the 8 GBNF grammars (the `grammar` field), asked once with
 the constraint and once without it (the unconstrained baseline: the same prompt, the schema or
 grammar written into it), greedy unless --temperature. The 7 regexes go through `phikit run
 --regex` (the server takes no regex field). Judges: json + jsonschema with format checking for
-schemas, Python's re.fullmatch for regexes, xgrammar's matcher for GBNF (skipped, said so, when
-it is missing). An answer cut at --max-tokens (a model looping inside a list or a string) is
-counted apart: it is unfinished, not wrong.
+schemas, Python's re.fullmatch with re.ASCII for regexes (phikit's \w \d \s are ASCII, as in
+ECMA-262), xgrammar's matcher for GBNF (skipped, said so, when it is missing). An answer cut
+at --max-tokens (a model looping inside a list or a string) is counted apart: it is
+unfinished, not wrong.
 
     python3 scripts/structured/suite_on_model.py MODEL_DIR [--max-tokens N] [--no-baseline]
         [--temperature T] [--repetition-penalty P]
@@ -168,7 +169,7 @@ def main():
             text = result.get("text", "")
             finished = result.get("stop_reason") != "max_tokens" if flags else True
             candidate = text if flags else unfenced(text)
-            record(kind, re.fullmatch(entry["source"], candidate) is not None, finished, entry["name"], text)
+            record(kind, re.fullmatch(entry["source"], candidate, re.ASCII) is not None, finished, entry["name"], text)
 
     failed = False
     for kind, (valid, finished, cut, asked) in counts.items():
