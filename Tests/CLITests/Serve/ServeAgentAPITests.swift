@@ -257,7 +257,12 @@ struct ServeAgentAPITests {
         #expect(tagged.headers["x-request-id"] == "trace-42")
         let hostile = try server.request("GET", "/health", headers: [("X-Request-ID", "a b\"c")])
         #expect(hostile.headers["x-request-id"]?.count == 36)
-        let lines = server.stderr.split(separator: "\n").filter { $0.hasPrefix("{") }
+        // the log line is written after the answer is sent: wait for all six requests' lines
+        // (on a loaded machine the last one can lag the reply)
+        func jsonLines() -> [Substring] { server.stderr.split(separator: "\n").filter { $0.hasPrefix("{") } }
+        let deadline = Date().addingTimeInterval(10)
+        while jsonLines().count < 6 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        let lines = jsonLines()
         let entries = lines.compactMap {
             try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
         }
