@@ -17,12 +17,15 @@ final class PullProgressView {
     /// its progress shown here, and the progress lines are gone before anything else prints.
     /// Loads MODEL, pulling it first if it is missing, as a job of its own: Ctrl-C stops the
     /// pull, and one pressed while the model loaded ends the command once it has.
-    static func loadModel(_ model: String, threads: Int?) throws -> ModelContainer {
+    static func loadModel(
+        _ model: String, threads: Int?, adapterPath: String? = nil
+    ) throws -> ModelContainer {
         try InterruptibleJob.run { cancel in
             let view = PullProgressView()
             defer { view.clear() }
             let container = try ModelContainer.load(
-                model, threads: threads, pull: { view.show($0) }, cancellation: cancel)
+                model, threads: threads, adapterPath: adapterPath, pull: { view.show($0) },
+                cancellation: cancel)
             try cancel.check()
             return container
         }

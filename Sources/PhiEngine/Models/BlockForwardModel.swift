@@ -38,7 +38,7 @@ protocol BlockForwardModel: CausalLanguageModel {
 
 /// An architecture's weights bound from a checkpoint's files by its schema's module names.
 protocol ArchitectureWeights: AnyObject {
-    init(_ files: ModelWeights, config: ModelConfig) throws
+    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters) throws
     /// Starts reading the tensors a forward pass needs first, in the background.
     func prefetch()
 }
@@ -51,10 +51,10 @@ protocol RunnableSchema: ArchitectureSchema {
 }
 
 extension RunnableSchema {
-    func loadModel(directory: String, config: ModelConfig, threads: Int?) throws
-        -> any CausalLanguageModel
-    {
-        try Model.load(directory: directory, config: config, threads: threads)
+    func loadModel(
+        directory: String, config: ModelConfig, threads: Int?, adapters: LowRankAdapters
+    ) throws -> any CausalLanguageModel {
+        try Model.load(directory: directory, config: config, threads: threads, adapters: adapters)
     }
 }
 
@@ -66,13 +66,17 @@ extension BlockForwardModel {
         try load(directory: directory, config: ModelConfig.load(directory: directory), threads: threads)
     }
 
-    /// `load` with config.json already read and validated.
-    static func load(directory: String, config: ModelConfig, threads: Int?) throws -> Self {
+    /// `load` with config.json already read and validated, and `adapters` (LoRA/DoRA
+    /// corrections applied at run time) checked against the schema's modules.
+    static func load(
+        directory: String, config: ModelConfig, threads: Int?, adapters: LowRankAdapters = .none
+    ) throws -> Self {
         guard config.modelType == schema.modelType else {
             throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
+        if !adapters.deltas.isEmpty { try adapters.check(against: ModelLayout(config: config)) }
         let generationConfig = try GenerationConfig.load(directory: directory)
-        let weights = try Weights(ModelWeights(directory: directory), config: config)
+        let weights = try Weights(ModelWeights(directory: directory), config: config, adapters: adapters)
         weights.prefetch()
         return Self(
             directory: directory, config: config, generationConfig: generationConfig,

@@ -23,7 +23,8 @@ public struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
 
     /// The fingerprint of the model in `directory` run with a `cacheWidth` cache by this build.
     public init(
-        directory: String, modelType: String, cacheWidth: KVCacheWidth
+        directory: String, modelType: String, cacheWidth: KVCacheWidth,
+        adapterDirectory: String? = nil
     ) throws(FileError) {
         var hasher = SHA256Hasher()
         func add(_ text: String) { hasher.update(Array((text + "\n").utf8)) }
@@ -34,6 +35,12 @@ public struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
         for name in names.sorted()
         where name == "config.json" || name.hasSuffix(".safetensors") {
             add("file \(name) \(try Self.identity(of: directory + "/" + name))")
+        }
+        // A run-time adapter changes every cached key and value.
+        if let adapter = adapterDirectory {
+            for name in ["adapter_config.json", "adapters.safetensors"] {
+                add("adapter \(name) \(try Self.identity(of: adapter + "/" + name))")
+            }
         }
         digest = hasher.finalize()
     }

@@ -12,6 +12,7 @@ struct ChatCommand: Command {
                     [--top-p <p>] [--top-k <k>] [--min-p <p>] [--repetition-penalty <r>]
                     [--presence-penalty <a>] [--frequency-penalty <a>] [--seed <s>] [--stop <text>]... [--extra-eos-token <token>]...
                     [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
+                    [--adapter-path <dir>]
                     [--draft-max <n> | --no-speculative]
                     [--cache-dir <dir>] [--cache-size <mb>] [--cache-min-tokens <n>]
                     [--no-disk-cache]
@@ -52,6 +53,7 @@ struct ChatCommand: Command {
         \(KVBitsOption.help)
         \(SpeculationOption.help)
         \(DiskCacheOption.help)
+        \(AdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
@@ -66,6 +68,7 @@ struct ChatCommand: Command {
     var model: String
     var options: ChatOptions
     var threads: Int?
+    var adapterPath: String?
     var stats: Bool
     var load: String?
     var diskCache: DiskCacheOption
@@ -82,6 +85,7 @@ struct ChatCommand: Command {
         let cacheWidth = try KVBitsOption.read(&args)
         let speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
+        adapterPath = try AdapterOption.read(&args)
         stats = args.flag("--stats")
         diskCache = try DiskCacheOption(&args)
         outputFormat = try OutputFormatFlags.read(&args)
@@ -98,7 +102,8 @@ struct ChatCommand: Command {
     func run() throws {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
-        let container = try PullProgressView.loadModel(model, threads: threads)
+        let container = try PullProgressView.loadModel(
+            model, threads: threads, adapterPath: adapterPath)
         options.diskCache = diskCache.open(container, cacheWidth: options.cacheWidth)
         defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)

@@ -38,7 +38,7 @@ struct DiskCacheOption {
                 directory: directory, limitBytes: megabytes << 20,
                 fingerprint: ModelFingerprint(
                     directory: model.directory, modelType: model.config.modelType,
-                    cacheWidth: cacheWidth),
+                    cacheWidth: cacheWidth, adapterDirectory: container.adapterDirectory),
                 minTokens: minTokens, warn: { Diagnostics.warning($0) })
         } catch {
             Diagnostics.warning("no disk cache: \(error.message)")

@@ -14,6 +14,7 @@ struct RunCommand: Command {
                    [--frequency-penalty <a>] [--seed <s>] [--no-chat-template]
                    [--extra-eos-token <token>]... [--ignore-eos] [--stop <text>]...
                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--threads <n>] [--stats]
+                   [--adapter-path <dir>]
                    [--draft-max <n> | --no-speculative]
                    [--json [--stream]]
                    [--json-schema <file|json> | --json-object | --regex <p> | --grammar <file>]
@@ -69,6 +70,7 @@ struct RunCommand: Command {
                                    more); a prompt that does not fit is an error
         \(KVBitsOption.help)
         \(SpeculationOption.help)
+        \(AdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
           --json                   print one JSON object at the end instead of streaming:
@@ -95,6 +97,7 @@ struct RunCommand: Command {
     var extraEOSTokens: [String]
     var stopStrings: [String]
     var threads: Int?
+    var adapterPath: String?
     var cacheWidth: KVCacheWidth
     var speculation: Speculation
     var maxContext: Int?
@@ -116,6 +119,7 @@ struct RunCommand: Command {
         let ignoreEOS = args.flag("--ignore-eos")
         maxContext = try args.option("--max-kv-size", as: Int.self)
         threads = try args.option("--threads", as: Int.self)
+        adapterPath = try AdapterOption.read(&args)
         cacheWidth = try KVBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args)
         stats = args.flag("--stats")
@@ -157,7 +161,8 @@ struct RunCommand: Command {
 
     func run() throws {
         // Ctrl-C during a pull of a missing model stops the pull (its own job).
-        let container = try PullProgressView.loadModel(model, threads: threads)
+        let container = try PullProgressView.loadModel(
+            model, threads: threads, adapterPath: adapterPath)
         // Reading the prompt is no job: Ctrl-C while phikit waits on stdin exits at once.
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {

@@ -14,7 +14,7 @@ struct ServeCommand: Command {
                      [--cors-origin <origin>] [--max-connections <n>] [--max-body <size>]
                      [--kv-bits 8|16|32] [--threads <n>] [--log-format text|json] [--quiet]
                      [--draft-max <n> | --no-speculative] [--cache-dir <dir>] [--cache-size <mb>]
-                     [--cache-min-tokens <n>] [--no-disk-cache]
+                     [--cache-min-tokens <n>] [--no-disk-cache] [--adapter-path <dir>]
         """
     static let help = """
         Loads <model> and answers on http://<host>:<port>: OpenAI's POST /v1/chat/completions,
@@ -56,6 +56,8 @@ struct ServeCommand: Command {
                                    answered does a new one get 503 (GET /health still works)
         \(KVBitsOption.help)
         \(SpeculationOption.help)
+        \(AdapterOption.help)
+                                   (one adapter per server: every request uses it)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
         \(DiskCacheOption.help)
@@ -78,6 +80,7 @@ struct ServeCommand: Command {
     var maxConnections: Int
     var maxBody: Int
     var threads: Int?
+    var adapterPath: String?
     var cacheWidth: KVCacheWidth
     var speculation: Speculation
     var quiet: Bool
@@ -99,6 +102,7 @@ struct ServeCommand: Command {
         cacheWidth = try KVBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
+        adapterPath = try AdapterOption.read(&args)
         quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
         guard let logFormat = AccessLogFormat(rawValue: format) else {
@@ -129,7 +133,8 @@ struct ServeCommand: Command {
     }
 
     func run() throws {
-        let container = try PullProgressView.loadModel(model, threads: threads)
+        let container = try PullProgressView.loadModel(
+            model, threads: threads, adapterPath: adapterPath)
         let limit = container.model.maxPositions
         let context = container.defaultContext(maxKVSize)
         guard context <= limit else {

@@ -25,12 +25,12 @@ final class LlamaWeights: ArchitectureWeights, @unchecked Sendable {  // immutab
     /// Keeps the mappings alive; the matrices point into them.
     private let storage: WeightStorage
 
-    init(_ files: ModelWeights, config: ModelConfig) throws {
+    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters) throws {
         // The schema decides what the checkpoint must hold and which leftovers to drop, the
         // same way for run, verify and convert; then each module is bound by its HF name.
         let layout = try ModelLayout(config: config)
         _ = try files.requireTensors(of: layout)
-        let reader = TensorReader(weights: files, quantization: config.quantization)
+        let reader = TensorReader(weights: files, quantization: config.quantization, adapters: adapters)
         func matrix(_ path: String) throws -> WeightMatrix {
             try reader.matrix(layout.module(path))
         }

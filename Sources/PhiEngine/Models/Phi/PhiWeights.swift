@@ -37,12 +37,12 @@ final class PhiWeights: ArchitectureWeights, @unchecked Sendable {  // immutable
     /// Keeps the mappings alive; the matrices point into them.
     private let storage: WeightStorage
 
-    init(_ files: ModelWeights, config: ModelConfig) throws {
+    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters) throws {
         // The schema decides what the checkpoint must hold and which leftovers to drop, the
         // same way for run, verify and convert; then each module is bound by its HF name.
         let layout = try ModelLayout(config: config)
         _ = try files.requireTensors(of: layout)
-        let reader = TensorReader(weights: files, quantization: config.quantization)
+        let reader = TensorReader(weights: files, quantization: config.quantization, adapters: adapters)
         func linear(_ path: String) throws -> Linear {
             let module = layout.module(path)
             return Linear(matrix: try reader.matrix(module), bias: try reader.bias(module))

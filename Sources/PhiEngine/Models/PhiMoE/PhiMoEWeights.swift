@@ -40,12 +40,12 @@ final class PhiMoEWeights: ArchitectureWeights, @unchecked Sendable {  // immuta
     /// Keeps the mappings alive; the matrices point into them.
     private let storage: WeightStorage
 
-    init(_ files: ModelWeights, config: ModelConfig) throws {
+    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters) throws {
         // The schema decides what the checkpoint holds (stacked or per-expert experts); each
         // module is then bound by its mlx name.
         let layout = try ModelLayout(config: config)
         let check = try files.requireTensors(of: layout)
-        let reader = TensorReader(weights: files, quantization: config.quantization)
+        let reader = TensorReader(weights: files, quantization: config.quantization, adapters: adapters)
         func linear(_ path: String) throws -> Linear {
             let module = layout.module(path)
             return Linear(
