@@ -14,7 +14,8 @@ final class ExactWeights {
     private let adapter: [String: ModuleAdapter]
 
     init(directory: String, adapterPath: String? = nil) throws {
-        layout = try ModelLayout(config: try ModelConfig.load(directory: directory))
+        let layout = try ModelLayout(config: try ModelConfig.load(directory: directory))
+        self.layout = layout
         weights = try ModelWeights(directory: directory)
         let modules = try adapterPath.map { try LoRAAdapter.load(directory: $0, layout: layout).modules } ?? []
         adapter = Dictionary(uniqueKeysWithValues: modules.map { ($0.path, $0) })
