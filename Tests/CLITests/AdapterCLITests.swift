@@ -6,13 +6,17 @@ import Testing
 /// `run` of the fused model, and a tensor of the wrong shape is exit 65 naming it.
 @Suite("phikit run --adapter-path")
 struct AdapterCLITests {
-    /// An mlx-lm adapter folder for stories-260k (hidden 64, qkv rows 128): rank 2, scale 4,
-    /// the last of 5 layers, pseudo-random float32 factors; `aShape` overrides lora_a's shape.
-    static func writeAdapter(to dir: URL, aShape: [Int] = [64, 2]) throws {
+    /// An mlx-lm adapter folder: rank 2, scale 4, pseudo-random float32 factors on `key` of
+    /// `layers`, of (`inputs`, `outputs`); by default stories-260k's last qkv_proj (hidden 64,
+    /// qkv rows 128); `aShape` overrides lora_a's shape.
+    static func writeAdapter(
+        to dir: URL, key: String = "self_attn.qkv_proj", layers: Range<Int> = 4..<5,
+        inputs: Int = 64, outputs: Int = 128, aShape: [Int]? = nil
+    ) throws {
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         let config: [String: Any] = [
-            "fine_tune_type": "lora", "num_layers": 1,
-            "lora_parameters": ["rank": 2, "scale": 4.0, "keys": ["self_attn.qkv_proj"]],
+            "fine_tune_type": "lora", "num_layers": layers.count,
+            "lora_parameters": ["rank": 2, "scale": 4.0, "keys": [key]],
         ]
         try JSONSerialization.data(withJSONObject: config).write(
             to: dir.appendingPathComponent("adapter_config.json"))
@@ -23,8 +27,10 @@ struct AdapterCLITests {
                 return Float(Int64(bitPattern: state >> 11) % 2001 - 1000) / 4000
             }
         }
-        let prefix = "model.layers.4.self_attn.qkv_proj."
-        let tensors: [(String, [Int])] = [(prefix + "lora_a", aShape), (prefix + "lora_b", [2, 128])]
+        let tensors: [(String, [Int])] = layers.flatMap { l in
+            let prefix = "model.layers.\(l).\(key)."
+            return [(prefix + "lora_a", aShape ?? [inputs, 2]), (prefix + "lora_b", [2, outputs])]
+        }
         var header: [String: Any] = [:]
         var data = Data()
         for (name, shape) in tensors {
@@ -70,5 +76,38 @@ struct AdapterCLITests {
         #expect(r.stdout.isEmpty)
         let missing = try Phikit.run(["run", "stories-260k", "-p", "", "--adapter-path", work.appendingPathComponent("none").path])
         #expect(missing.status == 66 && missing.stderr.contains("no such adapter"))
+    }
+
+    /// Ctrl-C in the middle of a fuse (a 150 M-parameter bf16 base): exit 130, and neither the
+    /// output nor its temporary directory is left, as with convert.
+    @Test func interruptedFuseLeavesNothing() throws {
+        let binary = try #require(Phikit.url)
+        let source = try TinyModel.mediumPhi3Directory()
+        let work = try TinyModel.temporaryDirectory()
+        defer {
+            try? FileManager.default.removeItem(at: source)
+            try? FileManager.default.removeItem(at: work)
+        }
+        let adapter = source.appendingPathComponent("adapter")
+        try Self.writeAdapter(to: adapter, key: "self_attn.o_proj", layers: 0..<8, inputs: 1024, outputs: 1024)
+        let output = work.appendingPathComponent("out")
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["fuse", source.path, "--adapter-path", adapter.path, "-o", output.path]
+        process.standardOutput = FileHandle.nullDevice
+        let stderr = Pipe()
+        process.standardError = stderr
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        func started() -> Bool {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []
+            return names.contains { $0.hasPrefix("out.incomplete-") }
+        }
+        while !started() && process.isRunning && Date() < deadline { usleep(500) }
+        Phikit.interruptAndWait(process, doing: "fuse", signal: SIGINT)
+        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 130, "stderr: \(message)")
+        #expect(message.contains("error: interrupted"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [])
     }
 }
