@@ -24,21 +24,22 @@ struct LlamaCppCheck {
     /// `architectures[0]` must be a converter class; the model_type must agree with it.
     private mutating func checkArchitecture(_ raw: JSONValue) -> String? {
         let type = raw["model_type"]?.stringValue ?? ""
-        guard let first = raw["architectures"]?.arrayValue?.first?.stringValue else {
-            outcome.error(
-                "target_architecture", file: "config.json",
-                "\(Self.name): 'architectures' is missing; convert_hf_to_gguf.py picks its "
-                    + "converter by architectures[0]",
-                hint: Self.expectedClass(type).map { "add \"architectures\": [\"\($0)\"]" })
+        let expectedClass = Self.expectedClass(type)
+        func refuse(_ message: String, hint: String?) -> String? {
+            outcome.error("target_architecture", file: "config.json", "\(Self.name): " + message, hint: hint)
             return nil
         }
+        guard let first = raw["architectures"]?.arrayValue?.first?.stringValue else {
+            return refuse(
+                "'architectures' is missing; convert_hf_to_gguf.py picks its converter by "
+                    + "architectures[0]",
+                hint: expectedClass.map { "add \"architectures\": [\"\($0)\"]" })
+        }
         guard let architecture = LlamaCppFacts.architectures[first] else {
-            outcome.error(
-                "target_architecture", file: "config.json",
-                "\(Self.name): architectures[0] '\(first)' is not a converter class of "
-                    + "convert_hf_to_gguf.py for the Phi or Llama families",
-                hint: Self.expectedClass(type).map { "a \(type) model is \($0)" })
-            return nil
+            return refuse(
+                "architectures[0] '\(first)' is not a converter class of convert_hf_to_gguf.py "
+                    + "for the Phi or Llama families",
+                hint: expectedClass.map { "a \(type) model is \($0)" })
         }
         let expected = ["phi3": "phi3", "phi": "phi2", "phimoe": "phimoe", "llama": "llama"][type]
         if let expected, expected != architecture {
