@@ -59,20 +59,37 @@ public struct LowRankAdapters: Sendable {
     }
 }
 
-/// A delta bound to its matrix: DoRA's per-row factor computed once from the stored weight.
+/// A delta bound to its matrix: the factors laid out for SIMD (the rank padded with zeros to
+/// lanes of 8) and DoRA's per-row factor computed once from the stored weight.
 final class AppliedDelta: @unchecked Sendable {  // immutable after init
     let delta: LowRankDelta
+    /// Vectors of 8 per row: ⌈rank / 8⌉.
+    private let lanes: Int
+    /// [inputs][lanes] and [outputs][lanes]: A and B, rank padded with zeros.
+    private let a: [SIMD8<Float>]
+    private let b: [SIMD8<Float>]
     /// m / ‖W + B·Aᵀ‖ per output row (DoRA), nil for LoRA.
     let rowScale: [Float]?
 
     init(_ delta: LowRankDelta, weight: pk_matrix) {
         self.delta = delta
+        let r = delta.rank
+        lanes = (r + 7) / 8
+        func padded(_ values: [Float], rows: Int) -> [SIMD8<Float>] {
+            var out = [SIMD8<Float>](repeating: .zero, count: rows * ((r + 7) / 8))
+            for row in 0..<rows {
+                for k in 0..<r { out[row * ((r + 7) / 8) + k / 8][k % 8] = values[row * r + k] }
+            }
+            return out
+        }
+        a = padded(delta.a, rows: delta.inputs)
+        b = padded(delta.b, rows: delta.outputs)
         guard let m = delta.magnitude else {
             rowScale = nil
             return
         }
         // The norm of each adapted row, from the weight as the kernels see it (dequantized).
-        let (n, r) = (delta.inputs, delta.rank)
+        let n = delta.inputs
         var row = [Float](repeating: 0, count: n)
         var scale = [Float](repeating: 0, count: delta.outputs)
         let isa = pk_matvec_best_isa()
@@ -92,30 +109,31 @@ final class AppliedDelta: @unchecked Sendable {  // immutable after init
     }
 
     /// y[t] (+)= the correction for each of `tokens` inputs x[t] (x: ldx apart, y: ldy apart),
-    /// y holding x·Wᵀ already. Each token alone, so a token's row is the same in any block.
+    /// y holding x·Wᵀ already. Each token alone and in a fixed order, so a token's row is the
+    /// same bits in any block (a batch equals each sequence alone).
     func apply(
         _ x: UnsafePointer<Float>, ldx: Int, tokens: Int, _ y: UnsafeMutablePointer<Float>, ldy: Int
     ) {
-        let (n, r, outs) = (delta.inputs, delta.rank, delta.outputs)
-        delta.a.withUnsafeBufferPointer { a in
-            delta.b.withUnsafeBufferPointer { b in
-                withUnsafeTemporaryAllocation(of: Float.self, capacity: r) { h in
+        let (n, outs, lanes) = (delta.inputs, delta.outputs, lanes)
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: lanes) { h in
                     for t in 0..<tokens {
                         let xt = x + t * ldx
                         let yt = y + t * ldy
-                        // h = x·A
-                        for k in 0..<r { h[k] = 0 }
+                        // h = x·A, 8 ranks at a time
+                        for v in 0..<lanes { h[v] = .zero }
                         for i in 0..<n {
-                            let xi = xt[i]
-                            let ai = a.baseAddress! + i * r
-                            for k in 0..<r { h[k] += xi * ai[k] }
+                            let xi = SIMD8<Float>(repeating: xt[i])
+                            let ai = a.baseAddress! + i * lanes
+                            for v in 0..<lanes { h[v] = h[v].addingProduct(xi, ai[v]) }
                         }
                         // y += h·Bᵀ, then DoRA's row factor
                         for o in 0..<outs {
-                            let bo = b.baseAddress! + o * r
-                            var z: Float = 0
-                            for k in 0..<r { z += h[k] * bo[k] }
-                            yt[o] += z
+                            let bo = b.baseAddress! + o * lanes
+                            var z = SIMD8<Float>.zero
+                            for v in 0..<lanes { z = z.addingProduct(h[v], bo[v]) }
+                            yt[o] += z.sum()
                         }
                         if let s = rowScale {
                             for o in 0..<outs { yt[o] *= s[o] }
