@@ -19,14 +19,15 @@ final class PullProgressView {
     /// Loads MODEL, pulling it first if it is missing, as a job of its own: Ctrl-C stops the
     /// pull, and one pressed while the model loaded ends the command once it has.
     static func loadModel(
-        _ model: String, threads: Int?, activationWidth: ActivationWidth = .int16
+        _ model: String, threads: Int?, activationWidth: ActivationWidth = .int16,
+        adapterPath: String? = nil
     ) throws -> ModelContainer {
         try InterruptibleJob.run { cancel in
             let view = PullProgressView()
             defer { view.clear() }
             let container = try ModelContainer.load(
                 model, threads: threads, activationWidth: activationWidth,
-                pull: { view.show($0) }, cancellation: cancel)
+                adapterPath: adapterPath, pull: { view.show($0) }, cancellation: cancel)
             try cancel.check()
             return container
         }

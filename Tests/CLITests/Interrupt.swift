@@ -18,5 +18,30 @@ import Testing
             }
             process.waitUntilExit()
         }
+
+        /// Runs phikit with `arguments`, which write the directory `work/out`; once its
+        /// temporary `out.incomplete-*` appears (the job has started writing), sends `signal`
+        /// and waits. Returns the exit status and stderr.
+        static func interruptOnceWriting(
+            _ arguments: [String], work: URL, doing job: String, signal: Int32 = SIGINT
+        ) throws -> (status: Int32, stderr: String) {
+            let process = Process()
+            process.executableURL = try #require(url)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            let stderr = Pipe()
+            process.standardError = stderr
+            try process.run()
+            let deadline = Date().addingTimeInterval(30)
+            func started() -> Bool {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []
+                return names.contains { $0.hasPrefix("out.incomplete-") }
+            }
+            while !started() && process.isRunning && Date() < deadline { usleep(500) }
+            interruptAndWait(process, doing: job, signal: signal)
+            let message = String(
+                decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (process.terminationStatus, message)
+        }
     }
 #endif

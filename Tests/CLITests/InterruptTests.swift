@@ -35,7 +35,6 @@ import Testing
         /// exit 130, and neither the output nor its temporary `.incomplete-*` directory is left.
         @Test(arguments: [SIGINT, SIGTERM])
         func interruptedConvertLeavesNothing(signal: Int32) throws {
-            let binary = try #require(Phikit.url)
             let source = try TinyModel.mediumPhi3Directory()
             let work = try TinyModel.temporaryDirectory()
             defer {
@@ -43,24 +42,10 @@ import Testing
                 try? FileManager.default.removeItem(at: work)
             }
             let output = work.appendingPathComponent("out")
-            let process = Process()
-            process.executableURL = binary
-            process.arguments = ["convert", source.path, "-o", output.path, "-q"]
-            process.standardOutput = FileHandle.nullDevice
-            let stderr = Pipe()
-            process.standardError = stderr
-            try process.run()
-            // The temporary directory appears once conversion has started.
-            let deadline = Date().addingTimeInterval(30)
-            func started() -> Bool {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: work.path)) ?? []
-                return names.contains { $0.hasPrefix("out.incomplete-") }
-            }
-            while !started() && process.isRunning && Date() < deadline { usleep(500) }
-            Phikit.interruptAndWait(process, doing: "convert", signal: signal)
-            let message = String(
-                decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 130, "stderr: \(message)")
+            let (status, message) = try Phikit.interruptOnceWriting(
+                ["convert", source.path, "-o", output.path, "-q"], work: work, doing: "convert",
+                signal: signal)
+            #expect(status == 130, "stderr: \(message)")
             #expect(message.contains("error: interrupted"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: work.path) == [])
         }

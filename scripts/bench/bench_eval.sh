@@ -2,6 +2,7 @@
 # bench_eval.sh: what each quantization costs, for scripts/bench/README.md's eval table.
 #
 #   scripts/bench/bench_eval.sh [MODEL_DIR] [TEXT] [CTX]      (make bench-eval)
+#   EVAL_EXTRA_MODELS="DIR…" scripts/bench/bench_eval.sh …     (more models in the table)
 #
 # Converts MODEL_DIR (default: the bundled stories-260k) with every MLX format phikit writes —
 # affine 2/3/4/5/6/8-bit at group 32/64/128, mxfp4, nvfp4, mxfp8 and the four mixed recipes —
@@ -32,6 +33,8 @@ for mode in mxfp4 nvfp4 mxfp8; do convert "$mode" -q --q-mode "$mode"; done
 for recipe in mixed_2_6 mixed_3_4 mixed_3_6 mixed_4_6; do
   convert "$recipe" -q --quant-predicate "$recipe" --group-size 64
 done
+# Models made elsewhere (a GGUF import of the same weights, say), scored beside the others.
+for extra in ${EVAL_EXTRA_MODELS:-}; do variants+=("$extra"); done
 
 note "eval of ${#variants[@]} variants of $model at --ctx $ctx"
 "$BIN" eval "${variants[@]}" --reference "$model" --text "$text" --ctx "$ctx" --json >"$work/eval.json"

@@ -49,7 +49,7 @@ struct LoadedModel<Shape: ArchitectureShape, Weights: ArchitectureWeights>: Send
 
 /// An architecture's weights bound from a checkpoint's files by its schema's module names.
 protocol ArchitectureWeights: AnyObject, Sendable {
-    init(_ files: ModelWeights, config: ModelConfig) throws
+    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters) throws
     /// (vocab, hidden): the rows every forward pass starts from.
     var embedding: WeightMatrix { get }
     /// Bytes one decode step reads from the weights (every matrix it uses once; the
@@ -79,10 +79,10 @@ extension RunnableSchema {
         ObjectIdentifier(Model.self) == ObjectIdentifier(model)
     }
 
-    func loadModel(directory: String, config: ModelConfig, threads: Int?) throws
-        -> any CausalLanguageModel
-    {
-        try Model.load(directory: directory, config: config, threads: threads)
+    func loadModel(
+        directory: String, config: ModelConfig, threads: Int?, adapters: LowRankAdapters
+    ) throws -> any CausalLanguageModel {
+        try Model.load(directory: directory, config: config, threads: threads, adapters: adapters)
     }
 }
 
@@ -94,14 +94,18 @@ extension BlockForwardModel {
         try load(directory: directory, config: ModelConfig.load(directory: directory), threads: threads)
     }
 
-    /// `load` with config.json already read and validated.
-    static func load(directory: String, config: ModelConfig, threads: Int?) throws -> Self {
+    /// `load` with config.json already read and validated, and `adapters` (LoRA/DoRA
+    /// corrections applied at run time) checked against the schema's modules.
+    static func load(
+        directory: String, config: ModelConfig, threads: Int?, adapters: LowRankAdapters = .none
+    ) throws -> Self {
         let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema
         guard schema?.isRun(by: Self.self) == true else {
             throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
+        if !adapters.deltas.isEmpty { try adapters.check(against: ModelLayout(config: config)) }
         let generationConfig = try GenerationConfig.load(directory: directory)
-        let weights = try Weights(ModelWeights(directory: directory), config: config)
+        let weights = try Weights(ModelWeights(directory: directory), config: config, adapters: adapters)
         weights.prefetch()
         return Self(
             LoadedModel(

@@ -14,13 +14,15 @@ public enum ModelArchitectures {
     /// Loads the model in `directory`: config.json is read and validated once (a `model_type`
     /// without a schema is a `ConfigError`), then the class its schema names maps the
     /// weights.
-    public static func load(directory: String, threads: Int? = nil) throws
-        -> any CausalLanguageModel
-    {
+    /// `adapters`: LoRA/DoRA corrections applied at run time (`LowRankDelta`).
+    public static func load(
+        directory: String, threads: Int? = nil, adapters: LowRankAdapters = .none
+    ) throws -> any CausalLanguageModel {
         let config = try ModelConfig.load(directory: directory)
         guard let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema else {
             throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
-        return try schema.loadModel(directory: directory, config: config, threads: threads)
+        return try schema.loadModel(
+            directory: directory, config: config, threads: threads, adapters: adapters)
     }
 }

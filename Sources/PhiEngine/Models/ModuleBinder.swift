@@ -9,10 +9,11 @@ struct ModuleBinder {
     let check: TensorSetCheck
     let reader: TensorReader
 
-    init(_ files: ModelWeights, config: ModelConfig) throws {
+    /// `adapters`: LoRA/DoRA corrections the reader applies to the matrices they name.
+    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters = .none) throws {
         layout = try ModelLayout(config: config)
         check = try files.requireTensors(of: layout)
-        reader = TensorReader(weights: files, quantization: config.quantization)
+        reader = TensorReader(weights: files, quantization: config.quantization, adapters: adapters)
     }
 
     func matrix(_ path: String) throws -> WeightMatrix { try reader.matrix(layout.module(path)) }

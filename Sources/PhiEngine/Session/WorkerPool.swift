@@ -73,6 +73,7 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
             let chunks = pk_matvec_chunks(&job)
             pk_pool_run(pool, pk_matvec_task, &job, chunks)
         }
+        m.delta?.apply(x, ldx: m.cols, tokens: tokens, y, ldy: m.rows)
     }
 
     func attention(_ job: inout pk_attention_job) {

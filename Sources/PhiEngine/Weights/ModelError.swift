@@ -8,6 +8,9 @@ public enum ModelError: UserFacingError, Equatable {
     case unsupportedDType(name: String, dtype: DType)
     /// Packed weights whose scales/biases or quantization settings do not agree.
     case inconsistentQuantization(name: String, detail: String)
+    /// A run-time adapter's correction (`LowRankDelta`) for a module that is not a Linear
+    /// layer of this model, or of another shape.
+    case adapterDoesNotFit(module: String, detail: String)
 
     public var message: String {
         switch self {
@@ -18,11 +21,14 @@ public enum ModelError: UserFacingError, Equatable {
                 + "or MLX affine-quantized U32 weights"
         case .inconsistentQuantization(let name, let detail):
             "quantized tensor '\(name)': \(detail)"
+        case .adapterDoesNotFit(let module, let detail):
+            "adapter for module '\(module)': the module \(detail)"
         }
     }
 
     public var hint: String? {
-        "the weights do not match config.json; download or convert the model again"
+        if case .adapterDoesNotFit = self { return "is this adapter for this base model?" }
+        return "the weights do not match config.json; download or convert the model again"
     }
 
     public var exitCode: ExitCode { .dataError }

@@ -12,13 +12,16 @@ import PhiFormats
 final class TensorReader {
     let weights: ModelWeights
     let quantization: QuantizationConfig?
+    /// Run-time LoRA/DoRA corrections, attached to the matrices they name.
+    let adapters: LowRankAdapters
     /// Copies of tensors whose data is not aligned to their element size (rare: a writer that
     /// does not align offsets); owned by the caller once `takeCopies()` hands them over.
     private var copies: [UnsafeMutableRawPointer] = []
 
-    init(weights: ModelWeights, quantization: QuantizationConfig?) {
+    init(weights: ModelWeights, quantization: QuantizationConfig?, adapters: LowRankAdapters) {
         self.weights = weights
         self.quantization = quantization
+        self.adapters = adapters
     }
 
     func takeCopies() -> [UnsafeMutableRawPointer] {
@@ -78,7 +81,8 @@ final class TensorReader {
             try expect(weight.info, shape: layout.shape(cols))
             raw.w = try aligned(weight)
         }
-        return WeightMatrix(name: module, raw: raw)
+        let delta = stacked == nil ? adapters.deltas[module].map { AppliedDelta($0, weight: raw) } : nil
+        return WeightMatrix(name: module, raw: raw, delta: delta)
     }
 
     /// A norm weight `[count]` widened to float32.

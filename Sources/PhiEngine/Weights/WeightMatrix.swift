@@ -10,6 +10,8 @@ struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable me
     /// Module path without `.weight` (`model.layers.0.self_attn.qkv_proj`).
     let name: String
     var raw: pk_matrix
+    /// A run-time LoRA/DoRA correction added to every product with this matrix (nil: none).
+    var delta: AppliedDelta? = nil
 
     var rows: Int { raw.rows }
     var cols: Int { raw.cols }
@@ -47,6 +49,7 @@ struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable me
             slice.scales = raw.scales + r * groups * scaleBytes
             if let biases = raw.biases { slice.biases = biases + r * groups * scaleBytes }
         }
+        precondition(delta == nil, "\(name): an adapted matrix is not sliced")
         return WeightMatrix(name: name, raw: slice)
     }
 

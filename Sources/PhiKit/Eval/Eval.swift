@@ -63,8 +63,12 @@ public func evaluate(
     }.filter { $0.count >= 2 }
     let total = windows.reduce(0) { $0 + $1.count - 1 }
     var scores = [EvalAccumulator](repeating: EvalAccumulator(), count: containers.count)
+    var reference = ReferenceDistribution()
     var done = 0
     progress(EvalProgress(positionsDone: 0, positionCount: total, elapsed: 0))
+    // The scoring rate is timed from here: loading, tokenizing and allocating are not scoring
+    // (run's prompt rate leaves them out too).
+    let scoringStart = elapsed()
     for window in windows {
         for s in sessions { s.reset() }
         let fed = window.count - 1  // the last token is only a target
@@ -77,18 +81,21 @@ public func evaluate(
             let rows = try sessions.map { try $0.verify(chunk) }
             for j in 0..<chunk.count {
                 let target = window[start + j + 1]
-                let reference = referenceIndex.map { rows[$0][j] }
-                for m in containers.indices {
-                    if exact {
+                if exact {
+                    for m in containers.indices {
                         let vocab = rows[m][j].count
                         let position = start + j
-                        scores[m].add(
-                            rows[m][j], target: target,
-                            against: exactLogits[m][(position * vocab)..<((position + 1) * vocab)])
+                        reference.load(exactLogits[m][(position * vocab)..<((position + 1) * vocab)])
+                        scores[m].add(rows[m][j], target: target, against: reference)
+                    }
+                    continue
+                }
+                if let r = referenceIndex { reference.load(rows[r][j]) }
+                for m in containers.indices {
+                    if referenceIndex == nil || m == referenceIndex {
+                        scores[m].add(rows[m][j], target: target)
                     } else {
-                        scores[m].add(
-                            rows[m][j], target: target,
-                            reference: m == referenceIndex ? nil : reference)
+                        scores[m].add(rows[m][j], target: target, against: reference)
                     }
                 }
             }
@@ -113,6 +120,7 @@ public func evaluate(
     let seconds = elapsed()
     return EvalReport(
         tokens: tokens.count, positions: total, context: options.context, windows: windows.count,
-        seconds: seconds, positionsPerSecond: seconds > 0 ? Double(total) / seconds : 0,
+        seconds: seconds,
+        positionsPerSecond: seconds > scoringStart ? Double(total) / (seconds - scoringStart) : 0,
         results: results)
 }

@@ -15,48 +15,41 @@ struct EvalAccumulator {
     private var agreements = 0
     private var absoluteDifference = 0.0
 
-    /// Adds the position whose logits are `row` and whose next token is `target`, compared
-    /// with the reference's `reference` row when there is one.
-    mutating func add(
-        _ row: UnsafeBufferPointer<Float>, target: Int, reference: UnsafeBufferPointer<Float>?
-    ) {
-        if let reference { add(row, target: target, against: reference) } else { add(row, target: target) }
-    }
-
     /// Adds a position with no reference (the reference model itself).
     mutating func add(_ row: UnsafeBufferPointer<Float>, target: Int) {
-        negativeLogLikelihood += Self.logSumExp(row) - Double(row[target])
+        add(row, target: target, logSumExp: Self.logSumExp(row))
+    }
+
+    private mutating func add(_ row: UnsafeBufferPointer<Float>, target: Int, logSumExp lse: Double) {
+        negativeLogLikelihood += lse - Double(row[target])
         positions += 1
     }
 
-    /// Adds a position compared with a reference row of float32 (a model) or float64 (the
-    /// exact reference) logits.
-    mutating func add<R: RandomAccessCollection>(
-        _ row: UnsafeBufferPointer<Float>, target: Int, against reference: R
-    ) where R.Element: BinaryFloatingPoint, R.Index == Int {
+    /// Adds a position compared with the reference's distribution at it (`load`ed once per
+    /// position and shared by every candidate: the reference's exponentials are not computed
+    /// again for each). KL = Σ p·(log p − log q) = Σ p·log p − Σ p·l + logsumexp(l), as
+    /// Σ p = 1: one exponential per logit of the candidate, for its logsumexp.
+    mutating func add(
+        _ row: UnsafeBufferPointer<Float>, target: Int, against reference: ReferenceDistribution
+    ) {
         let lse = Self.logSumExp(row)
-        add(row, target: target)
-        let refMax = Double(reference.max() ?? 0)
-        var refSum = 0.0
-        for x in reference { refSum += exp(Double(x) - refMax) }
-        let refLSE = refMax + log(refSum)
-        var kl = 0.0
+        add(row, target: target, logSumExp: lse)
+        var expected = 0.0
         var diff = 0.0
-        let base = reference.startIndex
         var best = 0
-        var refBest = 0
-        for v in 0..<row.count {
-            let r = Double(reference[base + v])
-            let logP = r - refLSE
-            let logQ = Double(row[v]) - lse
-            kl += exp(logP) * (logP - logQ)
-            diff += abs(Double(row[v]) - r)
-            if row[v] > row[best] { best = v }
-            if reference[base + v] > reference[base + refBest] { refBest = v }
+        reference.logits.withUnsafeBufferPointer { r in
+            reference.probabilities.withUnsafeBufferPointer { p in
+                for v in 0..<row.count {
+                    let l = Double(row[v])
+                    expected += p[v] * l
+                    diff += abs(l - r[v])
+                    if row[v] > row[best] { best = v }
+                }
+            }
         }
-        divergences.append(max(0, kl))
+        divergences.append(max(0, reference.negativeEntropy - expected + lse))
         absoluteDifference += diff / Double(row.count)
-        if best == refBest { agreements += 1 }
+        if best == reference.best { agreements += 1 }
     }
 
     var perplexity: Double { positions == 0 ? .nan : exp(negativeLogLikelihood / Double(positions)) }
@@ -84,5 +77,48 @@ struct EvalAccumulator {
         let lo = Int(at.rounded(.down))
         let hi = min(lo + 1, sorted.count - 1)
         return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - Double(lo))
+    }
+}
+
+/// A reference row's next-token distribution in float64, computed once per position: its
+/// logits, probabilities, Σ p·log p and first argmax (numpy's). The buffers are kept from one
+/// position to the next.
+struct ReferenceDistribution {
+    private(set) var logits: [Double] = []
+    private(set) var probabilities: [Double] = []
+    /// Σ p·log p (the negative entropy).
+    private(set) var negativeEntropy = 0.0
+    private(set) var best = 0
+
+    /// Takes the reference row of float32 (a model) or float64 (the exact reference) logits.
+    mutating func load<R: RandomAccessCollection>(_ reference: R)
+    where R.Element: BinaryFloatingPoint, R.Index == Int {
+        let n = reference.count
+        if logits.count != n {
+            logits = [Double](repeating: 0, count: n)
+            probabilities = [Double](repeating: 0, count: n)
+        }
+        let base = reference.startIndex
+        var maximum = -Double.infinity
+        best = 0
+        for v in 0..<n {
+            let x = Double(reference[base + v])
+            logits[v] = x
+            if x > maximum {
+                maximum = x
+                best = v
+            }
+        }
+        var sum = 0.0
+        for v in 0..<n { sum += exp(logits[v] - maximum) }
+        let lse = maximum + log(sum)
+        var entropy = 0.0
+        for v in 0..<n {
+            let logP = logits[v] - lse
+            let p = exp(logP)
+            probabilities[v] = p
+            entropy += p * logP
+        }
+        negativeEntropy = entropy
     }
 }

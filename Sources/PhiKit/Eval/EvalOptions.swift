@@ -81,7 +81,8 @@ public struct EvalReport: Sendable, Encodable {
     public var context: Int
     public var windows: Int
     public var seconds: Double
-    /// Scored positions per second, all models together.
+    /// Scored positions per second, all models together, while scoring (without loading the
+    /// models and tokenizing the text: comparable with run's prompt tokens per second).
     public var positionsPerSecond: Double
     public var results: [EvalResult]
 

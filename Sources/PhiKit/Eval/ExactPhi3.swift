@@ -13,8 +13,9 @@ struct ExactPhi3 {
     let weights: ExactWeights
     var config: ModelConfig { weights.layout.config }
 
-    init(directory: String) throws {
-        weights = try ExactWeights(directory: directory)
+    /// `adapterPath`: an mlx-lm adapter folder added to the weights in float64.
+    init(directory: String, adapterPath: String? = nil) throws {
+        weights = try ExactWeights(directory: directory, adapterPath: adapterPath)
         guard weights.layout.config.modelType == "phi3" else {
             throw EvalError.exactUnsupported(modelType: weights.layout.config.modelType)
         }

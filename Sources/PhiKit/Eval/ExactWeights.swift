@@ -9,10 +9,16 @@ import PhiFormats
 final class ExactWeights {
     let layout: ModelLayout
     private let weights: ModelWeights
+    /// An mlx-lm LoRA/DoRA adapter's modules, added to their weights in float64: the
+    /// reference `run --adapter-path` is held to.
+    private let adapter: [String: ModuleAdapter]
 
-    init(directory: String) throws {
-        layout = try ModelLayout(config: try ModelConfig.load(directory: directory))
+    init(directory: String, adapterPath: String? = nil) throws {
+        let layout = try ModelLayout(config: try ModelConfig.load(directory: directory))
+        self.layout = layout
         weights = try ModelWeights(directory: directory)
+        let modules = try adapterPath.map { try LoRAAdapter.load(directory: $0, layout: layout).modules } ?? []
+        adapter = Dictionary(uniqueKeysWithValues: modules.map { ($0.path, $0) })
     }
 
     /// A float tensor (a norm weight, a bias) as float64.
@@ -31,8 +37,10 @@ final class ExactWeights {
         let (outputs, inputs) = (spec.shape[0], spec.shape[1])
         var y = [Double](repeating: 0, count: n * outputs)
         var row = [Double](repeating: 0, count: inputs)
+        let adapted = adapter[module]
         for o in 0..<outputs {
             try self.row(o, of: spec, into: &row)
+            if let adapted { adapt(&row, o, adapted) }
             for t in 0..<n {
                 var sum = 0.0
                 for i in 0..<inputs { sum += x[t * inputs + i] * row[i] }
@@ -40,6 +48,21 @@ final class ExactWeights {
             }
         }
         return y
+    }
+
+    /// Row `o` of W + scale·B·A (the adapter's factors as fuse reads them), and for DoRA
+    /// scaled to the magnitude: m[o] / ‖row‖ · row, all in float64.
+    private func adapt(_ row: inout [Double], _ o: Int, _ m: ModuleAdapter) {
+        let r = m.rank
+        for i in 0..<m.inputs {
+            var delta = 0.0
+            for k in 0..<r { delta += Double(m.scaledB[o * r + k]) * Double(m.a[i * r + k]) }
+            row[i] += delta
+        }
+        guard let magnitude = m.magnitude else { return }
+        let norm = row.reduce(0) { $0 + $1 * $1 }.squareRoot()
+        let factor = Double(magnitude[o]) / norm
+        for i in 0..<m.inputs { row[i] *= factor }
     }
 
     /// Row `r` of a module's weight, exactly, as float64.

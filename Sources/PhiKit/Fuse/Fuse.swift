@@ -14,6 +14,8 @@ public struct FuseOptions: Sendable {
     public var force: Bool
     public var threads: Int
     public var environment: [String: String]
+    /// Stops the fuse between chunks (Ctrl-C); nothing half-written stays, as with convert.
+    public var cancellation: CancellationToken? = nil
     /// Streaming granularity (values per chunk); tests shrink it, the bytes never depend on it.
     var chunkElements = 4 << 20
 
@@ -55,6 +57,7 @@ public func fuse(
         force: options.force, threads: options.threads, environment: options.environment)
     convertOptions.castsToConfigDType = false
     convertOptions.chunkElements = options.chunkElements
+    convertOptions.cancellation = options.cancellation
     let adapterPath = options.adapterPath
     var fineTuneType = ""
     let rewrite: (inout [ConvertStep], ModelLayout) throws -> Void = { steps, layout in

@@ -25,7 +25,7 @@ public struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
     /// `activationWidth` products by this build (8-bit activations compute other keys).
     public init(
         directory: String, modelType: String, cacheWidth: KVCacheWidth,
-        activationWidth: ActivationWidth = .int16
+        activationWidth: ActivationWidth = .int16, adapterDirectory: String? = nil
     ) throws(FileError) {
         var hasher = SHA256Hasher()
         func add(_ text: String) { hasher.update(Array((text + "\n").utf8)) }
@@ -38,6 +38,12 @@ public struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
         for name in names.sorted()
         where name == "config.json" || name.hasSuffix(".safetensors") {
             add("file \(name) \(try Self.identity(of: directory + "/" + name))")
+        }
+        // A run-time adapter changes every cached key and value.
+        if let adapter = adapterDirectory {
+            for name in ["adapter_config.json", "adapters.safetensors"] {
+                add("adapter \(name) \(try Self.identity(of: adapter + "/" + name))")
+            }
         }
         digest = hasher.finalize()
     }

@@ -33,15 +33,19 @@ public final class ModelContainer: Sendable {
     public let loadSeconds: Double
     /// How wide the activations are in every session made from this container (`--act-bits`).
     public let activationWidth: ActivationWidth
+    /// The mlx-lm adapter folder applied at run time (`--adapter-path`), if any.
+    public let adapterDirectory: String?
     /// The tokens as bytes for structured output (`tokenVocabulary()`).
     let vocabularyCache = LazyValue<TokenVocabulary>()
 
     /// Finds MODEL as every command does (`ModelLocator`: directory, converted-model store,
     /// registry alias, Hub id in the cache) and loads it. A Hub model missing from the cache
     /// is pulled first when `pull` is given and `HF_HUB_OFFLINE` is not set; `pull` then
-    /// receives the download's progress.
+    /// receives the download's progress. `adapterPath`: an mlx-lm LoRA/DoRA adapter folder
+    /// applied at run time (`RuntimeAdapter`).
     public static func load(
         _ model: String, threads: Int? = nil, activationWidth: ActivationWidth = .int16,
+        adapterPath: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         pull: ((PullProgress) -> Void)? = nil, cancellation: CancellationToken? = nil
     ) throws -> ModelContainer {
@@ -53,17 +57,26 @@ public final class ModelContainer: Sendable {
             } else {
                 try ModelLocator.locate(model, environment: environment)
             }
-        return try ModelContainer(located, threads: threads, activationWidth: activationWidth)
+        return try ModelContainer(
+            located, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
     }
 
-    /// Loads the model in `located.directory`.
+    /// Loads the model in `located.directory`, with the adapter in `adapterPath` applied.
     public init(
-        _ located: LocalModel, threads: Int? = nil, activationWidth: ActivationWidth = .int16
+        _ located: LocalModel, threads: Int? = nil, activationWidth: ActivationWidth = .int16,
+        adapterPath: String? = nil
     ) throws {
         let start = DispatchTime.now().uptimeNanoseconds
         location = located
         self.activationWidth = activationWidth
-        model = try ModelArchitectures.load(directory: located.directory, threads: threads)
+        adapterDirectory = adapterPath
+        let adapters =
+            try adapterPath.map {
+                try RuntimeAdapter.load(
+                    directory: $0, config: ModelConfig.load(directory: located.directory))
+            } ?? .none
+        model = try ModelArchitectures.load(
+            directory: located.directory, threads: threads, adapters: adapters)
         tokenizer = try Tokenizer.load(directory: located.directory)
         chatTemplate = try ChatTemplate.load(modelDirectory: located.directory)
         guard tokenizer.vocabularySize <= model.vocabularySize else {

@@ -11,7 +11,7 @@ struct ChatCommand: Command {
         phikit chat <model> [--system <text>] [--load <file.json>] [-m <n>] [--temp <t>]
                     [<sampling flags>] [--stop <text>]... [--extra-eos-token <token>]...
                     [--max-kv-size <n>] [--kv-bits 8|16|32] [--act-bits 8|16]
-                    [--threads <n>] [--stats]
+                    [--threads <n>] [--stats] [--adapter-path <dir>]
                     [--draft-max <n> | --no-speculative]
                     [--cache-dir <dir>] [--cache-size <mb>] [--cache-min-tokens <n>]
                     [--no-disk-cache]
@@ -51,6 +51,7 @@ struct ChatCommand: Command {
         \(ActBitsOption.help)
         \(SpeculationOption.help)
         \(DiskCacheOption.help)
+        \(AdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  after each answer: prompt tokens (new and reused), time to
                                    first token, tokens per second
@@ -66,6 +67,7 @@ struct ChatCommand: Command {
     var options: ChatOptions
     var threads: Int?
     var activationWidth: ActivationWidth
+    var adapterPath: String?
     var stats: Bool
     var load: String?
     var diskCache: DiskCacheOption
@@ -83,6 +85,7 @@ struct ChatCommand: Command {
         activationWidth = try ActBitsOption.read(&args)
         let speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
+        adapterPath = try AdapterOption.read(&args)
         stats = args.flag("--stats")
         diskCache = try DiskCacheOption(&args)
         outputFormat = try OutputFormatFlags.read(&args)
@@ -100,7 +103,7 @@ struct ChatCommand: Command {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
         let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth)
+            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
         options.diskCache = diskCache.open(container, cacheWidth: options.cacheWidth)
         defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)

@@ -38,7 +38,8 @@ struct DiskCacheOption {
                 directory: directory, limitBytes: megabytes << 20,
                 fingerprint: ModelFingerprint(
                     directory: model.directory, modelType: model.config.modelType,
-                    cacheWidth: cacheWidth, activationWidth: container.activationWidth),
+                    cacheWidth: cacheWidth, activationWidth: container.activationWidth,
+                    adapterDirectory: container.adapterDirectory),
                 minTokens: minTokens, warn: { Diagnostics.warning($0) })
         } catch {
             Diagnostics.warning("no disk cache: \(error.message)")

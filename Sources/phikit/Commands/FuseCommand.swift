@@ -64,9 +64,14 @@ struct FuseCommand: Command {
     }
 
     func run() throws {
-        let summary = try PhiKit.fuse(options) { p in
-            Diagnostics.progress(
-                ConvertCommand.progressLine(p).replacingOccurrences(of: "converting", with: "fusing"))
+        // Ctrl-C stops between chunks: exit 130, the output never half-written (as convert).
+        let summary = try InterruptibleJob.run { cancel in
+            var options = options
+            options.cancellation = cancel
+            return try PhiKit.fuse(options) { p in
+                Diagnostics.progress(
+                    ConvertCommand.progressLine(p).replacingOccurrences(of: "converting", with: "fusing"))
+            }
         }
         Diagnostics.endProgress()
         if json {

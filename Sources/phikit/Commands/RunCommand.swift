@@ -12,7 +12,7 @@ struct RunCommand: Command {
                    [--temp <t>] [<sampling flags>] [--no-chat-template]
                    [--extra-eos-token <token>]... [--ignore-eos] [--stop <text>]...
                    [--max-kv-size <n>] [--kv-bits 8|16|32] [--act-bits 8|16]
-                   [--threads <n>] [--stats]
+                   [--threads <n>] [--stats] [--adapter-path <dir>]
                    [--draft-max <n> | --no-speculative]
                    [--json [--stream]]
                    [--json-schema <file|json> | --json-object | --regex <p> | --grammar <file>]
@@ -57,6 +57,7 @@ struct RunCommand: Command {
         \(KVBitsOption.help)
         \(ActBitsOption.help)
         \(SpeculationOption.help)
+        \(AdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
           --json                   print one JSON object at the end instead of streaming:
@@ -83,6 +84,7 @@ struct RunCommand: Command {
     var extraEOSTokens: [String]
     var stopStrings: [String]
     var threads: Int?
+    var adapterPath: String?
     var cacheWidth: KVCacheWidth
     var activationWidth: ActivationWidth
     var speculation: Speculation
@@ -105,6 +107,7 @@ struct RunCommand: Command {
         let ignoreEOS = args.flag("--ignore-eos")
         maxContext = try args.option("--max-kv-size", as: Int.self)
         threads = try args.option("--threads", as: Int.self)
+        adapterPath = try AdapterOption.read(&args)
         cacheWidth = try KVBitsOption.read(&args)
         activationWidth = try ActBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args)
@@ -148,7 +151,7 @@ struct RunCommand: Command {
     func run() throws {
         // Ctrl-C during a pull of a missing model stops the pull (its own job).
         let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth)
+            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
         // Reading the prompt is no job: Ctrl-C while phikit waits on stdin exits at once.
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {

@@ -15,7 +15,7 @@ struct ServeCommand: Command {
                      [--kv-bits 8|16|32] [--act-bits 8|16] [--threads <n>]
                      [--log-format text|json] [--quiet]
                      [--draft-max <n> | --no-speculative] [--cache-dir <dir>] [--cache-size <mb>]
-                     [--cache-min-tokens <n>] [--no-disk-cache]
+                     [--cache-min-tokens <n>] [--no-disk-cache] [--adapter-path <dir>]
         """
     static let help = """
         Loads <model> and answers on http://<host>:<port>: OpenAI's POST /v1/chat/completions,
@@ -58,6 +58,8 @@ struct ServeCommand: Command {
         \(KVBitsOption.help)
         \(ActBitsOption.help)
         \(SpeculationOption.help)
+        \(AdapterOption.help)
+                                   (one adapter per server: every request uses it)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
         \(DiskCacheOption.help)
@@ -80,6 +82,7 @@ struct ServeCommand: Command {
     var maxConnections: Int
     var maxBody: Int
     var threads: Int?
+    var adapterPath: String?
     var cacheWidth: KVCacheWidth
     var activationWidth: ActivationWidth
     var speculation: Speculation
@@ -103,6 +106,7 @@ struct ServeCommand: Command {
         activationWidth = try ActBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args)
         threads = try args.option("--threads", as: Int.self)
+        adapterPath = try AdapterOption.read(&args)
         quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
         guard let logFormat = AccessLogFormat(rawValue: format) else {
@@ -134,7 +138,7 @@ struct ServeCommand: Command {
 
     func run() throws {
         let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth)
+            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
         let limit = container.model.maxPositions
         let context = container.defaultContext(maxKVSize)
         guard context <= limit else {

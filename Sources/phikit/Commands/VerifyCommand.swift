@@ -7,7 +7,7 @@ struct VerifyCommand: Command {
     static let name = "verify"
     static let summary = "Check a model's hashes, safetensors, tensor shapes, numbers and tokenizer"
     static let usage = """
-        phikit verify <model|dir> [--offline] [--smoke] [--target mlx-swift|mlx-lm [--fix]]
+        phikit verify <model|dir> [--offline] [--smoke] [--target mlx-swift|mlx-lm|llama.cpp [--fix]]
                       [--threads <n>] [--json]
         """
     static let help = """
@@ -29,7 +29,10 @@ struct VerifyCommand: Command {
                      decodes, quantization modes and integer group sizes, tokenizer files and
                      class, and a stop token where the chat template ends a turn (Phi's
                      <|end|>); facts read from the sources of mlx-swift-lm 3.31.4-114,
-                     mlx-swift 0.31.6, swift-transformers 1.3.3 and mlx-lm 0.32.2
+                     mlx-swift 0.31.6, swift-transformers 1.3.3, mlx-lm 0.32.2 and llama.cpp
+                     b11434 (for llama.cpp: what convert_hf_to_gguf.py needs, the BPE
+                     pre-tokenizer it must recognize, and an end-of-generation token where
+                     a turn ends)
         Every file is read once, hashes and tensor scans in parallel.
 
         arguments:
@@ -38,7 +41,8 @@ struct VerifyCommand: Command {
         options:
           --offline     never ask the Hub for a file list (also when HF_HUB_OFFLINE is set)
           --smoke       also load the model and generate a few tokens
-          --target <t>  also check for mlx-swift or mlx-lm (repeatable, or comma-separated)
+          --target <t>  also check for mlx-swift, mlx-lm or llama.cpp (repeatable, or
+                        comma-separated)
           --fix         with --target: add the end-of-turn token to generation_config.json's
                         eos_token_id when the loader would not stop there (atomic; a converted
                         model's manifest is updated)
@@ -67,7 +71,7 @@ struct VerifyCommand: Command {
         let targets = try targetNames.map { name in
             guard let t = LoaderTarget(rawValue: String(name)) else {
                 throw UsageError(
-                    "invalid value '\(name)' for '--target'", hint: "use mlx-swift or mlx-lm")
+                    "invalid value '\(name)' for '--target'", hint: "use mlx-swift, mlx-lm or llama.cpp")
             }
             return t
         }

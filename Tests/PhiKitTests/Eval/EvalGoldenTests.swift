@@ -77,13 +77,15 @@ struct EvalGoldenTests {
         #expect(reference.count == count * vocab && targets.count == count)
         var refScore = EvalAccumulator()
         var score = EvalAccumulator()
+        var distribution = ReferenceDistribution()
         for i in 0..<count {
             reference.withUnsafeBufferPointer { r in
                 candidate.withUnsafeBufferPointer { c in
                     let rr = UnsafeBufferPointer(rebasing: r[(i * vocab)..<((i + 1) * vocab)])
                     let cc = UnsafeBufferPointer(rebasing: c[(i * vocab)..<((i + 1) * vocab)])
-                    refScore.add(rr, target: targets[i], reference: nil)
-                    score.add(cc, target: targets[i], reference: rr)
+                    refScore.add(rr, target: targets[i])
+                    distribution.load(rr)
+                    score.add(cc, target: targets[i], against: distribution)
                 }
             }
         }

@@ -28,10 +28,16 @@ struct TargetCheck {
             outcome.error("target_config", file: "config.json", "cannot be read as JSON")
             return outcome
         }
+        var notes: [String] = []
         for target in targets {
             switch target {
             case .mlxSwift: checkMLXSwiftConfig(raw)
             case .mlxLM: checkMLXLMConfig(raw)
+            case .llamaCpp:
+                var check = LlamaCppCheck(directory: directory, outcome: outcome)
+                check.run(raw)
+                outcome = check.outcome
+                notes += check.notes
             }
         }
         checkTokenizerFiles()
@@ -39,6 +45,7 @@ struct TargetCheck {
         outcome.summary =
             targets.map(\.rawValue).joined(separator: ", ") + " (facts from "
             + targets.map(\.sourceVersion).joined(separator: "; ") + ")"
+            + notes.map { "; " + $0 }.joined()
             + (fixed.isEmpty ? "" : "; fixed " + fixed.joined(separator: ", "))
         return outcome
     }
@@ -139,7 +146,10 @@ struct TargetCheck {
         }
     }
 
+    /// For the MLX targets (llama.cpp's end tokens are LlamaCppCheck's).
     private mutating func checkEndOfTurn() {
+        let targets = targets.filter { $0 != .llamaCpp }
+        guard !targets.isEmpty else { return }
         do {
             let tokenizer = try Tokenizer.load(directory: directory)
             guard let end = try EndOfTurnToken.find(directory: directory, tokenizer: tokenizer) else { return }
