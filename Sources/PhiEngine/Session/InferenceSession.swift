@@ -205,8 +205,9 @@ public final class InferenceSession {
         else { return nil }
         let config = model.config
         return KVSnapshot(
-            tokens: Array(tokens[..<n]), regime: regime, cacheWidth: cacheWidth,
-            layers: config.layerCount, kvHeads: config.kvHeads, headDim: config.headDim,
+            layout: KVSnapshot.Layout(
+                tokens: Array(tokens[..<n]), regime: regime, cacheWidth: cacheWidth,
+                layers: config.layerCount, kvHeads: config.kvHeads, headDim: config.headDim),
             rows: rows)
     }
 

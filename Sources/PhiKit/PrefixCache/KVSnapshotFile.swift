@@ -114,9 +114,7 @@ enum KVSnapshotFile {
                 try read(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
                 initialized = layout.rowBytes
             }
-            return KVSnapshot(
-                tokens: layout.tokens, regime: layout.regime, cacheWidth: layout.cacheWidth,
-                layers: layout.layers, kvHeads: layout.kvHeads, headDim: layout.headDim, rows: rows)
+            return KVSnapshot(layout: layout, rows: rows)
         }
 
         /// Whether every row has been read (and so checked).

@@ -57,8 +57,9 @@ struct KVSnapshotTests {
         let long = try #require(session.snapshot())
         #expect(long.regime == 1)
         let forged = KVSnapshot(
-            tokens: Array(long.tokens[..<20]), regime: 1, cacheWidth: long.cacheWidth,
-            layers: long.layers, kvHeads: long.kvHeads, headDim: long.headDim,
+            layout: KVSnapshot.Layout(
+                tokens: Array(long.tokens[..<20]), regime: 1, cacheWidth: long.cacheWidth,
+                layers: long.layers, kvHeads: long.kvHeads, headDim: long.headDim),
             rows: long.rows)
         let other = try InferenceSession(model: model)
         #expect(throws: SessionError.self) { try other.restore(forged) }
@@ -78,10 +79,7 @@ struct KVSnapshotTests {
         #expect(wide.tokens == [1, 2])
         let foreign = try InferenceSession(model: otherModel, cacheWidth: .float16)
         #expect(throws: SessionError.self) { try foreign.restore(snapshot) }
-        let truncated = KVSnapshot(
-            tokens: snapshot.tokens, regime: 0, cacheWidth: .float16, layers: snapshot.layers,
-            kvHeads: snapshot.kvHeads, headDim: snapshot.headDim,
-            rows: Array(snapshot.rows.dropLast()))
+        let truncated = KVSnapshot(layout: snapshot.layout, rows: Array(snapshot.rows.dropLast()))
         let same = try InferenceSession(model: model, cacheWidth: .float16)
         #expect(throws: SessionError.self) { try same.restore(truncated) }
         #expect(same.tokens.isEmpty)
