@@ -86,11 +86,18 @@ struct AnswerStream {
                 continue
             }
             // The job's last event may come with others: once taken, the job is over even if
-            // a write fails before it is handled.
+            // a write fails before it is handled, and the log says how it ended (a client
+            // that hung up while its job was being cancelled logs finish=cancelled, not only
+            // the failed write).
             for event in events {
                 switch event {
                 case .text: continue
-                case .failed, .finished: ended.insert(index)
+                case .failed(let error):
+                    ended.insert(index)
+                    channel.logNote = "failed: \(CompletionHandler.apiError(error, errorText).message)"
+                case .finished(let summary):
+                    ended.insert(index)
+                    channel.logNote = CompletionHandler.logNote(summary)
                 }
             }
             for event in events {
@@ -103,14 +110,11 @@ struct AnswerStream {
                             index: index, content: content,
                             logprobs: wantsLogprobs ? entries : nil, usageNull: includeUsage))
                 case .failed(let error):
-                    let apiError = CompletionHandler.apiError(error, errorText)
-                    channel.logNote = "failed: \(apiError.message)"
-                    try send(apiError.json)
+                    try send(CompletionHandler.apiError(error, errorText).json)
                     try channel.finish()
                     return nil
                 case .finished(let summary):
                     guard summary.finishReason != .cancelled else {
-                        channel.logNote = CompletionHandler.logNote(summary)
                         try channel.finish()
                         return nil
                     }
