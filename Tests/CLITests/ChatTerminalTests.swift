@@ -85,6 +85,7 @@ import Testing
             // Ctrl-C at an empty prompt does not end the chat (issue 27): it says how to.
             t.type("\u{03}")
             try #require(t.waitFor("Use Ctrl + d or /bye to exit."), "\(t.text)")
+            try #require(t.waitFor(Self.prompt))
             t.type("\u{03}")  // and again: still here
             try #require(t.waitFor("Use Ctrl + d or /bye to exit."), "\(t.text)")
             t.type("\u{04}")

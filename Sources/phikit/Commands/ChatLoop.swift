@@ -56,26 +56,39 @@ final class ChatLoop {
             note("(loaded \(chat.history.messages.count) messages from \(loaded))")
         }
         let reader = MessageReader { [self] continuation in readLine(continuation) }
-        loop: while true {
-            switch reader.next() {
-            case .end: break loop
-            case .interrupt(let empty):
-                // Leaving on Ctrl-C would lose an unsaved conversation to a key pressed once
-                // too often (the first stopped an answer or cleared the line): say how to
-                // leave instead, as ollama does.
-                if empty { note("Use Ctrl + d or /bye to exit.") }
-            case .message(let text):
-                answer(text)
-                if let outputFailure { throw outputFailure }
-            case .command(let line):
-                do {
-                    if try perform(SlashCommand.parse(line)) == .leave { break loop }
-                } catch let error as any UserFacingError {
-                    report(error)
-                }
-            }
+        while true {
+            // The line editor reads keys raw (Ctrl-C is a key), but between two reads — a note
+            // printed, a command run — Ctrl-C is a signal: a job of the conversation's own
+            // takes it there instead of ending the chat (an answer runs its own job inside).
+            let leave =
+                interactive
+                ? try InterruptibleJob.run(.answer) { _ in try handle(reader.next()) }
+                : try handle(reader.next())
+            if leave { break }
         }
         if let failure { throw ChatFailed(exitCode: failure) }
+    }
+
+    /// Acts on what the user sent; true when the chat should end.
+    private func handle(_ input: ChatInput) throws -> Bool {
+        switch input {
+        case .end: return true
+        case .interrupt(let empty):
+            // Leaving on Ctrl-C would lose an unsaved conversation to a key pressed once
+            // too often (the first stopped an answer or cleared the line): say how to
+            // leave instead, as ollama does.
+            if empty { note("Use Ctrl + d or /bye to exit.") }
+        case .message(let text):
+            answer(text)
+            if let outputFailure { throw outputFailure }
+        case .command(let line):
+            do {
+                if try perform(SlashCommand.parse(line)) == .leave { return true }
+            } catch let error as any UserFacingError {
+                report(error)
+            }
+        }
+        return false
     }
 
     private func readLine(_ continuation: Bool) -> LineEditor.Result {
