@@ -200,14 +200,11 @@ void pk_mv_matvec_act8_portable(const pk_matrix *m, int tokens, const float *pre
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "matvec_avx512_tile.h"
+
 #define A8_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c,sse4.1"
 #define A8_FN __attribute__((target(A8_TARGET)))
 #define A8_INLINE static inline __attribute__((always_inline, target(A8_TARGET)))
-
-/* Rows and tokens of one tile (as the 16-bit tile kernel: 12 int32 and 12 float accumulators
-   in registers). */
-#define A8_ROWS 3
-#define A8_TOKENS 4
 
 A8_FN void pk_mv_prepare_act8_avx512(const pk_matrix *m, const float *x, float *prep) {
     a8_prepare(m, x, prep);
@@ -216,13 +213,6 @@ A8_FN void pk_mv_prepare_act8_avx512(const pk_matrix *m, const float *x, float *
 /* acc += a·b, u8 times s8 in groups of four. Assembly for the same reason as DPWSSD in
    matvec_avx512_q4.c: the compiler must not rewrite it. */
 #define DPBUSD(acc, a, b) __asm__("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b))
-
-A8_INLINE __m512 a8_load16(const void *base, int dt, long i, __mmask16 k) {
-    if (dt == PK_AQ_F32) return _mm512_maskz_loadu_ps(k, (const float *)base + i);
-    __m256i h = _mm256_maskz_loadu_epi16(k, (const uint16_t *)base + i);
-    if (dt == PK_AQ_F16) return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
 
 /* a8_lanes_sum's order. */
 A8_INLINE float a8_reduce(__m512 v) {
@@ -234,45 +224,34 @@ A8_INLINE float a8_reduce(__m512 v) {
     return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
+/* One token's prepared input. xexp is its dexp (the field is named as the 16-bit kernel's,
+   whose role it has, for PK_MV_TILE_SCALE_QUAD). */
 typedef struct {
     const int8_t *xq;
-    const float *dexp, *xsum, *xres;
+    const float *xexp, *xsum, *xres;
 } a8_view;
 
 /* Rows r .. r+R-1 against tokens xv[0..T-1] (R, T, G constants at every call). */
 A8_INLINE void a8_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
                        const a8_view *xv, float *y, long ldy) {
     const long cols = m->cols, groups = cols / G, row_bytes = cols / 2;
-    const int dt = m->scale_dtype;
     const uint8_t *w = (const uint8_t *)m->w + r * row_bytes;
-    const __m512 eight = _mm512_set1_ps(8.0f);
     const __m512i low = _mm512_set1_epi8(0x0F);
     const __m512i lane_seg = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    __m512 acc[A8_ROWS][A8_TOKENS];
+    __m512 acc[PK_MV_TILE_ROWS][PK_MV_TILE_TOKENS];
     for (int i = 0; i < R; i++)
         for (int t = 0; t < T; t++) acc[i][t] = _mm512_setzero_ps();
     for (long g0 = 0; g0 < groups; g0 += 16) {
         const long n = groups - g0 < 16 ? groups - g0 : 16;
         const __mmask16 kn = (__mmask16)((1u << n) - 1);
-        __m512 sv[A8_ROWS];
-        for (int i = 0; i < R; i++) {
-            const long at = (r + i) * groups + g0;
-            sv[i] = a8_load16(m->scales, dt, at, kn);
-            const __m512 bv = a8_load16(m->biases, dt, at, kn);
-            const __m512 svm = _mm512_mul_ps(sv[i], eight);
-            for (int t = 0; t < T; t++) {
-                acc[i][t] = _mm512_fmadd_ps(bv, _mm512_maskz_loadu_ps(kn, xv[t].xsum + g0),
-                                            acc[i][t]);
-                acc[i][t] = _mm512_fmadd_ps(svm, _mm512_maskz_loadu_ps(kn, xv[t].xres + g0),
-                                            acc[i][t]);
-            }
-        }
+        __m512 sv[PK_MV_TILE_ROWS];
+        PK_MV_TILE_GROUP_TERMS(m, r, R, T, groups, g0, kn, xv, sv, acc);
         for (long c = g0 * G; c < (g0 + n) * G; c += 256) {
-            __m512i dot[A8_ROWS][A8_TOKENS];
+            __m512i dot[PK_MV_TILE_ROWS][PK_MV_TILE_TOKENS];
             for (int i = 0; i < R; i++)
                 for (int t = 0; t < T; t++) dot[i][t] = _mm512_setzero_si512();
             for (int h = 0; h < 2; h++) {
-                __m512i yv[A8_ROWS];
+                __m512i yv[PK_MV_TILE_ROWS];
                 for (int i = 0; i < R; i++) {
                     const uint8_t *p = w + i * row_bytes + c / 2;
                     /* the tile after next into L2, as the 16-bit tile kernel does */
@@ -291,7 +270,7 @@ A8_INLINE void a8_tile(const pk_matrix *m, long r, const int R, const int T, con
                     yv[i] = h ? _mm512_shuffle_i64x2(a, b, 0xDD) : _mm512_shuffle_i64x2(a, b, 0x88);
                 }
                 for (int n2 = 0; n2 < 2; n2++) {
-                    __m512i wv[A8_ROWS];
+                    __m512i wv[PK_MV_TILE_ROWS];
                     for (int i = 0; i < R; i++)
                         wv[i] = n2 ? _mm512_and_si512(_mm512_srli_epi16(yv[i], 4), low)
                                    : _mm512_and_si512(yv[i], low);
@@ -307,7 +286,7 @@ A8_INLINE void a8_tile(const pk_matrix *m, long r, const int R, const int T, con
                         const __m512 sexp = _mm512_permutexvar_ps(gh, sv[i]);
                         for (int t = 0; t < T; t++) {
                             const __m512 comb =
-                                _mm512_mul_ps(sexp, _mm512_loadu_ps(xv[t].dexp + c / 8 + 16 * h));
+                                _mm512_mul_ps(sexp, _mm512_loadu_ps(xv[t].xexp + c / 8 + 16 * h));
                             acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[i][t]), comb, acc[i][t]);
                             dot[i][t] = _mm512_setzero_si512();
                         }
@@ -317,37 +296,12 @@ A8_INLINE void a8_tile(const pk_matrix *m, long r, const int R, const int T, con
             if (G == 32) continue;
             const __m512i gidx =
                 _mm512_add_epi32(_mm512_set1_epi32((int)(c - g0 * G) / 64), lane_seg);
-            for (int i = 0; i < R; i++) {
-                const __m512 sexp = _mm512_permutexvar_ps(gidx, sv[i]);
-                for (int t = 0; t < T; t++) {
-                    const __m512 comb = _mm512_mul_ps(sexp, _mm512_loadu_ps(xv[t].dexp + c / 16));
-                    acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[i][t]), comb, acc[i][t]);
-                }
-            }
+            PK_MV_TILE_SCALE_QUAD(R, T, gidx, sv, xv, c, dot, acc);
         }
     }
     for (int i = 0; i < R; i++)
         for (int t = 0; t < T; t++) y[t * ldy + i] = a8_reduce(acc[i][t]);
 }
-
-#define A8_TOKEN_TILES(R, G)                                                                  \
-    for (int t0 = 0; t0 < tokens; t0 += A8_TOKENS) {                                          \
-        float *yt = y + t0 * ldy + (r - r0);                                                  \
-        switch (tokens - t0 < A8_TOKENS ? tokens - t0 : A8_TOKENS) {                          \
-            case 1: a8_tile(m, r, R, 1, G, xv + t0, yt, ldy); break;                          \
-            case 2: a8_tile(m, r, R, 2, G, xv + t0, yt, ldy); break;                          \
-            case 3: a8_tile(m, r, R, 3, G, xv + t0, yt, ldy); break;                          \
-            default: a8_tile(m, r, R, 4, G, xv + t0, yt, ldy); break;                         \
-        }                                                                                     \
-    }
-
-#define A8_ROW_TILES(G)                                                                       \
-    do {                                                                                      \
-        long r = r0;                                                                          \
-        for (; r + A8_ROWS <= r1; r += A8_ROWS) A8_TOKEN_TILES(A8_ROWS, G)                    \
-        if (r1 - r == 2) A8_TOKEN_TILES(2, G)                                                 \
-        else if (r1 - r == 1) A8_TOKEN_TILES(1, G)                                            \
-    } while (0)
 
 A8_FN void pk_mv_matvec_act8_avx512(const pk_matrix *m, int tokens, const float *prep,
                                     long prep_stride, float *y, long ldy, long r0, long r1) {
@@ -357,8 +311,8 @@ A8_FN void pk_mv_matvec_act8_avx512(const pk_matrix *m, int tokens, const float 
         xv[t] = (a8_view){a8_xq(p), a8_dexp(p, m->cols), pk_mv_xsum(p, m->cols),
                           pk_mv_xres(p, m->cols)};
     }
-    if (m->group == 32) A8_ROW_TILES(32);
-    else A8_ROW_TILES(64);
+    if (m->group == 32) PK_MV_ROW_TILES(a8_tile, 32);
+    else PK_MV_ROW_TILES(a8_tile, 64);
 }
 
 #endif

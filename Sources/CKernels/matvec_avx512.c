@@ -13,6 +13,8 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "matvec_avx512_tile.h"
+
 #define AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,avx2,fma,f16c"
 #define AVX512_FN __attribute__((target(AVX512_TARGET)))
 #define AVX512_INLINE static inline __attribute__((always_inline, target(AVX512_TARGET)))
@@ -81,15 +83,6 @@ AVX512_INLINE void nibble_words(const uint8_t *p, __m512i *lo, __m512i *hi) {
     *hi = _mm512_cvtepu8_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), low));
 }
 
-/* Up to 16 scales (or biases) from element i of a buffer of dtype dt, widened to float32;
-   lanes outside k are 0. */
-AVX512_INLINE __m512 load16(const void *base, int dt, long i, __mmask16 k) {
-    if (dt == PK_AQ_F32) return _mm512_maskz_loadu_ps(k, (const float *)base + i);
-    __m256i h = _mm256_maskz_loadu_epi16(k, (const uint16_t *)base + i);
-    if (dt == PK_AQ_F16) return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-}
-
 /* One token's prepared input (pk_matvec_prepare), as the kernel reads it. */
 typedef struct {
     const int16_t *x16;
@@ -120,7 +113,7 @@ AVX512_INLINE void affine_row(const pk_matrix *m, long r, const int T, const xvi
         long n = groups - g0 < 16 ? groups - g0 : 16;
         __mmask16 k = (__mmask16)((1u << n) - 1);
         long at = r * groups + g0;
-        __m512 sv = load16(m->scales, dt, at, k), bv = load16(m->biases, dt, at, k);
+        __m512 sv = pk_mv_load16(m->scales, dt, at, k), bv = pk_mv_load16(m->biases, dt, at, k);
         __m512 svm = _mm512_mul_ps(sv, middle);
         for (int t = 0; t < T; t++) {
             _mm512_storeu_ps(comb[t], _mm512_mul_ps(sv, _mm512_maskz_loadu_ps(k, xv[t].xscale + g0)));

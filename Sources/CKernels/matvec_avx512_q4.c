@@ -25,15 +25,11 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#include "matvec_avx512_tile.h"
+
 #define Q4_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"
 #define Q4_FN __attribute__((target(Q4_TARGET)))
 #define Q4_INLINE static inline __attribute__((always_inline, target(Q4_TARGET)))
-
-/* Rows and tokens of one tile: R*T int32 and R*T float accumulators stay in registers
-   (measured on Zen 4, 64 tokens over one layer's matrices, one thread: 3x4 70 GMAC/s,
-   4x3 68, 2x5 64, 3x3 64, 2x6 62, 4x4 60 (spills), 2x8 58). */
-#define Q4_ROWS 3
-#define Q4_TOKENS 4
 
 /* From the natural-order x16 and xscale (pk_mv_prepare_x16) to x16q and xexp. */
 void pk_mv_prepare_q4(const pk_matrix *m, float *prep) {
@@ -51,14 +47,6 @@ void pk_mv_prepare_q4(const pk_matrix *m, float *prep) {
         for (int lane = 0; lane < 16; lane++)
             xexp[c / 16 + lane] = xscale[(c + 64 * (lane / 4)) / m->group];
     }
-}
-
-/* Up to 16 scales (or biases) of a row from group g, widened; lanes past n are 0. */
-Q4_INLINE __m512 q4_load16(const void *base, int dt, long i, __mmask16 k) {
-    if (dt == PK_AQ_F32) return _mm512_maskz_loadu_ps(k, (const float *)base + i);
-    __m256i h = _mm256_maskz_loadu_epi16(k, (const uint16_t *)base + i);
-    if (dt == PK_AQ_F16) return _mm512_cvtph_ps(h);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
 /* The word vector k of Y (values 4i + k of each segment chunk). */
@@ -84,41 +72,27 @@ typedef struct {
 Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
                        const q4_view *xv, float *y, long ldy) {
     const long cols = m->cols, groups = cols / G, row_bytes = cols / 2;
-    const int dt = m->scale_dtype;
     const uint8_t *w = (const uint8_t *)m->w + r * row_bytes;
-    const __m512 middle = _mm512_set1_ps(8.0f);
     /* lane l of a quad belongs to segment l/4: 64-value offset of each lane */
     const __m512i lane_seg = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    __m512 acc[Q4_ROWS][Q4_TOKENS];
+    __m512 acc[PK_MV_TILE_ROWS][PK_MV_TILE_TOKENS];
     for (int i = 0; i < R; i++)
         for (int t = 0; t < T; t++) acc[i][t] = _mm512_setzero_ps();
     for (long g0 = 0; g0 < groups; g0 += 16) {
         const long n = groups - g0 < 16 ? groups - g0 : 16;
         const __mmask16 kn = (__mmask16)((1u << n) - 1);
-        __m512 sv[Q4_ROWS];
-        for (int i = 0; i < R; i++) {
-            const long at = (r + i) * groups + g0;
-            sv[i] = q4_load16(m->scales, dt, at, kn);
-            const __m512 bv = q4_load16(m->biases, dt, at, kn);
-            const __m512 svm = _mm512_mul_ps(sv[i], middle);
-            for (int t = 0; t < T; t++) {
-                /* bias * sum of x, and the rounding of x put back at the middle q value */
-                acc[i][t] = _mm512_fmadd_ps(bv, _mm512_maskz_loadu_ps(kn, xv[t].xsum + g0),
-                                            acc[i][t]);
-                acc[i][t] = _mm512_fmadd_ps(svm, _mm512_maskz_loadu_ps(kn, xv[t].xres + g0),
-                                            acc[i][t]);
-            }
-        }
+        __m512 sv[PK_MV_TILE_ROWS];
+        PK_MV_TILE_GROUP_TERMS(m, r, R, T, groups, g0, kn, xv, sv, acc);
         for (long c = g0 * G; c < (g0 + n) * G; c += 256) {
             /* chunk-relative group of each lane's segment */
             const __m512i gidx = _mm512_srli_epi32(
                 _mm512_add_epi32(_mm512_set1_epi32((int)(c - g0 * G) / 64), lane_seg),
                 G == 128 ? 1 : 0);
-            __m512i dot[Q4_ROWS][Q4_TOKENS];
+            __m512i dot[PK_MV_TILE_ROWS][PK_MV_TILE_TOKENS];
             for (int i = 0; i < R; i++)
                 for (int t = 0; t < T; t++) dot[i][t] = _mm512_setzero_si512();
             for (int h = 0; h < 2; h++) {
-                __m512i yv[Q4_ROWS];
+                __m512i yv[PK_MV_TILE_ROWS];
                 for (int i = 0; i < R; i++) {
                     const uint8_t *p = w + i * row_bytes + c / 2;
                     /* the tile after next's rows, R*128 bytes per quad of this one, into L2:
@@ -132,7 +106,7 @@ Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, con
                     yv[i] = h ? _mm512_shuffle_i64x2(a, b, 0xDD) : _mm512_shuffle_i64x2(a, b, 0x88);
                 }
                 for (int k = 0; k < 4; k++) {
-                    __m512i wv[Q4_ROWS];
+                    __m512i wv[PK_MV_TILE_ROWS];
                     for (int i = 0; i < R; i++) wv[i] = q4_words(yv[i], k);
                     for (int t = 0; t < T; t++) {
                         const __m512i xk = _mm512_loadu_si512(xv[t].x16 + c + 32 * (4 * h + k));
@@ -156,41 +130,12 @@ Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, con
                 }
             }
             if (G == 32) continue;
-            for (int i = 0; i < R; i++) {
-                const __m512 sexp = _mm512_permutexvar_ps(gidx, sv[i]);
-                for (int t = 0; t < T; t++) {
-                    const __m512 comb = _mm512_mul_ps(sexp, _mm512_loadu_ps(xv[t].xexp + c / 16));
-                    acc[i][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[i][t]), comb, acc[i][t]);
-                }
-            }
+            PK_MV_TILE_SCALE_QUAD(R, T, gidx, sv, xv, c, dot, acc);
         }
     }
     for (int i = 0; i < R; i++)
         for (int t = 0; t < T; t++) y[t * ldy + i] = _mm512_reduce_add_ps(acc[i][t]);
 }
-
-/* Rows in tiles of Q4_ROWS (then one at a time), tokens in tiles of Q4_TOKENS; a tile's
-   rows stay in L1 while the next tokens go over them. Every tile prefetches the next one
-   (see q4_tile), so tiles go in order. */
-#define Q4_TOKEN_TILES(R, G)                                                                  \
-    for (int t0 = 0; t0 < tokens; t0 += Q4_TOKENS) {                                          \
-        float *yt = y + t0 * ldy + (r - r0);                                                  \
-        switch (tokens - t0 < Q4_TOKENS ? tokens - t0 : Q4_TOKENS) {                          \
-            case 1: q4_tile(m, r, R, 1, G, xv + t0, yt, ldy); break;                          \
-            case 2: q4_tile(m, r, R, 2, G, xv + t0, yt, ldy); break;                          \
-            case 3: q4_tile(m, r, R, 3, G, xv + t0, yt, ldy); break;                          \
-            case 4: q4_tile(m, r, R, 4, G, xv + t0, yt, ldy); break;                          \
-            default: q4_tile(m, r, R, 4, G, xv + t0, yt, ldy); break;                         \
-        }                                                                                     \
-    }
-
-#define Q4_ROW_TILES(G)                                                                       \
-    do {                                                                                      \
-        long r = r0;                                                                          \
-        for (; r + Q4_ROWS <= r1; r += Q4_ROWS) Q4_TOKEN_TILES(Q4_ROWS, G)                    \
-        if (r1 - r == 2) Q4_TOKEN_TILES(2, G)                                                 \
-        else if (r1 - r == 1) Q4_TOKEN_TILES(1, G)                                            \
-    } while (0)
 
 Q4_FN void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *prep,
                                   long prep_stride, float *y, long ldy, long r0, long r1) {
@@ -200,9 +145,9 @@ Q4_FN void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *p
         xv[t] = (q4_view){pk_mv_x16q(p, m->cols), pk_mv_xsum(p, m->cols), pk_mv_xres(p, m->cols),
                           pk_mv_xexp(p, m->cols), pk_mv_xscale(p, m->cols)};
     }
-    if (m->group == 32) Q4_ROW_TILES(32);
-    else if (m->group == 64) Q4_ROW_TILES(64);
-    else Q4_ROW_TILES(128);
+    if (m->group == 32) PK_MV_ROW_TILES(q4_tile, 32);
+    else if (m->group == 64) PK_MV_ROW_TILES(q4_tile, 64);
+    else PK_MV_ROW_TILES(q4_tile, 128);
 }
 
 #endif

@@ -78,33 +78,37 @@ public enum HalfConvert {
     public static func bf16ToF32(
         _ src: UnsafeBufferPointer<UInt16>, into dst: UnsafeMutableBufferPointer<Float>
     ) {
-        precondition(dst.count >= src.count, "HalfConvert: destination too small")
-        guard let s = src.baseAddress, let d = dst.baseAddress else { return }
-        pk_bf16_to_f32(d, s, src.count)
+        convert(src, into: dst) { pk_bf16_to_f32($0, $1, $2) }
     }
 
     public static func f32ToBF16(
         _ src: UnsafeBufferPointer<Float>, into dst: UnsafeMutableBufferPointer<UInt16>
     ) {
-        precondition(dst.count >= src.count, "HalfConvert: destination too small")
-        guard let s = src.baseAddress, let d = dst.baseAddress else { return }
-        pk_f32_to_bf16(d, s, src.count)
+        convert(src, into: dst) { pk_f32_to_bf16($0, $1, $2) }
     }
 
     public static func f16ToF32(
         _ src: UnsafeBufferPointer<UInt16>, into dst: UnsafeMutableBufferPointer<Float>
     ) {
-        precondition(dst.count >= src.count, "HalfConvert: destination too small")
-        guard let s = src.baseAddress, let d = dst.baseAddress else { return }
-        pk_f16_to_f32(d, s, src.count)
+        convert(src, into: dst) { pk_f16_to_f32($0, $1, $2) }
     }
 
     public static func f32ToF16(
         _ src: UnsafeBufferPointer<Float>, into dst: UnsafeMutableBufferPointer<UInt16>
     ) {
+        convert(src, into: dst) { pk_f32_to_f16($0, $1, $2) }
+    }
+
+    /// Runs a bulk conversion kernel after the checks all of them share: the destination holds
+    /// the source's count, and an empty buffer converts nothing.
+    @inline(__always)
+    private static func convert<Source, Destination>(
+        _ src: UnsafeBufferPointer<Source>, into dst: UnsafeMutableBufferPointer<Destination>,
+        kernel: (UnsafeMutablePointer<Destination>, UnsafePointer<Source>, Int) -> Void
+    ) {
         precondition(dst.count >= src.count, "HalfConvert: destination too small")
         guard let s = src.baseAddress, let d = dst.baseAddress else { return }
-        pk_f32_to_f16(d, s, src.count)
+        kernel(d, s, src.count)
     }
 
     /// Widens raw little-endian bf16 or f16 bytes (for example a tensor straight from a
