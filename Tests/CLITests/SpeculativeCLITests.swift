@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// `--draft-max` and `--no-speculative` on `phikit run` with the bundled TinyStories model:
-/// the same tokens with and without drafts, the drafts reported, bad values refused.
+/// the same tokens with and without drafts (on by default), the drafts reported, bad values
+/// refused.
 @Suite("phikit run: speculative decoding flags")
 struct SpeculativeCLITests {
     static func json(_ stdout: String) throws -> [String: Any] {
@@ -24,6 +25,10 @@ struct SpeculativeCLITests {
         #expect(p["tokens"] as? [Int] == d["tokens"] as? [Int])
         #expect(p["drafted_tokens"] as? Int == 0)
         #expect((d["accepted_draft_tokens"] as? Int ?? 0) > 0, "\(d)")
+        // run drafts by default (issue 31: measured never slower), with the same tokens
+        let defaulted = try Self.json(try Phikit.run(base).stdout)
+        #expect(defaulted["tokens"] as? [Int] == p["tokens"] as? [Int])
+        #expect((defaulted["accepted_draft_tokens"] as? Int ?? 0) > 0, "\(defaulted)")
         let stats = try Phikit.run(["run", "stories-260k", "-p", story, "-m", "40", "--draft-max", "4", "--stats"])
         #expect(stats.stderr.contains("Speculative: "), "\(stats.stderr)")
     }

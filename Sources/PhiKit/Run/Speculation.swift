@@ -10,13 +10,18 @@ public struct Speculation: Sendable, Equatable {
     public init(maxDraft: Int) { self.maxDraft = max(0, maxDraft) }
 
     public static let off = Speculation(maxDraft: 0)
-    /// What run, chat and serve use unless told (`--draft-max`, `--no-speculative`): off
-    /// until it is measured never slower on a quiet machine (scripts/bench/
-    /// bench_speculative.py); the cost model then steps aside on new text by itself.
-    public static let `default` = Speculation.off
     /// The draft length `--draft-max` suggests (verifying 9 tokens costs about 3 decode
     /// steps of a full-size model on 2 cores, issue 31).
     public static let suggested = Speculation(maxDraft: 8)
+    /// What one sequence (run, chat, the library's generate) uses unless told (`--draft-max`,
+    /// `--no-speculative`): on. Measured on a quiet machine (scripts/bench/README.md,
+    /// SmolLM2): quoting 2.04x, editing 1.27x, extracting 1.19x, new prose 1.02x — the
+    /// cost model steps aside on new text by itself, so it is not slower there.
+    public static let `default` = Speculation.suggested
+    /// What `serve` uses unless told: off. A drafting slot verifies its draft outside the
+    /// batched decode step, which delays the other slots; until drafts are verified inside
+    /// the batch, a server drafts only when asked.
+    public static let serveDefault = Speculation.off
     /// The most `--draft-max` takes (verifying more on a CPU costs more than it can gain).
     public static let maxDraftLimit = 32
 

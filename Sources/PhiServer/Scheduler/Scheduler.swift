@@ -30,7 +30,7 @@ public final class Scheduler: @unchecked Sendable {
 
         public init(
             parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int,
-            cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .default,
+            cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .serveDefault,
             diskCache: DiskPrefixCache? = nil
         ) {
             self.parallel = parallel

@@ -49,7 +49,7 @@ struct ChatCommand: Command {
                                    the oldest turns are dropped when the next would not fit
         \(KVBitsOption.help)
         \(ActBitsOption.help)
-        \(SpeculationOption.help)
+        \(SpeculationOption.help(default: .default))
         \(DiskCacheOption.help)
         \(AdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)

@@ -56,7 +56,7 @@ struct RunCommand: Command {
                                    more); a prompt that does not fit is an error
         \(KVBitsOption.help)
         \(ActBitsOption.help)
-        \(SpeculationOption.help)
+        \(SpeculationOption.help(default: .default))
         \(AdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --stats                  print token counts, speeds, timings and memory to stderr
