@@ -71,14 +71,7 @@ class LlamaServer:
             time.sleep(0.5)
 
     def stop(self):
-        self.process.terminate()
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        self.log.close()
-        return code
+        return upstream.stop_server(self.process, self.log)
 
 
 def peak_rss_gib(pid):

@@ -87,11 +87,16 @@ class Server:
             return json.load(r)
 
     def stop(self):
-        self.process.terminate()
-        try:
-            code = self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
-        self.log.close()
-        return code
+        return stop_server(self.process, self.log)
+
+
+def stop_server(process, log):
+    """Ends a server process (SIGTERM, then SIGKILL after 30 s), closes its log; the exit code."""
+    process.terminate()
+    try:
+        code = process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        code = process.wait()
+    log.close()
+    return code
