@@ -25,7 +25,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#include "matvec_avx512_tile.h"
+#include "matvec_avx512_tile_block.h"
 
 #define Q4_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"
 #define Q4_FN __attribute__((target(Q4_TARGET)))
@@ -75,22 +75,15 @@ Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, con
     const uint8_t *w = (const uint8_t *)m->w + r * row_bytes;
     /* lane l of a quad belongs to segment l/4: 64-value offset of each lane */
     const __m512i lane_seg = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
-    __m512 acc[PK_MV_TILE_ROWS][PK_MV_TILE_TOKENS];
-    for (int i = 0; i < R; i++)
-        for (int t = 0; t < T; t++) acc[i][t] = _mm512_setzero_ps();
+    PK_MV_TILE_ZEROED(__m512, acc, R, T, _mm512_setzero_ps());
     for (long g0 = 0; g0 < groups; g0 += 16) {
-        const long n = groups - g0 < 16 ? groups - g0 : 16;
-        const __mmask16 kn = (__mmask16)((1u << n) - 1);
-        __m512 sv[PK_MV_TILE_ROWS];
-        PK_MV_TILE_GROUP_TERMS(m, r, R, T, groups, g0, kn, xv, sv, acc);
+        PK_MV_TILE_BLOCK(m, r, R, T, groups, g0, xv, n, kn, sv, acc);
         for (long c = g0 * G; c < (g0 + n) * G; c += 256) {
             /* chunk-relative group of each lane's segment */
             const __m512i gidx = _mm512_srli_epi32(
                 _mm512_add_epi32(_mm512_set1_epi32((int)(c - g0 * G) / 64), lane_seg),
                 G == 128 ? 1 : 0);
-            __m512i dot[PK_MV_TILE_ROWS][PK_MV_TILE_TOKENS];
-            for (int i = 0; i < R; i++)
-                for (int t = 0; t < T; t++) dot[i][t] = _mm512_setzero_si512();
+            PK_MV_TILE_ZEROED(__m512i, dot, R, T, _mm512_setzero_si512());
             for (int h = 0; h < 2; h++) {
                 __m512i yv[PK_MV_TILE_ROWS];
                 for (int i = 0; i < R; i++) {
