@@ -4,6 +4,7 @@
    state(A || B) = shift(state(A), |B|) ^ state_from_zero(B), and the shift by a fixed lane
    length is one lookup per byte of the state in a table built once (the construction Mark
    Adler's public-domain crc32c.c uses). */
+#include "accel_switch.h"
 #include "pk_crc32c.h"
 #include <pthread.h>
 #include <string.h>
@@ -134,16 +135,11 @@ static uint32_t crc32c_sse42(uint32_t start, const void *data, size_t count) {
 static int cpu_has_sse42(void) { return 0; }
 #endif
 
-/* -1 unknown, 0 table, 1 SSE4.2. A benign race: every thread computes the same value. */
-static volatile int sse42_state = -1;
-static volatile int sse42_allowed = 1;
+static accel_switch sse42 = ACCEL_SWITCH_INIT;
 
-int pk_crc32c_accelerated(void) {
-    if (sse42_state < 0) sse42_state = cpu_has_sse42();
-    return sse42_state && sse42_allowed;
-}
+int pk_crc32c_accelerated(void) { return accel_in_use(&sse42, cpu_has_sse42); }
 
-void pk_crc32c_set_accelerated(int allowed) { sse42_allowed = allowed != 0; }
+void pk_crc32c_set_accelerated(int allowed) { accel_allow(&sse42, allowed); }
 
 uint32_t pk_crc32c_update(uint32_t crc, const void *data, size_t count) {
 #if PK_HAVE_SSE42_PATH

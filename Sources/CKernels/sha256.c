@@ -2,6 +2,7 @@
    extensions (Intel Goldmont+/Ice Lake+, AMD Zen) the SHA-NI version does 4 rounds per
    two instructions and is several times faster — multi-GB weight files are hashed on every
    download and `verify`, so it matters. */
+#include "accel_switch.h"
 #include "md_blocks.h"
 #include "pk_hash.h"
 
@@ -100,16 +101,11 @@ static int cpu_has_shani(void) {
 static int cpu_has_shani(void) { return 0; }
 #endif
 
-/* -1 unknown, 0 scalar, 1 SHA-NI. A benign race: every thread computes the same value. */
-static volatile int shani_state = -1;
-static volatile int shani_allowed = 1;
+static accel_switch shani = ACCEL_SWITCH_INIT;
 
-int pk_sha256_accelerated(void) {
-    if (shani_state < 0) shani_state = cpu_has_shani();
-    return shani_state && shani_allowed;
-}
+int pk_sha256_accelerated(void) { return accel_in_use(&shani, cpu_has_shani); }
 
-void pk_sha256_set_accelerated(int allowed) { shani_allowed = allowed != 0; }
+void pk_sha256_set_accelerated(int allowed) { accel_allow(&shani, allowed); }
 
 void pk_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks) {
 #if PK_HAVE_SHANI_PATH
