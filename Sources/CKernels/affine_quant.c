@@ -211,6 +211,20 @@ PK_AQ_INLINE uint64_t aq_expand8(uint64_t x, const int b) {
     return x;
 }
 
+/* Calls F(args..., b) with b the compile-time constant of each width mlx supports, so every
+   width gets its own copy with the shifts and byte counts fixed (aq_pack_b, aq_unpack_b). */
+#define AQ_WITH_CONSTANT_BITS(bits, F, ...)        \
+    do {                                           \
+        switch (bits) {                            \
+        case 2: F(__VA_ARGS__, 2); break;          \
+        case 3: F(__VA_ARGS__, 3); break;          \
+        case 4: F(__VA_ARGS__, 4); break;          \
+        case 5: F(__VA_ARGS__, 5); break;          \
+        case 6: F(__VA_ARGS__, 6); break;          \
+        default: F(__VA_ARGS__, 8); break;         \
+        }                                          \
+    } while (0)
+
 PK_AQ_INLINE void aq_pack_b(const uint8_t *qb, int n, uint8_t *out, const int b) {
     for (int k = 0; k < n / 8; k++) {
         uint64_t x;
@@ -221,14 +235,7 @@ PK_AQ_INLINE void aq_pack_b(const uint8_t *qb, int n, uint8_t *out, const int b)
 }
 /* n q bytes (n % 8 == 0) to n*bits/8 packed bytes. */
 PK_AQ_INLINE void aq_pack(const uint8_t *qb, int n, uint8_t *out, int bits) {
-    switch (bits) {
-    case 2: aq_pack_b(qb, n, out, 2); break;
-    case 3: aq_pack_b(qb, n, out, 3); break;
-    case 4: aq_pack_b(qb, n, out, 4); break;
-    case 5: aq_pack_b(qb, n, out, 5); break;
-    case 6: aq_pack_b(qb, n, out, 6); break;
-    default: aq_pack_b(qb, n, out, 8); break;
-    }
+    AQ_WITH_CONSTANT_BITS(bits, aq_pack_b, qb, n, out);
 }
 
 /* Portable version of the fast structure (non-x86 or pre-AVX2 CPUs). */
@@ -439,15 +446,9 @@ PK_AQ_INLINE void aq_unpack_b(const uint8_t *in, int n, uint8_t *qb, const int b
         memcpy(qb + 8 * k, &x, 8);
     }
 }
+/* n*bits/8 packed bytes to n q bytes (n % 8 == 0). */
 PK_AQ_INLINE void aq_unpack(const uint8_t *in, int n, uint8_t *qb, int bits) {
-    switch (bits) {
-    case 2: aq_unpack_b(in, n, qb, 2); break;
-    case 3: aq_unpack_b(in, n, qb, 3); break;
-    case 4: aq_unpack_b(in, n, qb, 4); break;
-    case 5: aq_unpack_b(in, n, qb, 5); break;
-    case 6: aq_unpack_b(in, n, qb, 6); break;
-    default: aq_unpack_b(in, n, qb, 8); break;
-    }
+    AQ_WITH_CONSTANT_BITS(bits, aq_unpack_b, in, n, qb);
 }
 
 static void aq_dequantize_scalar(const uint32_t *wq, const void *scales, const void *biases,
