@@ -83,12 +83,7 @@ private struct JSONParser {
     var peek: UInt8? { pos < bytes.count ? bytes[pos] : nil }
 
     mutating func skipWhitespace() {
-        while pos < bytes.count {
-            switch bytes[pos] {
-            case 0x20, 0x09, 0x0A, 0x0D: pos += 1
-            default: return
-            }
-        }
+        while pos < bytes.count, JSONValue.isWhitespace(bytes[pos]) { pos += 1 }
     }
 
     mutating func parseDocument() throws(JSONError) -> JSONValue {
@@ -315,5 +310,14 @@ private struct JSONParser {
             pos += 1
         }
         return v
+    }
+}
+
+extension JSONValue {
+    /// JSON's whitespace (RFC 8259: space, tab, line feed, carriage return), for every
+    /// scanner of JSON bytes (this parser, the tokenizer.json scanner).
+    @inlinable
+    public static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 }

@@ -153,13 +153,6 @@ extension AffineQuantization {
         }
     }
 
-    func checkShape(rows: Int, cols: Int) throws(QuantizationError) {
-        guard rows >= 0 else { throw .negativeRows(rows) }
-        guard cols > 0, cols % groupSize == 0 else {
-            throw .shapeNotDivisible(cols: cols, groupSize: groupSize)
-        }
-    }
-
     static func need(_ name: String, _ needed: Int, _ got: Int) throws(QuantizationError) {
         guard got >= needed else { throw .bufferTooSmall(buffer: name, needed: needed, got: got) }
     }
@@ -190,13 +183,12 @@ extension AffineQuantization {
         try Self.need("biases", rows * groups * outDType.size, biases.count)
         guard rows > 0 else { return }
         // Non-empty buffers have base addresses.
-        let job = QuantJob(
-            w: UInt(bitPattern: w.baseAddress), wq: UInt(bitPattern: weight.baseAddress),
+        let job = AffineJob(
+            floats: UInt(bitPattern: w.baseAddress), words: UInt(bitPattern: weight.baseAddress),
             scales: UInt(bitPattern: scales.baseAddress),
-            biases: UInt(bitPattern: biases.baseAddress),
-            cols: cols, group: groupSize, bits: bits, dt: dt,
-            scaleRowBytes: groups * outDType.size, words: words, kernel: kernel)
-        Self.forEachRowBlock(rows: rows, threads: threads) { start, count in job.run(start, count) }
+            biases: UInt(bitPattern: biases.baseAddress), cols: cols, group: groupSize, bits: bits,
+            dt: dt, scaleRowBytes: groups * outDType.size, wordsPerRow: words, kernel: kernel)
+        Self.forEachRowBlock(rows: rows, threads: threads) { job.quantize($0, $1) }
     }
 
     /// Dequantizes `rows×cols` values (`w = scale*q + bias`) into `out` as float32, computed
@@ -216,12 +208,12 @@ extension AffineQuantization {
         try Self.need("biases", rows * groups * scaleDType.size, biases.count)
         try Self.need("output", rows * cols, out.count)
         guard rows > 0 else { return }
-        let job = DequantJob(
-            wq: UInt(bitPattern: weight.baseAddress), scales: UInt(bitPattern: scales.baseAddress),
-            biases: UInt(bitPattern: biases.baseAddress), out: UInt(bitPattern: out.baseAddress),
-            cols: cols, group: groupSize, bits: bits, dt: dt,
-            scaleRowBytes: groups * scaleDType.size, words: words, kernel: kernel)
-        Self.forEachRowBlock(rows: rows, threads: threads) { start, count in job.run(start, count) }
+        let job = AffineJob(
+            floats: UInt(bitPattern: out.baseAddress), words: UInt(bitPattern: weight.baseAddress),
+            scales: UInt(bitPattern: scales.baseAddress),
+            biases: UInt(bitPattern: biases.baseAddress), cols: cols, group: groupSize, bits: bits,
+            dt: dt, scaleRowBytes: groups * scaleDType.size, wordsPerRow: words, kernel: kernel)
+        Self.forEachRowBlock(rows: rows, threads: threads) { job.dequantize($0, $1) }
     }
 
     /// Splits `rows` into `min(threads, rows)` contiguous blocks of nearly equal size and runs
@@ -244,45 +236,43 @@ extension AffineQuantization {
 }
 
 // Raw addresses (as UInt) so the row blocks can cross threads under Swift 6 checking. Each
-// block touches only its own rows of the output buffers.
-private struct QuantJob: Sendable {
-    let w, wq, scales, biases: UInt
+// block touches only its own rows of the output buffers. `floats` is the float32 side (input
+// of quantize, output of dequantize), as in MicroscaledJob.
+private struct AffineJob: Sendable {
+    let floats, words, scales, biases: UInt
     let cols, group, bits: Int
     let dt: Int32
-    let scaleRowBytes, words: Int
+    let scaleRowBytes, wordsPerRow: Int
     let kernel: AffineQuantization.Kernel
 
-    func run(_ start: Int, _ count: Int) {
-        let wp = UnsafePointer<Float>(bitPattern: w)! + start * cols
-        let qp = UnsafeMutablePointer<UInt32>(bitPattern: wq)! + start * words
-        let sp = UnsafeMutableRawPointer(bitPattern: scales)! + start * scaleRowBytes
-        let bp = UnsafeMutableRawPointer(bitPattern: biases)! + start * scaleRowBytes
+    /// Row `start`'s place in each buffer.
+    private func rows(from start: Int) -> (
+        floats: UnsafeMutablePointer<Float>, words: UnsafeMutablePointer<UInt32>,
+        scales: UnsafeMutableRawPointer, biases: UnsafeMutableRawPointer
+    ) {
+        (
+            UnsafeMutablePointer<Float>(bitPattern: floats)! + start * cols,
+            UnsafeMutablePointer<UInt32>(bitPattern: words)! + start * wordsPerRow,
+            UnsafeMutableRawPointer(bitPattern: scales)! + start * scaleRowBytes,
+            UnsafeMutableRawPointer(bitPattern: biases)! + start * scaleRowBytes
+        )
+    }
+
+    func quantize(_ start: Int, _ count: Int) {
+        let (w, q, s, b) = rows(from: start)
         switch kernel {
-        case .fast:
-            pk_affine_quantize_dt(wp, count, cols, Int32(group), Int32(bits), dt, qp, sp, bp)
+        case .fast: pk_affine_quantize_dt(w, count, cols, Int32(group), Int32(bits), dt, q, s, b)
         case .reference:
-            pk_affine_quantize_dt_ref(wp, count, cols, Int32(group), Int32(bits), dt, qp, sp, bp)
+            pk_affine_quantize_dt_ref(w, count, cols, Int32(group), Int32(bits), dt, q, s, b)
         }
     }
-}
 
-private struct DequantJob: Sendable {
-    let wq, scales, biases, out: UInt
-    let cols, group, bits: Int
-    let dt: Int32
-    let scaleRowBytes, words: Int
-    let kernel: AffineQuantization.Kernel
-
-    func run(_ start: Int, _ count: Int) {
-        let qp = UnsafePointer<UInt32>(bitPattern: wq)! + start * words
-        let sp = UnsafeRawPointer(bitPattern: scales)! + start * scaleRowBytes
-        let bp = UnsafeRawPointer(bitPattern: biases)! + start * scaleRowBytes
-        let op = UnsafeMutablePointer<Float>(bitPattern: out)! + start * cols
+    func dequantize(_ start: Int, _ count: Int) {
+        let (out, q, s, b) = rows(from: start)
         switch kernel {
-        case .fast:
-            pk_affine_dequantize(qp, sp, bp, dt, count, cols, Int32(group), Int32(bits), op)
+        case .fast: pk_affine_dequantize(q, s, b, dt, count, cols, Int32(group), Int32(bits), out)
         case .reference:
-            pk_affine_dequantize_ref(qp, sp, bp, dt, count, cols, Int32(group), Int32(bits), op)
+            pk_affine_dequantize_ref(q, s, b, dt, count, cols, Int32(group), Int32(bits), out)
         }
     }
 }

@@ -23,6 +23,15 @@ extension GroupedPacking {
         return last % groupSize == 0
     }
 
+    /// The checks every buffer-based quantize and dequantize starts with: a row count of
+    /// zero or more, and a positive last dimension in whole groups.
+    func checkShape(rows: Int, cols: Int) throws(QuantizationError) {
+        guard rows >= 0 else { throw .negativeRows(rows) }
+        guard cols > 0, cols % groupSize == 0 else {
+            throw .shapeNotDivisible(cols: cols, groupSize: groupSize)
+        }
+    }
+
     /// Shapes of what quantizing a tensor of `shape` writes. mlx keeps the leading
     /// dimensions: weight `[..., cols*bits/32]` (uint32), scales/biases `[..., cols/group]`.
     public func quantizedShapes(for shape: [Int]) -> (weight: [Int], scales: [Int]) {

@@ -108,13 +108,6 @@ public struct MicroscaledQuantization: GroupedPacking, Sendable, Hashable {
         }
     }
 
-    private func checkShape(rows: Int, cols: Int) throws(QuantizationError) {
-        guard rows >= 0 else { throw .negativeRows(rows) }
-        guard cols > 0, cols % groupSize == 0 else {
-            throw .shapeNotDivisible(cols: cols, groupSize: groupSize)
-        }
-    }
-
     private static func firstNonFinite(_ p: UnsafePointer<Float>, count: Int) -> Int? {
         for i in 0..<count where !p[i].isFinite { return i }
         return nil

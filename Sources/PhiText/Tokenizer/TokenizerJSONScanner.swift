@@ -1,3 +1,5 @@
+import PhiFormats
+
 /// A minimal JSON scanner over tokenizer.json's bytes, for the parts that are too big for a
 /// JSON tree: it reads strings straight into byte buffers and integers without building
 /// values, and finds where any other value ends so that `JSONValue` can parse just that slice.
@@ -18,12 +20,7 @@ struct TokenizerJSONScanner {
     func fail(_ reason: String) -> Failure { Failure(offset: position, reason: reason) }
 
     mutating func skipWhitespace() {
-        while position < bytes.count {
-            switch bytes[position] {
-            case 0x20, 0x09, 0x0A, 0x0D: position += 1
-            default: return
-            }
-        }
+        while position < bytes.count, JSONValue.isWhitespace(bytes[position]) { position += 1 }
     }
 
     /// The next non-whitespace byte, not consumed.
@@ -227,8 +224,8 @@ struct TokenizerJSONScanner {
             default:
                 // A literal or number: up to the next structural byte or whitespace.
                 let literalStart = position
-                while position < bytes.count,
-                    ![0x2C, 0x7D, 0x5D, 0x3A, 0x20, 0x0A, 0x0D, 0x09].contains(bytes[position])
+                while position < bytes.count, !JSONValue.isWhitespace(bytes[position]),
+                    ![0x2C, 0x7D, 0x5D, 0x3A].contains(bytes[position])
                 {
                     position += 1
                 }

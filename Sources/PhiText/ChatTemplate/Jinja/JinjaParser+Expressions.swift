@@ -43,21 +43,11 @@ extension JinjaParser {
     }
 
     private mutating func parseOr() throws -> JinjaExpr {
-        var left = try parseAnd()
-        while current.isName("or") {
-            let line = advance().line
-            left = try make(.or(left, try parseAnd()), line: line)
-        }
-        return left
+        try parseLeftAssociative({ try $0.parseAnd() }) { Self.keyword($0, "or", Kind.or) }
     }
 
     private mutating func parseAnd() throws -> JinjaExpr {
-        var left = try parseNot()
-        while current.isName("and") {
-            let line = advance().line
-            left = try make(.and(left, try parseNot()), line: line)
-        }
-        return left
+        try parseLeftAssociative({ try $0.parseNot() }) { Self.keyword($0, "and", Kind.and) }
     }
 
     private mutating func parseNot() throws -> JinjaExpr {
@@ -90,13 +80,7 @@ extension JinjaParser {
     }
 
     private mutating func parseMath1() throws -> JinjaExpr {
-        var left = try parseConcat()
-        while current.isOp("+") || current.isOp("-") {
-            let token = advance()
-            let op: JinjaBinaryOperator = token.isOp("+") ? .add : .subtract
-            left = try make(.binary(op, left, try parseConcat()), line: token.line)
-        }
-        return left
+        try parseLeftAssociative({ try $0.parseConcat() }) { Self.binary($0, of: ["+", "-"]) }
     }
 
     private mutating func parseConcat() throws -> JinjaExpr {
@@ -107,22 +91,47 @@ extension JinjaParser {
     }
 
     private mutating func parseMath2() throws -> JinjaExpr {
-        var left = try parsePow()
-        while case .op(let symbol) = current.kind, ["*", "/", "//", "%"].contains(symbol) {
-            let token = advance()
-            let op = JinjaBinaryOperator(rawValue: symbol)!
-            left = try make(.binary(op, left, try parsePow()), line: token.line)
+        try parseLeftAssociative({ try $0.parsePow() }) {
+            Self.binary($0, of: ["*", "/", "//", "%"])
+        }
+    }
+
+    private mutating func parsePow() throws -> JinjaExpr {
+        try parseLeftAssociative({ try $0.parseUnary() }) { Self.binary($0, of: ["**"]) }
+    }
+
+    /// One precedence level of left-associative operators, `operand (op operand)*`:
+    /// `joiner` says whether the current token is one of the level's operators and how it
+    /// joins the two sides; the expression takes the operator's line.
+    private mutating func parseLeftAssociative(
+        _ operand: (inout JinjaParser) throws -> JinjaExpr,
+        joiner: (JinjaToken) -> Join?
+    ) throws -> JinjaExpr {
+        var left = try operand(&self)
+        while let join = joiner(current) {
+            let line = advance().line
+            left = try make(join(left, try operand(&self)), line: line)
         }
         return left
     }
 
-    private mutating func parsePow() throws -> JinjaExpr {
-        var left = try parseUnary()
-        while current.isOp("**") {
-            let token = advance()
-            left = try make(.binary(.power, left, try parseUnary()), line: token.line)
-        }
-        return left
+    private typealias Kind = JinjaExpr.Kind
+    /// How an operator makes one expression of its two sides.
+    private typealias Join = (JinjaExpr, JinjaExpr) -> Kind
+
+    /// The joiner of a level with one keyword operator (`or`, `and`).
+    private static func keyword(
+        _ token: JinjaToken, _ name: String, _ join: @escaping Join
+    ) -> Join? {
+        token.isName(name) ? join : nil
+    }
+
+    /// The joiner of a level of binary operators written as `symbols`.
+    private static func binary(_ token: JinjaToken, of symbols: Set<String>) -> Join? {
+        guard case .op(let symbol) = token.kind, symbols.contains(symbol),
+            let op = JinjaBinaryOperator(rawValue: symbol)
+        else { return nil }
+        return { .binary(op, $0, $1) }
     }
 
     private mutating func parseUnary(withFilter: Bool = true) throws -> JinjaExpr {
