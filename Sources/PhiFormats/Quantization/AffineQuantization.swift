@@ -173,21 +173,11 @@ extension AffineQuantization {
         weight: UnsafeMutableBufferPointer<UInt32>, scales: UnsafeMutableRawBufferPointer,
         biases: UnsafeMutableRawBufferPointer, threads: Int, kernel: Kernel = .fast
     ) throws(QuantizationError) {
-        try checkShape(rows: rows, cols: cols)
-        let dt = try Self.kernelDType(outDType)
-        let groups = groupsPerRow(cols)
-        let words = packedColumns(cols)
-        try Self.need("input", rows * cols, w.count)
-        try Self.need("weight", rows * words, weight.count)
-        try Self.need("scales", rows * groups * outDType.size, scales.count)
-        try Self.need("biases", rows * groups * outDType.size, biases.count)
-        guard rows > 0 else { return }
-        // Non-empty buffers have base addresses.
-        let job = AffineJob(
-            floats: UInt(bitPattern: w.baseAddress), words: UInt(bitPattern: weight.baseAddress),
-            scales: UInt(bitPattern: scales.baseAddress),
-            biases: UInt(bitPattern: biases.baseAddress), cols: cols, group: groupSize, bits: bits,
-            dt: dt, scaleRowBytes: groups * outDType.size, wordsPerRow: words, kernel: kernel)
+        let job = try rowJob(
+            rows: rows, cols: cols, dtype: outDType, kernel: kernel, isInput: true,
+            floats: UnsafeRawBufferPointer(w), words: UnsafeRawBufferPointer(weight),
+            scales: UnsafeRawBufferPointer(scales), biases: UnsafeRawBufferPointer(biases))
+        guard let job else { return }
         Self.forEachRowBlock(rows: rows, threads: threads) { job.quantize($0, $1) }
     }
 
@@ -199,21 +189,42 @@ extension AffineQuantization {
         biases: UnsafeRawBufferPointer, rows: Int, cols: Int, scaleDType: DType,
         into out: UnsafeMutableBufferPointer<Float>, threads: Int = 1, kernel: Kernel = .fast
     ) throws(QuantizationError) {
-        try checkShape(rows: rows, cols: cols)
-        let dt = try Self.kernelDType(scaleDType)
-        let groups = groupsPerRow(cols)
-        let words = packedColumns(cols)
-        try Self.need("weight", rows * words, weight.count)
-        try Self.need("scales", rows * groups * scaleDType.size, scales.count)
-        try Self.need("biases", rows * groups * scaleDType.size, biases.count)
-        try Self.need("output", rows * cols, out.count)
-        guard rows > 0 else { return }
-        let job = AffineJob(
-            floats: UInt(bitPattern: out.baseAddress), words: UInt(bitPattern: weight.baseAddress),
-            scales: UInt(bitPattern: scales.baseAddress),
-            biases: UInt(bitPattern: biases.baseAddress), cols: cols, group: groupSize, bits: bits,
-            dt: dt, scaleRowBytes: groups * scaleDType.size, wordsPerRow: words, kernel: kernel)
+        let job = try rowJob(
+            rows: rows, cols: cols, dtype: scaleDType, kernel: kernel, isInput: false,
+            floats: UnsafeRawBufferPointer(out), words: UnsafeRawBufferPointer(weight),
+            scales: scales, biases: biases)
+        guard let job else { return }
         Self.forEachRowBlock(rows: rows, threads: threads) { job.dequantize($0, $1) }
+    }
+
+    /// What quantize and dequantize check before they start, in the order of their
+    /// arguments: the shape, the scales' dtype, then each buffer's size, the float side first
+    /// when it is the input (quantize), last when it is the output. Then the job over the
+    /// rows, nil when there are none.
+    private func rowJob(
+        rows: Int, cols: Int, dtype: DType, kernel: Kernel, isInput: Bool,
+        floats: UnsafeRawBufferPointer, words: UnsafeRawBufferPointer,
+        scales: UnsafeRawBufferPointer, biases: UnsafeRawBufferPointer
+    ) throws(QuantizationError) -> AffineJob? {
+        try checkShape(rows: rows, cols: cols)
+        let dt = try Self.kernelDType(dtype)
+        let scaleRowBytes = groupsPerRow(cols) * dtype.size
+        let wordsPerRow = packedColumns(cols)
+        let floatCount = floats.count / MemoryLayout<Float>.size
+        if isInput { try Self.need("input", rows * cols, floatCount) }
+        try Self.need("weight", rows * wordsPerRow, words.count / MemoryLayout<UInt32>.size)
+        try Self.need("scales", rows * scaleRowBytes, scales.count)
+        try Self.need("biases", rows * scaleRowBytes, biases.count)
+        if !isInput { try Self.need("output", rows * cols, floatCount) }
+        guard rows > 0 else { return nil }
+        // Non-empty buffers have base addresses.
+        return AffineJob(
+            floats: UInt(bitPattern: floats.baseAddress),
+            words: UInt(bitPattern: words.baseAddress),
+            scales: UInt(bitPattern: scales.baseAddress),
+            biases: UInt(bitPattern: biases.baseAddress), cols: cols, group: groupSize,
+            bits: bits, dt: dt, scaleRowBytes: scaleRowBytes, wordsPerRow: wordsPerRow,
+            kernel: kernel)
     }
 
     /// Splits `rows` into `min(threads, rows)` contiguous blocks of nearly equal size and runs
