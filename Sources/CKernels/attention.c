@@ -82,13 +82,15 @@ static inline __attribute__((always_inline)) void accumulate_rows(
     for (; d < head_dim; d++) accumulate_slice(out, p, rows, a, b, d, 1);
 }
 
-/* Rows [j0, j0 + count) of a kv head widened into `wide`, packed. Float32 keys are read in
+/* The block of rows from j0 of a kv head, BLOCK of them but none past `last`, widened into
+   `wide`, packed; returns how many. Float32 keys are read in
    place (each dot reads a whole row); float32 values are copied too, because the output pass
    reads each row a slice at a time and strided slices of the cache stream worse than one copy
    (MHA decode at 4,096 positions was 1.6x slower without). */
-static inline __attribute__((always_inline)) void block_rows(
-    int kind, int key, const void *head, long j0, int count, int head_dim,
+static inline __attribute__((always_inline)) int block_rows(
+    int kind, int key, const void *head, long j0, long last, int head_dim,
     float *wide, const float **rows) {
+    const int count = last - j0 + 1 < BLOCK ? (int)(last - j0 + 1) : BLOCK;
     for (int j = 0; j < count; j++) {
         rows[j] = kv_row(kind, key, head, j0 + j, head_dim, wide + j * head_dim);
         if (kind == PK_KV_F32 && !key) {
@@ -96,6 +98,7 @@ static inline __attribute__((always_inline)) void block_rows(
             rows[j] = wide + j * head_dim;
         }
     }
+    return count;
 }
 
 /* The rows [*a, *b] of query q inside the block of `count` positions from j0 (empty when
@@ -127,8 +130,7 @@ static inline __attribute__((always_inline)) void tile_core(
     }
     /* scores: q·k_j * scale */
     for (long j0 = first; j0 <= last; j0 += BLOCK) {
-        int count = last - j0 + 1 < BLOCK ? (int)(last - j0 + 1) : BLOCK;
-        block_rows(kind, 1, k, j0, count, head_dim, wide, rows);
+        const int count = block_rows(kind, 1, k, j0, last, head_dim, wide, rows);
         for (int i = 0; i < n; i++) {
             long a, b;
             rows_in_block(qs + i, j0, count, &a, &b);
@@ -162,8 +164,7 @@ static inline __attribute__((always_inline)) void tile_core(
     }
     /* out = sum_j p_j v_j, a block of rows at a time */
     for (long j0 = first; j0 <= last; j0 += BLOCK) {
-        int count = last - j0 + 1 < BLOCK ? (int)(last - j0 + 1) : BLOCK;
-        block_rows(kind, 0, v, j0, count, head_dim, wide, rows);
+        const int count = block_rows(kind, 0, v, j0, last, head_dim, wide, rows);
         for (int i = 0; i < n; i++) {
             long a, b;
             rows_in_block(qs + i, j0, count, &a, &b);
