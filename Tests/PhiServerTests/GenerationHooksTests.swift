@@ -123,7 +123,9 @@ struct GenerationHooksTests {
         var settings = GenerationSettings()
         settings[.temperature] = .number(0)
         settings[.maxTokens] = .integer(40)
-        let chat = try ChatSession(container: container, options: ChatOptions(settings: settings))
+        var options = ChatOptions()
+        options.settings = settings
+        let chat = try ChatSession(container: container, options: options)
         let reply = try chat.send(Self.message, constraint: EvenTokensWithRuns()) { _ in }
         #expect(reply.generation.tokens == run.tokens && reply.text == run.text)
         #expect(reply.generation.stopReason == .constraintComplete)

@@ -59,9 +59,13 @@ struct PullCommand: Command {
         if let jobs, !(1...64).contains(jobs) {
             throw UsageError("--jobs must be between 1 and 64 (got \(jobs))")
         }
-        options = PullOptions(
-            model: model, revision: revision, include: include, exclude: exclude, token: token,
-            jobs: jobs ?? 8, dryRun: dryRun)
+        options = PullOptions(model: model)
+        options.revision = revision
+        options.include = include
+        options.exclude = exclude
+        options.token = token
+        if let jobs { options.jobs = jobs }
+        options.dryRun = dryRun
     }
 
     func run() throws {

@@ -83,10 +83,8 @@ struct RunCommand: Command {
     var useChatTemplate: Bool
     var extraEOSTokens: [String]
     var stopStrings: [String]
-    var threads: Int?
-    var adapterPath: String?
+    var loading: ModelLoadFlags
     var cacheWidth: KVCacheWidth
-    var activationWidth: ActivationWidth
     var speculation: Speculation
     var maxContext: Int?
     var stats: Bool
@@ -106,10 +104,8 @@ struct RunCommand: Command {
         extraEOSTokens = try args.options("--extra-eos-token")
         let ignoreEOS = args.flag("--ignore-eos")
         maxContext = try args.option("--max-kv-size", as: Int.self)
-        threads = try args.option("--threads", as: Int.self)
-        adapterPath = try AdapterOption.read(&args)
+        loading = try ModelLoadFlags(&args)
         cacheWidth = try KVBitsOption.read(&args)
-        activationWidth = try ActBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args)
         stats = args.flag("--stats")
         json = args.flag("--json")
@@ -143,15 +139,12 @@ struct RunCommand: Command {
         settings = try sampling.checked()
         settings.ignoreEOS = ignoreEOS
         if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
-        if let threads, !(1...1024).contains(threads) {
-            throw UsageError("--threads must be between 1 and 1024")
-        }
+        try loading.check()
     }
 
     func run() throws {
         // Ctrl-C during a pull of a missing model stops the pull (its own job).
-        let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+        let container = try loading.load(model)
         // Reading the prompt is no job: Ctrl-C while phikit waits on stdin exits at once.
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {

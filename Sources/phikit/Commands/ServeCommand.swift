@@ -81,10 +81,8 @@ struct ServeCommand: Command {
     var corsOrigin: String?
     var maxConnections: Int
     var maxBody: Int
-    var threads: Int?
-    var adapterPath: String?
+    var loading: ModelLoadFlags
     var cacheWidth: KVCacheWidth
-    var activationWidth: ActivationWidth
     var speculation: Speculation
     var quiet: Bool
     var logFormat: AccessLogFormat
@@ -103,10 +101,8 @@ struct ServeCommand: Command {
         let body = try args.option("--max-body")
         maxBody = try body.map(Self.size) ?? (1 << 20)
         cacheWidth = try KVBitsOption.read(&args)
-        activationWidth = try ActBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args, default: .serveDefault)
-        threads = try args.option("--threads", as: Int.self)
-        adapterPath = try AdapterOption.read(&args)
+        loading = try ModelLoadFlags(&args)
         quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
         guard let logFormat = AccessLogFormat(rawValue: format) else {
@@ -131,14 +127,11 @@ struct ServeCommand: Command {
             throw UsageError("--max-connections must be between 1 and 4096")
         }
         if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
-        if let threads, !(1...1024).contains(threads) {
-            throw UsageError("--threads must be between 1 and 1024")
-        }
+        try loading.check()
     }
 
     func run() throws {
-        let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+        let container = try loading.load(model)
         let limit = container.model.maxPositions
         let context = container.defaultContext(maxKVSize)
         guard context <= limit else {

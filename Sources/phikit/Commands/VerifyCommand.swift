@@ -76,7 +76,9 @@ struct VerifyCommand: Command {
             return t
         }
         if fix && targets.isEmpty { throw UsageError("--fix needs --target") }
-        options = VerifyOptions(model: model, offline: offline, smoke: smoke)
+        options = VerifyOptions(model: model)
+        options.offline = offline
+        options.smoke = smoke
         options.targets = targets
         options.fix = fix
         if let threads { options.threads = threads }
