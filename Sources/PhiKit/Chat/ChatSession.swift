@@ -78,13 +78,11 @@ public final class ChatSession {
         if dropped > 0 { trimmed(dropped) }
         var answer = ""
         diskCache?.restoreLongestPrefix(of: ids, into: session)
-        let drafting = speculation.hooks(drafter: drafter)
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
-            hooks: GenerationHooks(
-                text: ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings),
-                constraint: constraint, drafter: drafting.drafter,
-                draftLength: drafting.draftLength),
+            hooks: container.hooks(
+                stopStrings: stopStrings, constraint: constraint, drafter: drafter,
+                speculation: speculation),
             cancel: cancel
         ) { token in
             answer += token.text

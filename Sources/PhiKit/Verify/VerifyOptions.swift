@@ -78,6 +78,11 @@ struct LayerOutcome {
             VerifyFinding(layer, .warning, code, file: file, tensor: tensor, message, hint: hint))
     }
 
+    /// A check that could not finish: its error, in the user's words where it has them.
+    mutating func error(_ code: String, file: String? = nil, failure: any Error) {
+        error(code, file: file, (failure as? any UserFacingError)?.message ?? "\(failure)")
+    }
+
     /// Marks the layer as not run, saying why.
     static func skipped(_ layer: VerifyLayer, _ why: String) -> LayerOutcome {
         var outcome = LayerOutcome(layer)

@@ -18,9 +18,7 @@ struct ModelLoadFlags {
     /// After `finish()`, so that an unknown option is reported first: a thread count the
     /// worker pool can run.
     func check() throws(UsageError) {
-        if let threads, !(1...1024).contains(threads) {
-            throw UsageError("--threads must be between 1 and 1024")
-        }
+        try UsageError.check("--threads", threads, in: 1...1024)
     }
 
     /// `model` loaded with these settings (see `PullProgressView.loadModel`).

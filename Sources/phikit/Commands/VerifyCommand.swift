@@ -65,9 +65,7 @@ struct VerifyCommand: Command {
         json = args.flag("--json")
         let model = try args.positional("model|dir")
         try args.finish()
-        if let threads, !(1...1024).contains(threads) {
-            throw UsageError("--threads must be between 1 and 1024")
-        }
+        try UsageError.check("--threads", threads, in: 1...1024)
         let targets = try targetNames.map { name in
             guard let t = LoaderTarget(rawValue: String(name)) else {
                 throw UsageError(
