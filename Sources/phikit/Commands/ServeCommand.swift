@@ -92,7 +92,8 @@ struct ServeCommand: Command {
         promptCacheMB = try args.option("--prompt-cache-mb", as: Int.self) ?? 2048
         http.apiKey = try args.option("--api-key")
         http.corsOrigin = try args.option("--cors-origin")
-        http.maxConnections = try args.option("--max-connections", as: Int.self) ?? http.maxConnections
+        http.maxConnections =
+            try args.option("--max-connections", as: Int.self) ?? http.maxConnections
         http.maxBodyBytes = try args.option("--max-body").map(Self.size) ?? http.maxBodyBytes
         cacheWidth = try KVBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args, default: .serveDefault)
