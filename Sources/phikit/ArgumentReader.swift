@@ -11,6 +11,17 @@ struct UsageError: UserFacingError {
         self.message = message
         self.hint = hint
     }
+
+    /// Throws "--port must be between 0 and 65535" unless `option`'s `value` (nil: not given)
+    /// lies in `range`.
+    static func check(
+        _ option: String, _ value: Int?, in range: ClosedRange<Int>
+    ) throws(UsageError) {
+        if let value, !range.contains(value) {
+            throw UsageError(
+                "\(option) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+    }
 }
 
 /// Hand-written argument reader (no swift-argument-parser: the package has no dependencies).

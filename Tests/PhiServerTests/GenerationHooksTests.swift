@@ -91,7 +91,8 @@ struct GenerationHooksTests {
         // run, constrained, no drafter: the reference.
         let constraint = EvenTokensWithRuns()
         let run = try container.generate(
-            prompt, parameters: parameters, constraint: constraint, onText: { _ in .more })
+            prompt, parameters: parameters, options: GenerateOptions(constraint: constraint),
+            onText: { _ in .more })
         #expect(run.stopReason == "constraint_complete")
         #expect(run.tokens.count == 20 && constraint.advanced == run.tokens)
         var sampledCount = 0
@@ -114,7 +115,8 @@ struct GenerationHooksTests {
         // run with a drafter: the same tokens, some drafts kept and some not.
         let drafter = ReferenceDrafter(reference: run.tokens, promptCount: ids.count)
         let drafted = try container.generate(
-            prompt, parameters: parameters, constraint: EvenTokensWithRuns(), drafter: drafter,
+            prompt, parameters: parameters,
+            options: GenerateOptions(constraint: EvenTokensWithRuns(), drafter: drafter),
             onText: { _ in .more })
         #expect(drafted.tokens == run.tokens && drafted.text == run.text)
         #expect(drafter.accepted > 0 && drafter.accepted < drafter.drafted)
@@ -123,7 +125,9 @@ struct GenerationHooksTests {
         var settings = GenerationSettings()
         settings[.temperature] = .number(0)
         settings[.maxTokens] = .integer(40)
-        let chat = try ChatSession(container: container, options: ChatOptions(settings: settings))
+        var options = ChatOptions()
+        options.settings = settings
+        let chat = try ChatSession(container: container, options: options)
         let reply = try chat.send(Self.message, constraint: EvenTokensWithRuns()) { _ in }
         #expect(reply.generation.tokens == run.tokens && reply.text == run.text)
         #expect(reply.generation.stopReason == .constraintComplete)

@@ -78,13 +78,11 @@ public final class ChatSession {
         if dropped > 0 { trimmed(dropped) }
         var answer = ""
         diskCache?.restoreLongestPrefix(of: ids, into: session)
-        let drafting = speculation.hooks(drafter: drafter)
         let outcome = try PhiEngine.generate(
             session: session, sequence: ids, parameters: parameters, stopTokens: stopTokens,
-            hooks: GenerationHooks(
-                text: ReplyText(tokenizer: container.tokenizer, stopStrings: stopStrings),
-                constraint: constraint, drafter: drafting.drafter,
-                draftLength: drafting.draftLength),
+            hooks: container.hooks(
+                stopStrings: stopStrings, constraint: constraint, drafter: drafter,
+                speculation: speculation),
             cancel: cancel
         ) { token in
             answer += token.text
@@ -128,34 +126,23 @@ public final class ChatSession {
 /// > generation_config.json > chat's built-in (0.6, 1024 tokens); see
 /// `ModelContainer.parameters(_:for:)`. The context is `run`'s default.
 public struct ChatOptions: Sendable {
-    public var system: String?
+    public var system: String? = nil
     /// A conversation to continue (`--load`).
-    public var history: ChatHistory?
-    public var settings: GenerationSettings
-    public var maxContext: Int?
-    public var stopStrings: [String]
-    public var extraStopTokens: [String]
+    public var history: ChatHistory? = nil
+    public var settings = GenerationSettings()
+    public var maxContext: Int? = nil
+    public var stopStrings: [String] = []
+    public var extraStopTokens: [String] = []
     /// Width of the cached keys and values (`--kv-bits`).
-    public var cacheWidth: KVCacheWidth
-    public var speculation: Speculation
+    public var cacheWidth = KVCacheWidth.defaultForRun
+    public var speculation = Speculation.default
     /// Where computed prompts' KV caches are kept across runs (`--cache-dir`), made for this
     /// model and `cacheWidth`; nil: memory only.
-    public var diskCache: DiskPrefixCache?
+    public var diskCache: DiskPrefixCache? = nil
 
-    public init(
-        system: String? = nil, history: ChatHistory? = nil,
-        settings: GenerationSettings = GenerationSettings(), maxContext: Int? = nil,
-        stopStrings: [String] = [], extraStopTokens: [String] = [],
-        cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .default
-    ) {
+    /// Every other setting at its default; set the ones wanted on the value.
+    public init(system: String? = nil) {
         self.system = system
-        self.history = history
-        self.settings = settings
-        self.maxContext = maxContext
-        self.stopStrings = stopStrings
-        self.extraStopTokens = extraStopTokens
-        self.cacheWidth = cacheWidth
-        self.speculation = speculation
     }
 }
 

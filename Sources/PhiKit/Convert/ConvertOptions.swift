@@ -9,27 +9,27 @@ public struct ConvertOptions: Sendable, CancellableOptions {
     /// Output directory; nil = the phikit model store (`ModelStore.modelsDirectory`).
     public var output: String?
     /// `-q`: MLX quantization of every Linear/Embedding whose last dim divides the group.
-    public var quantize: Bool
+    public var quantize = false
     /// nil: the mode's own (affine 4-bit g64, mxfp4 g32, nvfp4 g16, mxfp8 8-bit g32).
-    public var bits: Int?
-    public var groupSize: Int?
+    public var bits: Int? = nil
+    public var groupSize: Int? = nil
     /// `--q-mode`: affine, mxfp4, nvfp4 or mxfp8.
     public var mode: String = "affine"
     /// `--quant-predicate`: a mixed-bit affine recipe (per-layer bits in config.json).
-    public var quantPredicate: MixedQuantRecipe?
+    public var quantPredicate: MixedQuantRecipe? = nil
     /// `--dtype`: cast every float tensor first. nil = config.json's `torch_dtype` (only that
     /// key, as mlx_lm: a transformers-5 `dtype` key does not cast), else keep each tensor's own.
-    public var dtype: DType?
+    public var dtype: DType? = nil
     /// `--dequantize`: turn an MLX-quantized model back into a float one.
-    public var dequantize: Bool
+    public var dequantize = false
     /// Greedy shard limit in bytes of tensor data (mlx_lm: `5 << 30`).
-    public var maxShardSize: Int
+    public var maxShardSize = 5 << 30
     /// Replace an existing output (only once the new one is complete).
-    public var force: Bool
+    public var force = false
     /// GGUF source: refuse tensors that cannot be brought over exactly.
     public var exact = false
     /// Threads for the quantizer (default: every core).
-    public var threads: Int
+    public var threads = ProcessInfo.processInfo.activeProcessorCount
     /// Where `PHIKIT_HOME`, `HF_HUB_CACHE`, … are read from (tests pass their own).
     public var environment: [String: String]
     /// Stops the convert between tensors (Ctrl-C); its temporary output is removed. A pull of
@@ -43,23 +43,14 @@ public struct ConvertOptions: Sendable, CancellableOptions {
     var castsToConfigDType = true
     var blockElements = 128 << 10
 
+    /// The knobs keep their defaults (no quantization, mlx_lm's shard size, every core);
+    /// set the ones a caller wants on the value.
     public init(
-        source: String, output: String? = nil, quantize: Bool = false, bits: Int? = nil,
-        groupSize: Int? = nil, dtype: DType? = nil, dequantize: Bool = false,
-        maxShardSize: Int = 5 << 30, force: Bool = false,
-        threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        source: String, output: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.source = source
         self.output = output
-        self.quantize = quantize
-        self.bits = bits
-        self.groupSize = groupSize
-        self.dtype = dtype
-        self.dequantize = dequantize
-        self.maxShardSize = maxShardSize
-        self.force = force
-        self.threads = threads
         self.environment = environment
     }
 }

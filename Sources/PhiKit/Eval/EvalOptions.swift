@@ -18,23 +18,20 @@ public struct EvalOptions: Sendable, CancellableOptions {
     public var text: String
     /// Tokens per window: the text is cut into windows of this many tokens, each scored from
     /// an empty cache (llama-perplexity's chunks); also the context the memory column is for.
-    public var context: Int
+    public var context = 512
     /// The KV cache's width while scoring (float32: only the weights differ between models).
-    public var cacheWidth: KVCacheWidth
+    public var cacheWidth = KVCacheWidth.float32
     public var environment: [String: String]
     /// Looked at between blocks (Ctrl-C).
     public var cancellation: CancellationToken? = nil
 
     public init(
-        models: [String], reference: Reference?, text: String, context: Int = 512,
-        cacheWidth: KVCacheWidth = .float32,
+        models: [String], reference: Reference?, text: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.models = models
         self.reference = reference
         self.text = text
-        self.context = context
-        self.cacheWidth = cacheWidth
         self.environment = environment
     }
 }

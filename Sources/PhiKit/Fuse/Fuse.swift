@@ -10,9 +10,9 @@ public struct FuseOptions: Sendable {
     /// nil: `<store>/models/<model>-fused`.
     public var output: String?
     /// `--de-quantize`: write a float model (the fused layers are then not packed again).
-    public var dequantize: Bool
-    public var force: Bool
-    public var threads: Int
+    public var dequantize = false
+    public var force = false
+    public var threads = ProcessInfo.processInfo.activeProcessorCount
     public var environment: [String: String]
     /// Stops the fuse between chunks (Ctrl-C); nothing half-written stays, as with convert.
     public var cancellation: CancellationToken? = nil
@@ -20,16 +20,12 @@ public struct FuseOptions: Sendable {
     var chunkElements = 4 << 20
 
     public init(
-        model: String, adapterPath: String, output: String? = nil, dequantize: Bool = false,
-        force: Bool = false, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+        model: String, adapterPath: String, output: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.model = model
         self.adapterPath = adapterPath
         self.output = output
-        self.dequantize = dequantize
-        self.force = force
-        self.threads = threads
         self.environment = environment
     }
 }
@@ -53,8 +49,10 @@ public func fuse(
         return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
     }
     var convertOptions = ConvertOptions(
-        source: source.directory, output: options.output, dequantize: options.dequantize,
-        force: options.force, threads: options.threads, environment: options.environment)
+        source: source.directory, output: options.output, environment: options.environment)
+    convertOptions.dequantize = options.dequantize
+    convertOptions.force = options.force
+    convertOptions.threads = options.threads
     convertOptions.castsToConfigDType = false
     convertOptions.chunkElements = options.chunkElements
     convertOptions.cancellation = options.cancellation

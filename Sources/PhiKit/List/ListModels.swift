@@ -7,16 +7,11 @@ public enum ListSort: String, Sendable, CaseIterable {
 
 public struct ListOptions: Sendable {
     /// Keep models whose name (or repo id) contains this, case-insensitively.
-    public var pattern: String?
-    public var sort: ListSort
+    public var pattern: String? = nil
+    public var sort = ListSort.name
     public var environment: [String: String]
 
-    public init(
-        pattern: String? = nil, sort: ListSort = .name,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) {
-        self.pattern = pattern
-        self.sort = sort
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.environment = environment
     }
 }

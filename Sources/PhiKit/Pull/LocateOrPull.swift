@@ -18,10 +18,9 @@ extension ModelLocator {
             let offline =
                 HubConfiguration.from(environment: environment, token: nil, userAgent: "").offline
             guard !offline else { throw OfflineModelMissing(missing: error) }
-            _ = try PhiKit.pull(
-                PullOptions(
-                    model: model, environment: environment, cancellation: cancellation),
-                progress: progress)
+            var options = PullOptions(model: model, environment: environment)
+            options.cancellation = cancellation
+            _ = try PhiKit.pull(options, progress: progress)
             return try locate(model, environment: environment)
         }
     }

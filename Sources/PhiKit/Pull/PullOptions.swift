@@ -7,36 +7,26 @@ public struct PullOptions: Sendable, CancellableOptions {
     /// A registry alias (`phi-4-mini`), a Hub id (`org/name`, `org/name@rev`, `hf://org/name`).
     public var model: String
     /// Branch, tag or commit; nil = the `@rev` in `model`, else the registry's pin, else main.
-    public var revision: String?
+    public var revision: String? = nil
     /// Globs of files to fetch; empty = mlx-lm's defaults (`FilePatterns.mlxDefaults`).
-    public var include: [String]
-    public var exclude: [String]
+    public var include: [String] = []
+    public var exclude: [String] = []
     /// `--token`; nil = `HF_TOKEN`, then the token file.
-    public var token: String?
+    public var token: String? = nil
     /// Parallel transfers.
-    public var jobs: Int
+    public var jobs = 8
     /// Plan only: say what would be fetched, fetch nothing.
-    public var dryRun: Bool
+    public var dryRun = false
     /// Where `HF_*`, `PHIKIT_*` and `HOME` are read from (tests pass their own).
     public var environment: [String: String]
     /// Stops the transfers (Ctrl-C); their partial files stay and the next pull resumes them.
-    public var cancellation: CancellationToken?
+    public var cancellation: CancellationToken? = nil
 
     public init(
-        model: String, revision: String? = nil, include: [String] = [], exclude: [String] = [],
-        token: String? = nil, jobs: Int = 8, dryRun: Bool = false,
-        environment: [String: String] = ProcessInfo.processInfo.environment,
-        cancellation: CancellationToken? = nil
+        model: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.model = model
-        self.revision = revision
-        self.include = include
-        self.exclude = exclude
-        self.token = token
-        self.jobs = jobs
-        self.dryRun = dryRun
         self.environment = environment
-        self.cancellation = cancellation
     }
 
     var patterns: FilePatterns {

@@ -10,23 +10,20 @@ import PhiHub
 public struct PushOptions: Sendable {
     public var directory: String
     public var repoID: String
-    public var revision: String
-    public var isPrivate: Bool
-    public var message: String?
-    public var token: String?
+    public var revision = "main"
+    public var isPrivate = false
+    /// The commit message; nil: "Upload folder with phikit".
+    public var message: String? = nil
+    /// `--token`; nil: `HF_TOKEN`, then the token file.
+    public var token: String? = nil
     public var environment: [String: String]
 
     public init(
-        directory: String, repoID: String, revision: String = "main", isPrivate: Bool = false,
-        message: String? = nil, token: String? = nil,
+        directory: String, repoID: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.directory = directory
         self.repoID = repoID
-        self.revision = revision
-        self.isPrivate = isPrivate
-        self.message = message
-        self.token = token
         self.environment = environment
     }
 }

@@ -6,15 +6,13 @@ public struct RemoveOptions: Sendable {
     /// A converted model's name, a registry alias or a Hub id (`org/name[@revision]`).
     public var model: String
     /// Remove only this revision: a branch or tag, a commit, or a commit prefix.
-    public var revision: String?
+    public var revision: String? = nil
     public var environment: [String: String]
 
     public init(
-        model: String, revision: String? = nil,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        model: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.model = model
-        self.revision = revision
         self.environment = environment
     }
 }

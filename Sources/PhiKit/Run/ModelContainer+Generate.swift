@@ -13,29 +13,21 @@ extension ModelContainer {
     /// Generates a reply to `prompt`, calling `onText` with each piece of text as soon as it
     /// is complete UTF-8 (a character split over several tokens arrives whole); `onText`
     /// answering `.stop` ends generation (Ctrl-C, the app). Stops also at a stop token
-    /// (`stopTokens(extra:)`), at one of `stopStrings` (which is not shown), after
+    /// (`stopTokens(extra:)`), at one of `options.stopStrings` (which is not shown), after
     /// `parameters.maxTokens`, when the context is full, or when `cancel` is cancelled;
-    /// `constraint` limits the tokens (structured output), `drafter` proposes tokens to
-    /// verify (speculative decoding; the same tokens greedy), else `speculation`'s
-    /// prompt-lookup drafter when it is on. The
-    /// context is `maxContext` when given (`--max-kv-size`), else the model's positions, at
-    /// most `InferenceSession.defaultContextLimit` unless the prompt and `maxTokens` need more; a prompt that leaves no room in
-    /// it for one token is `RunError.promptDoesNotFit`.
+    /// `options.constraint` limits the tokens (structured output), `options.drafter` proposes
+    /// tokens to verify (speculative decoding; the same tokens greedy), else
+    /// `options.speculation`'s prompt-lookup drafter when it is on. The context is
+    /// `options.maxContext` when given (`--max-kv-size`), else the model's positions, at most
+    /// `InferenceSession.defaultContextLimit` unless the prompt and `maxTokens` need more; a
+    /// prompt that leaves no room in it for one token is `RunError.promptDoesNotFit`.
     public func generate(
-        _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
-        extraStopTokens: [String] = [], stopStrings: [String] = [],
-        cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
-        constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
-        speculation: Speculation = .default,
-        cancel: CancellationToken? = nil, onText: (String) -> GenerationDisposition
+        _ prompt: RunPrompt, parameters: GenerationParameters,
+        options: GenerateOptions = GenerateOptions(), cancel: CancellationToken? = nil,
+        onText: (String) -> GenerationDisposition
     ) throws -> RunOutcome {
-        try generatePieces(
-            prompt, parameters: parameters, useChatTemplate: useChatTemplate,
-            extraStopTokens: extraStopTokens, stopStrings: stopStrings, cacheWidth: cacheWidth,
-            maxContext: maxContext, constraint: constraint, drafter: drafter,
-            speculation: speculation, cancel: cancel
-        ) { piece in
-            piece.text.isEmpty ? .more : onText(piece.text)
+        try generatePieces(prompt, parameters: parameters, options: options, cancel: cancel) {
+            $0.text.isEmpty ? .more : onText($0.text)
         }
     }
 
@@ -44,28 +36,23 @@ extension ModelContainer {
     /// string), then, if anything was held back at the end, that text with no token.
     /// `run --json --stream` prints one line per call.
     public func generatePieces(
-        _ prompt: RunPrompt, parameters: GenerationParameters, useChatTemplate: Bool = true,
-        extraStopTokens: [String] = [], stopStrings: [String] = [],
-        cacheWidth: KVCacheWidth = .defaultForRun, maxContext: Int? = nil,
-        constraint: (any TokenConstraint)? = nil, drafter: (any TokenDrafter)? = nil,
-        speculation: Speculation = .default,
-        cancel: CancellationToken? = nil, onPiece: (GeneratedPiece) -> GenerationDisposition
+        _ prompt: RunPrompt, parameters: GenerationParameters,
+        options: GenerateOptions = GenerateOptions(), cancel: CancellationToken? = nil,
+        onPiece: (GeneratedPiece) -> GenerationDisposition
     ) throws -> RunOutcome {
-        let ids = try encode(prompt, useChatTemplate: useChatTemplate)
-        let stops = try stopTokens(extra: extraStopTokens)
+        let ids = try encode(prompt, useChatTemplate: options.useChatTemplate)
+        let stops = try stopTokens(extra: options.extraStopTokens)
         try parameters.validate()
         let context = try Self.context(
             maxPositions: model.maxPositions, promptTokens: ids.count,
-            maxTokens: parameters.maxTokens, requested: maxContext)
-        let session = try makeSession(maxContext: context, cacheWidth: cacheWidth)
+            maxTokens: parameters.maxTokens, requested: options.maxContext)
+        let session = try makeSession(maxContext: context, cacheWidth: options.cacheWidth)
         var text = ""
-        let drafting = speculation.hooks(drafter: drafter)
         let outcome = try PhiEngine.generate(
             session: session, prompt: ids, parameters: parameters, stopTokens: stops,
-            hooks: GenerationHooks(
-                text: ReplyText(tokenizer: tokenizer, stopStrings: stopStrings),
-                constraint: constraint, drafter: drafting.drafter,
-                draftLength: drafting.draftLength),
+            hooks: hooks(
+                stopStrings: options.stopStrings, constraint: options.constraint,
+                drafter: options.drafter, speculation: options.speculation),
             cancel: cancel
         ) { token in
             text += token.text
@@ -81,6 +68,18 @@ extension ModelContainer {
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
         result.contextTokens = session.maxContext
         return result
+    }
+
+    /// What run and chat hook into a reply: its text with `stopStrings` held back, the
+    /// constraint, and `drafter` (without one, `speculation`'s prompt-lookup drafter).
+    func hooks(
+        stopStrings: [String], constraint: (any TokenConstraint)?,
+        drafter: (any TokenDrafter)?, speculation: Speculation
+    ) -> GenerationHooks {
+        let drafting = speculation.hooks(drafter: drafter)
+        return GenerationHooks(
+            text: ReplyText(tokenizer: tokenizer, stopStrings: stopStrings),
+            constraint: constraint, drafter: drafting.drafter, draftLength: drafting.draftLength)
     }
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`

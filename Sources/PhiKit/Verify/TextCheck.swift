@@ -92,10 +92,8 @@ struct TextCheck {
             let prompt = try ChatPrompt.render(
                 conversation: Self.sampleConversation, template: template, tokenizer: tokenizer)
             notes.append("chat template renders (\(prompt.ids.count) tokens)")
-        } catch let error as any UserFacingError {
-            outcome.error("chat_template_render", file: templateFile, error.message)
         } catch {
-            outcome.error("chat_template_render", file: templateFile, "\(error)")
+            outcome.error("chat_template_render", file: templateFile, failure: error)
         }
     }
 

@@ -6,13 +6,13 @@ public struct VerifyOptions: Sendable, CancellableOptions {
     /// A registry alias, a Hub id in the cache, or a model directory.
     public var model: String
     /// Never ask the Hub for a snapshot's file list (also when `HF_HUB_OFFLINE` is set).
-    public var offline: Bool
+    public var offline = false
     /// Also load the model and generate a few tokens greedily.
-    public var smoke: Bool
+    public var smoke = false
     /// Tokens the smoke test generates when the registry has no fingerprint for the model.
-    public var smokeTokenCount: Int
+    public var smokeTokenCount = 16
     /// Threads that hash and scan files (and run the smoke test).
-    public var threads: Int
+    public var threads = ProcessInfo.processInfo.activeProcessorCount
     /// Where `HF_*`, `PHIKIT_*` and `HOME` are read from (tests pass their own).
     public var environment: [String: String]
     /// `--target`: also check what these programs need to load the model.
@@ -23,16 +23,11 @@ public struct VerifyOptions: Sendable, CancellableOptions {
     /// Stops the check between chunks, the Hub listing and the smoke generation (Ctrl-C).
     public var cancellation: CancellationToken? = nil
 
+    /// Checks the files only, on every core; set `smoke`, `targets`, … on the value.
     public init(
-        model: String, offline: Bool = false, smoke: Bool = false, smokeTokenCount: Int = 16,
-        threads: Int = ProcessInfo.processInfo.activeProcessorCount,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        model: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) {
         self.model = model
-        self.offline = offline
-        self.smoke = smoke
-        self.smokeTokenCount = smokeTokenCount
-        self.threads = threads
         self.environment = environment
     }
 }
@@ -81,6 +76,11 @@ struct LayerOutcome {
     ) {
         findings.append(
             VerifyFinding(layer, .warning, code, file: file, tensor: tensor, message, hint: hint))
+    }
+
+    /// A check that could not finish: its error, in the user's words where it has them.
+    mutating func error(_ code: String, file: String? = nil, failure: any Error) {
+        error(code, file: file, (failure as? any UserFacingError)?.message ?? "\(failure)")
     }
 
     /// Marks the layer as not run, saying why.

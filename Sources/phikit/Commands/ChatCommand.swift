@@ -65,9 +65,7 @@ struct ChatCommand: Command {
 
     var model: String
     var options: ChatOptions
-    var threads: Int?
-    var activationWidth: ActivationWidth
-    var adapterPath: String?
+    var loading: ModelLoadFlags
     var stats: Bool
     var load: String?
     var diskCache: DiskCacheOption
@@ -75,35 +73,32 @@ struct ChatCommand: Command {
 
     init(_ args: inout ArgumentReader) throws {
         // Free text first, as in run: its value may begin with `-`.
-        let system = try args.textOption("--system", "--system-prompt")
-        let stopStrings = try args.textOptions("--stop")
+        options = ChatOptions(system: try args.textOption("--system", "--system-prompt"))
+        options.stopStrings = try args.textOptions("--stop")
         load = try args.option("--load")
         let sampling = try SamplingFlags(&args)
-        let extraEOS = try args.options("--extra-eos-token")
-        let maxContext = try args.option("--max-kv-size", as: Int.self)
-        let cacheWidth = try KVBitsOption.read(&args)
-        activationWidth = try ActBitsOption.read(&args)
-        let speculation = try SpeculationOption.read(&args)
-        threads = try args.option("--threads", as: Int.self)
-        adapterPath = try AdapterOption.read(&args)
+        options.extraStopTokens = try args.options("--extra-eos-token")
+        options.maxContext = try args.option("--max-kv-size", as: Int.self)
+        options.cacheWidth = try KVBitsOption.read(&args)
+        options.speculation = try SpeculationOption.read(&args)
+        loading = try ModelLoadFlags(&args)
         stats = args.flag("--stats")
         diskCache = try DiskCacheOption(&args)
         outputFormat = try OutputFormatFlags.read(&args)
         model = try args.positional("model")
         try args.finish()
-        let settings = try sampling.checked()
-        if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
-        if stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
-        options = ChatOptions(
-            system: system, settings: settings, maxContext: maxContext, stopStrings: stopStrings,
-            extraStopTokens: extraEOS, cacheWidth: cacheWidth, speculation: speculation)
+        options.settings = try sampling.checked()
+        if let maxContext = options.maxContext, maxContext < 1 {
+            throw UsageError("--max-kv-size must be at least 1")
+        }
+        if options.stopStrings.contains("") { throw UsageError("--stop needs a non-empty text") }
+        try loading.check()
     }
 
     func run() throws {
         var options = options
         if let load { options.history = try ChatHistory.load(from: load) }
-        let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+        let container = try loading.load(model)
         options.diskCache = diskCache.open(container, cacheWidth: options.cacheWidth)
         defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)

@@ -139,7 +139,8 @@ struct ConvertCommand: Command {
                 "invalid value '\(uploadRepo)' for '--upload-repo'",
                 hint: "name a Hub repo as ORG/NAME")
         }
-        options = ConvertOptions(source: source, output: output, quantize: quantize)
+        options = ConvertOptions(source: source, output: output)
+        options.quantize = quantize
         options.bits = bits
         options.groupSize = groupSize
         options.mode = mode ?? "affine"

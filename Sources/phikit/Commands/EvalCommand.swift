@@ -60,8 +60,8 @@ struct EvalCommand: Command {
         }
         options = EvalOptions(
             models: models,
-            reference: reference.map { $0 == "exact" ? .exact : .model($0) }, text: text,
-            context: context ?? 512)
+            reference: reference.map { $0 == "exact" ? .exact : .model($0) }, text: text)
+        if let context { options.context = context }
     }
 
     func run() throws {

@@ -57,9 +57,9 @@ struct FuseCommand: Command {
             throw UsageError("give the model once: as <model> or as --model")
         }
         if let threads, threads < 1 { throw UsageError("--threads must be at least 1") }
-        options = FuseOptions(
-            model: model, adapterPath: adapter ?? "adapters", output: output,
-            dequantize: dequantize, force: force)
+        options = FuseOptions(model: model, adapterPath: adapter ?? "adapters", output: output)
+        options.dequantize = dequantize
+        options.force = force
         if let threads { options.threads = threads }
     }
 

@@ -61,7 +61,10 @@ struct ListCommand: Command {
             try StandardOutput.print(json ? try Format.json(models) : Self.availableTable(models))
             return
         }
-        let list = PhiKit.listModels(ListOptions(pattern: pattern, sort: sort))
+        var options = ListOptions()
+        options.pattern = pattern
+        options.sort = sort
+        let list = PhiKit.listModels(options)
         try StandardOutput.print(json ? try Format.json(list) : Self.table(list))
     }
 

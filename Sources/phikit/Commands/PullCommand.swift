@@ -47,21 +47,20 @@ struct PullCommand: Command {
     var json: Bool
 
     init(_ args: inout ArgumentReader) throws {
-        let revision = try args.option("--revision")
-        let include = try args.options("--include")
-        let exclude = try args.options("--exclude")
-        let token = try args.option("--token")
-        let jobs = try args.option("-j", "--jobs", as: Int.self)
-        let dryRun = args.flag("--dry-run")
+        // The flags go straight into the options; MODEL, a positional, is read after them.
+        options = PullOptions(model: "")
+        options.revision = try args.option("--revision")
+        options.include = try args.options("--include")
+        options.exclude = try args.options("--exclude")
+        options.token = try args.option("--token")
+        options.jobs = try args.option("-j", "--jobs", as: Int.self) ?? options.jobs
+        options.dryRun = args.flag("--dry-run")
         json = args.flag("--json")
-        let model = try args.positional("model")
+        options.model = try args.positional("model")
         try args.finish()
-        if let jobs, !(1...64).contains(jobs) {
-            throw UsageError("--jobs must be between 1 and 64 (got \(jobs))")
+        if !(1...64).contains(options.jobs) {
+            throw UsageError("--jobs must be between 1 and 64 (got \(options.jobs))")
         }
-        options = PullOptions(
-            model: model, revision: revision, include: include, exclude: exclude, token: token,
-            jobs: jobs ?? 8, dryRun: dryRun)
     }
 
     func run() throws {

@@ -56,9 +56,11 @@ struct PushCommand: Command {
         let repoID = try args.positional("org/name")
         try args.finish()
         if revision?.isEmpty == true { throw UsageError("--revision is empty") }
-        options = PushOptions(
-            directory: directory, repoID: repoID, revision: revision ?? "main",
-            isPrivate: isPrivate, message: message, token: token)
+        options = PushOptions(directory: directory, repoID: repoID)
+        if let revision { options.revision = revision }
+        options.isPrivate = isPrivate
+        options.message = message
+        options.token = token
     }
 
     func run() throws { try Self.push(options, json: json) }

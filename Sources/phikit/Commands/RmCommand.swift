@@ -61,7 +61,9 @@ struct RmCommand: Command {
 
     func run() throws {
         if partials { return try runPrune() }
-        let plan = try PhiKit.planRemoval(RemoveOptions(model: model!, revision: revision))
+        var options = RemoveOptions(model: model!)
+        options.revision = revision
+        let plan = try PhiKit.planRemoval(options)
         let description = Self.describe(plan)
         if dryRun {
             // Every path that would go, one per line: exactly what the real run deletes.

@@ -80,15 +80,8 @@ struct RunCommand: Command {
     var system: String?
     var chat: String?
     var settings: GenerationSettings
-    var useChatTemplate: Bool
-    var extraEOSTokens: [String]
-    var stopStrings: [String]
-    var threads: Int?
-    var adapterPath: String?
-    var cacheWidth: KVCacheWidth
-    var activationWidth: ActivationWidth
-    var speculation: Speculation
-    var maxContext: Int?
+    var options = GenerateOptions()
+    var loading: ModelLoadFlags
     var stats: Bool
     var json: Bool
     var stream: Bool
@@ -98,19 +91,17 @@ struct RunCommand: Command {
         // Free text first: its value may look like a flag (`-p "-m means what?"`).
         let promptOption = try args.textOption("-p", "--prompt")
         system = try args.textOption("--system", "--system-prompt")
-        stopStrings = try args.textOptions("--stop")
+        options.stopStrings = try args.textOptions("--stop")
         let file = try args.option("-f", "--file")
         chat = try args.option("--chat")
         let sampling = try SamplingFlags(&args)
-        useChatTemplate = !args.flag("--no-chat-template", "--ignore-chat-template")
-        extraEOSTokens = try args.options("--extra-eos-token")
+        options.useChatTemplate = !args.flag("--no-chat-template", "--ignore-chat-template")
+        options.extraStopTokens = try args.options("--extra-eos-token")
         let ignoreEOS = args.flag("--ignore-eos")
-        maxContext = try args.option("--max-kv-size", as: Int.self)
-        threads = try args.option("--threads", as: Int.self)
-        adapterPath = try AdapterOption.read(&args)
-        cacheWidth = try KVBitsOption.read(&args)
-        activationWidth = try ActBitsOption.read(&args)
-        speculation = try SpeculationOption.read(&args)
+        options.maxContext = try args.option("--max-kv-size", as: Int.self)
+        loading = try ModelLoadFlags(&args)
+        options.cacheWidth = try KVBitsOption.read(&args)
+        options.speculation = try SpeculationOption.read(&args)
         stats = args.flag("--stats")
         json = args.flag("--json")
         stream = args.flag("--stream")
@@ -119,7 +110,7 @@ struct RunCommand: Command {
         let words = args.remainingPositionals()
         try args.finish()
         let sources = [promptOption != nil, !words.isEmpty, file != nil]
-        if chat != nil && (sources.contains(true) || system != nil || !useChatTemplate) {
+        if chat != nil && (sources.contains(true) || system != nil || !options.useChatTemplate) {
             throw UsageError(
                 "--chat takes the conversation alone (no prompt, -p, -f, --system or "
                     + "--no-chat-template)")
@@ -142,16 +133,15 @@ struct RunCommand: Command {
         if stream && !json { throw UsageError("--stream goes with --json (text always streams)") }
         settings = try sampling.checked()
         settings.ignoreEOS = ignoreEOS
-        if let maxContext, maxContext < 1 { throw UsageError("--max-kv-size must be at least 1") }
-        if let threads, !(1...1024).contains(threads) {
-            throw UsageError("--threads must be between 1 and 1024")
+        if let maxContext = options.maxContext, maxContext < 1 {
+            throw UsageError("--max-kv-size must be at least 1")
         }
+        try loading.check()
     }
 
     func run() throws {
         // Ctrl-C during a pull of a missing model stops the pull (its own job).
-        let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+        let container = try loading.load(model)
         // Reading the prompt is no job: Ctrl-C while phikit waits on stdin exits at once.
         let request: RunPrompt =
             if let chat { .chat(try ChatHistory.load(from: chat).messages) } else {
@@ -165,13 +155,14 @@ struct RunCommand: Command {
     private func generate(
         _ container: ModelContainer, _ request: RunPrompt, cancel: CancellationToken
     ) throws {
-        let constraint = try outputFormat.map { try container.structuredOutput($0).makeConstraint() }
+        var options = options
+        options.constraint = try outputFormat.map {
+            try container.structuredOutput($0).makeConstraint()
+        }
         var outputFailure: (any Error)?
         let outcome = try container.generatePieces(
-            request, parameters: container.parameters(settings, for: .run),
-            useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
-            stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext,
-            constraint: constraint, speculation: speculation, cancel: cancel
+            request, parameters: container.parameters(settings, for: .run), options: options,
+            cancel: cancel
         ) { piece in
             // Streamed as soon as each piece is complete; a failed write (a closed
             // pipe, a full disk) stops generation: nobody would see the rest.

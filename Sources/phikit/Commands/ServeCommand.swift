@@ -71,74 +71,56 @@ struct ServeCommand: Command {
         """
 
     var model: String
-    var host: String
-    var port: Int
+    /// The listener's options, read straight into the server's configuration (whose
+    /// defaults are the flags' defaults).
+    var http = HTTPServerConfiguration()
     var parallel: Int
     var queue: Int
     var maxKVSize: Int?
     var promptCacheMB: Int
-    var apiKey: String?
-    var corsOrigin: String?
-    var maxConnections: Int
-    var maxBody: Int
-    var threads: Int?
-    var adapterPath: String?
+    var loading: ModelLoadFlags
     var cacheWidth: KVCacheWidth
-    var activationWidth: ActivationWidth
     var speculation: Speculation
-    var quiet: Bool
-    var logFormat: AccessLogFormat
     var diskCache: DiskCacheOption
 
     init(_ args: inout ArgumentReader) throws {
-        host = try args.option("--host") ?? "127.0.0.1"
-        port = try args.option("--port", as: Int.self) ?? 8080
+        http.host = try args.option("--host") ?? http.host
+        http.port = try args.option("--port", as: Int.self) ?? http.port
         parallel = try args.option("--parallel", as: Int.self) ?? 4
         queue = try args.option("--max-queue", as: Int.self) ?? args.option("--queue", as: Int.self) ?? 32
         maxKVSize = try args.option("--max-kv-size", as: Int.self)
         promptCacheMB = try args.option("--prompt-cache-mb", as: Int.self) ?? 2048
-        apiKey = try args.option("--api-key")
-        corsOrigin = try args.option("--cors-origin")
-        maxConnections = try args.option("--max-connections", as: Int.self) ?? 64
-        let body = try args.option("--max-body")
-        maxBody = try body.map(Self.size) ?? (1 << 20)
+        http.apiKey = try args.option("--api-key")
+        http.corsOrigin = try args.option("--cors-origin")
+        http.maxConnections =
+            try args.option("--max-connections", as: Int.self) ?? http.maxConnections
+        http.maxBodyBytes = try args.option("--max-body").map(Self.size) ?? http.maxBodyBytes
         cacheWidth = try KVBitsOption.read(&args)
-        activationWidth = try ActBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args, default: .serveDefault)
-        threads = try args.option("--threads", as: Int.self)
-        adapterPath = try AdapterOption.read(&args)
-        quiet = args.flag("--quiet")
+        loading = try ModelLoadFlags(&args)
+        http.quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
         guard let logFormat = AccessLogFormat(rawValue: format) else {
             throw UsageError("--log-format must be text or json, not '\(format)'")
         }
-        self.logFormat = logFormat
+        http.accessLogFormat = logFormat
         diskCache = try DiskCacheOption(&args)
         model = try args.positional("model")
         try args.finish()
-        guard (0...65535).contains(port) else {
-            throw UsageError("--port must be between 0 and 65535")
-        }
-        guard (1...64).contains(parallel) else {
-            throw UsageError("--parallel must be between 1 and 64")
-        }
+        try UsageError.check("--port", http.port, in: 0...65535)
+        try UsageError.check("--parallel", parallel, in: 1...64)
         guard queue >= 0 else { throw UsageError("--max-queue must not be negative") }
         if let maxKVSize, maxKVSize < 2 { throw UsageError("--max-kv-size must be at least 2") }
         guard promptCacheMB >= 0 else {
             throw UsageError("--prompt-cache-mb must not be negative")
         }
-        guard (1...4096).contains(maxConnections) else {
-            throw UsageError("--max-connections must be between 1 and 4096")
-        }
-        if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
-        if let threads, !(1...1024).contains(threads) {
-            throw UsageError("--threads must be between 1 and 1024")
-        }
+        try UsageError.check("--max-connections", http.maxConnections, in: 1...4096)
+        if http.apiKey?.isEmpty == true { throw UsageError("--api-key must not be empty") }
+        try loading.check()
     }
 
     func run() throws {
-        let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+        let container = try loading.load(model)
         let limit = container.model.maxPositions
         let context = container.defaultContext(maxKVSize)
         guard context <= limit else {
@@ -151,13 +133,8 @@ struct ServeCommand: Command {
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
                 speculation: speculation,
                 diskCache: diskCache.open(container, cacheWidth: cacheWidth)))
-        var configuration = HTTPServerConfiguration(
-            host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
-        configuration.maxConnections = maxConnections
-        configuration.maxBodyBytes = maxBody
-        configuration.accessLogFormat = logFormat
         let server = try HTTPServer(
-            configuration: configuration,
+            configuration: http,
             responder: OpenAIResponder(container: container, scheduler: scheduler, names: [model]))
         scheduler.start()
         let signals = StopSignals { [server, scheduler] in
@@ -165,7 +142,7 @@ struct ServeCommand: Command {
             scheduler.shutdown()
         }
         Diagnostics.text(
-            "phikit serve: \(container.location.name) on http://\(Self.hostForURL(host)):"
+            "phikit serve: \(container.location.name) on http://\(Self.hostForURL(http.host)):"
                 + "\(server.port) (\(parallel) slots, context \(context) tokens); Ctrl-C stops")
         try server.run()
         scheduler.shutdown()

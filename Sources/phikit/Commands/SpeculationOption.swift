@@ -21,9 +21,7 @@ enum SpeculationOption {
     ) throws -> Speculation {
         let off = args.flag("--no-speculative")
         let maxDraft = try args.option("--draft-max", as: Int.self)
-        if let maxDraft, !(0...Speculation.maxDraftLimit).contains(maxDraft) {
-            throw UsageError("--draft-max must be between 0 and \(Speculation.maxDraftLimit)")
-        }
+        try UsageError.check("--draft-max", maxDraft, in: 0...Speculation.maxDraftLimit)
         if off && (maxDraft ?? 0) > 0 {
             throw UsageError("--no-speculative and --draft-max \(maxDraft!) contradict each other")
         }

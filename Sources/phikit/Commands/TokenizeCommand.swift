@@ -93,55 +93,44 @@ struct TokenizeCommand: Command {
         if lines { return try runLines(text) }
         let result = try PhiKit.tokenize(
             model: model, text: text, addSpecialTokens: addSpecialTokens)
-        if timings {
-            report(result.loadSeconds, result.encodeSeconds, text.utf8.count, result.ids.count)
-        }
-        if countOnly {
-            try printCount(result.ids.count)
-        } else if json {
-            try StandardOutput.print(
-                try Format.json(Output(ids: result.ids, tokens: result.tokens)))
-        } else {
-            try StandardOutput.print(result.ids.map(String.init).joined(separator: " "))
-        }
+        try printEncoded(
+            count: result.ids.count, bytes: text.utf8.count, load: result.loadSeconds,
+            encode: result.encodeSeconds, json: Output(ids: result.ids, tokens: result.tokens)
+        ) { result.ids.map(String.init).joined(separator: " ") }
     }
 
     private func runChat(_ conversationFile: String) throws {
         let result = try PhiKit.tokenizeChat(model: model, conversationFile: conversationFile)
-        if timings {
-            report(
-                result.loadSeconds, result.encodeSeconds, result.text.utf8.count, result.ids.count)
-        }
-        if countOnly {
-            try printCount(result.ids.count)
-        } else if json {
-            try StandardOutput.print(
-                try Format.json(
-                    ChatOutput(ids: result.ids, tokens: result.tokens, text: result.text)))
-        } else {
-            try StandardOutput.print(result.ids.map(String.init).joined(separator: " "))
-        }
+        try printEncoded(
+            count: result.ids.count, bytes: result.text.utf8.count, load: result.loadSeconds,
+            encode: result.encodeSeconds,
+            json: ChatOutput(ids: result.ids, tokens: result.tokens, text: result.text)
+        ) { result.ids.map(String.init).joined(separator: " ") }
     }
 
-    /// `--count`: the number alone, or `{"count": n}` with --json.
-    private func printCount(_ count: Int) throws {
-        try StandardOutput.print(json ? try Format.json(["count": count]) : String(count))
+    /// What every encoding prints: `--timings` on stderr, then the token count alone
+    /// (`--count`, `{"count": n}` with --json), the JSON (`--json`) or the plain ids.
+    private func printEncoded(
+        count: Int, bytes: Int, load: Double, encode: Double, json value: some Encodable,
+        plain: () -> String
+    ) throws {
+        if timings { report(load, encode, bytes, count) }
+        if countOnly {
+            try StandardOutput.print(json ? try Format.json(["count": count]) : String(count))
+        } else if json {
+            try StandardOutput.print(try Format.json(value))
+        } else {
+            try StandardOutput.print(plain())
+        }
     }
 
     private func runLines(_ text: String) throws {
         let result = try PhiKit.tokenizeLines(
             model: model, text: text, addSpecialTokens: addSpecialTokens)
-        let total = result.ids.reduce(0) { $0 + $1.count }
-        if timings { report(result.loadSeconds, result.encodeSeconds, text.utf8.count, total) }
-        if countOnly {
-            try printCount(total)
-        } else if json {
-            try StandardOutput.print(try Format.json(["ids": result.ids]))
-        } else {
-            try StandardOutput.print(
-                result.ids.map { $0.map(String.init).joined(separator: " ") }.joined(
-                    separator: "\n"))
-        }
+        try printEncoded(
+            count: result.ids.reduce(0) { $0 + $1.count }, bytes: text.utf8.count,
+            load: result.loadSeconds, encode: result.encodeSeconds, json: ["ids": result.ids]
+        ) { result.ids.map { $0.map(String.init).joined(separator: " ") }.joined(separator: "\n") }
     }
 
     /// `--timings`, on stderr: `load 61.2 ms, encode 312.5 ms, 3500000 bytes, 812345 tokens`.

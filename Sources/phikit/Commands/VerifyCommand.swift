@@ -57,29 +57,26 @@ struct VerifyCommand: Command {
     var json: Bool
 
     init(_ args: inout ArgumentReader) throws {
-        let offline = args.flag("--offline")
-        let smoke = args.flag("--smoke")
+        // The flags go straight into the options; MODEL, a positional, is read after them.
+        options = VerifyOptions(model: "")
+        options.offline = args.flag("--offline")
+        options.smoke = args.flag("--smoke")
         let threads = try args.option("--threads", as: Int.self)
         let targetNames = try args.options("--target").flatMap { $0.split(separator: ",") }
-        let fix = args.flag("--fix")
+        options.fix = args.flag("--fix")
         json = args.flag("--json")
-        let model = try args.positional("model|dir")
+        options.model = try args.positional("model|dir")
         try args.finish()
-        if let threads, !(1...1024).contains(threads) {
-            throw UsageError("--threads must be between 1 and 1024")
-        }
-        let targets = try targetNames.map { name in
+        try UsageError.check("--threads", threads, in: 1...1024)
+        if let threads { options.threads = threads }
+        options.targets = try targetNames.map { name in
             guard let t = LoaderTarget(rawValue: String(name)) else {
                 throw UsageError(
                     "invalid value '\(name)' for '--target'", hint: "use mlx-swift, mlx-lm or llama.cpp")
             }
             return t
         }
-        if fix && targets.isEmpty { throw UsageError("--fix needs --target") }
-        options = VerifyOptions(model: model, offline: offline, smoke: smoke)
-        options.targets = targets
-        options.fix = fix
-        if let threads { options.threads = threads }
+        if options.fix && options.targets.isEmpty { throw UsageError("--fix needs --target") }
     }
 
     func run() throws {

@@ -93,7 +93,9 @@ struct RuntimeAdapterTests {
         let work = try ConvertFixtures.temporaryDirectory("runtime-adapter")
         defer { try? FileManager.default.removeItem(at: work) }
         let fused = work.appendingPathComponent("fused").path
-        _ = try fuse(FuseOptions(model: base.path, adapterPath: adapter.path, output: fused, environment: [:]))
+        _ = try fuse(
+            FuseOptions(
+                model: base.path, adapterPath: adapter.path, output: fused, environment: [:]))
         let config = try ModelConfig.load(directory: base.path)
         let runtime = try ModelArchitectures.load(
             directory: base.path, threads: 2,

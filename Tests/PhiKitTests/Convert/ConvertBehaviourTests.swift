@@ -14,13 +14,15 @@ struct ConvertBehaviourTests {
         let src = work.appendingPathComponent("src")
         try ConvertFixtures.buildSource("phi4-fp32", into: src)
         var q = ConvertOptions(
-            source: src.path, output: work.appendingPathComponent("q").path,
-            quantize: true, bits: 8, groupSize: 32, environment: [:])
+            source: src.path, output: work.appendingPathComponent("q").path, environment: [:])
+        q.quantize = true
+        q.bits = 8
+        q.groupSize = 32
         q.threads = 2
         _ = try convert(q)
         var d = ConvertOptions(
-            source: q.output!, output: work.appendingPathComponent("d").path,
-            dequantize: true, environment: [:])
+            source: q.output!, output: work.appendingPathComponent("d").path, environment: [:])
+        d.dequantize = true
         d.threads = 2
         let summary = try convert(d)
         #expect(summary.bits == nil)
@@ -73,11 +75,12 @@ struct ConvertBehaviourTests {
         let home = work.appendingPathComponent("phikit-home")
 
         var o = ConvertOptions(
-            source: "tiny-org/Tiny-Phi-4", quantize: true,
+            source: "tiny-org/Tiny-Phi-4",
             environment: [
                 "HF_HUB_CACHE": cache.path, "PHIKIT_HOME": home.path,
                 "PHIKIT_REGISTRY": work.appendingPathComponent("none.json").path,
             ])
+        o.quantize = true
         o.threads = 1
         let summary = try convert(o)
         #expect(summary.outputDirectory == home.path + "/models/Tiny-Phi-4-4bit")
@@ -117,7 +120,10 @@ struct ConvertBehaviourTests {
         for threads in [1, 3] {
             var o = ConvertOptions(
                 source: src.path, output: work.appendingPathComponent("o\(threads)").path,
-                quantize: true, bits: 3, groupSize: 32, environment: [:])
+                environment: [:])
+            o.quantize = true
+            o.bits = 3
+            o.groupSize = 32
             o.threads = threads
             _ = try convert(o)
             hashes.append(try SHA256Hasher.hex(of: o.output! + "/model.safetensors"))

@@ -15,8 +15,9 @@ struct ConvertCancellationTests {
         let src = work.appendingPathComponent("src")
         try ConvertFixtures.buildSource("phi4-fp32", into: src)
         var options = ConvertOptions(
-            source: src.path, output: work.appendingPathComponent("out").path, quantize: true,
+            source: src.path, output: work.appendingPathComponent("out").path,
             environment: ["PHIKIT_HOME": work.appendingPathComponent("home").path])
+        options.quantize = true
         options.threads = 1
         let token = CancellationToken()
         token.cancel()

@@ -148,9 +148,8 @@ struct ConvertGoldenCase: CustomTestStringConvertible, Sendable {
     /// The case's options as `ConvertOptions`, for a source already at `source`.
     func options(source: URL, output: URL) throws -> ConvertOptions {
         let o = try #require(try manifest()["options"])
-        var options = ConvertOptions(
-            source: source.path, output: output.path,
-            quantize: o["quantize"]?.boolValue ?? false)
+        var options = ConvertOptions(source: source.path, output: output.path)
+        options.quantize = o["quantize"]?.boolValue ?? false
         options.bits = o["bits"]?.intValue
         options.groupSize = o["group"]?.intValue
         options.mode = o["mode"]?.stringValue ?? "affine"

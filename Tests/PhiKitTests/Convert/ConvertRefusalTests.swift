@@ -19,8 +19,8 @@ struct ConvertRefusalTests {
         }
 
         func options(quantize: Bool = true) -> ConvertOptions {
-            var o = ConvertOptions(source: source.path, output: output.path, quantize: quantize)
-            o.environment = [:]
+            var o = ConvertOptions(source: source.path, output: output.path, environment: [:])
+            o.quantize = quantize
             return o
         }
 

@@ -19,10 +19,10 @@ struct EvalGoldenTests {
 
     static func quantizedStories() throws -> URL {
         try SourceCache.directory("stories-q4g64") { out in
-            _ = try convert(
-                ConvertOptions(
-                    source: TestPaths.storiesModel.path, output: out.path, quantize: true,
-                    environment: [:]))
+            var options = ConvertOptions(
+                source: TestPaths.storiesModel.path, output: out.path, environment: [:])
+            options.quantize = true
+            _ = try convert(options)
         }
     }
 
@@ -30,11 +30,11 @@ struct EvalGoldenTests {
         let golden = try Self.golden()
         let expected = try #require(golden["float64"])
         let text = try String(contentsOf: Self.fixtures.appendingPathComponent("text.txt"), encoding: .utf8)
-        let report = try evaluate(
-            EvalOptions(
-                models: [try Self.quantizedStories().path],
-                reference: .model(TestPaths.storiesModel.path), text: text,
-                context: golden["context"]?.intValue ?? 0, environment: [:]))
+        var options = EvalOptions(
+            models: [try Self.quantizedStories().path],
+            reference: .model(TestPaths.storiesModel.path), text: text, environment: [:])
+        options.context = golden["context"]?.intValue ?? 0
+        let report = try evaluate(options)
         #expect(report.tokens == golden["tokens"]?.arrayValue?.count)
         #expect(report.positions == golden["positions"]?.intValue)
         #expect(report.results.count == 2)
@@ -114,12 +114,11 @@ struct EvalGoldenTests {
         model["merges"] = Array((model["merges"] as! [Any]).dropFirst())
         json["model"] = model
         try JSONSerialization.data(withJSONObject: json).write(to: path)
-        let error = #expect(throws: EvalError.self) {
-            _ = try evaluate(
-                EvalOptions(
-                    models: [other.path], reference: .model(TestPaths.storiesModel.path),
-                    text: "Once upon a time there was a tree", context: 16, environment: [:]))
-        }
+        var options = EvalOptions(
+            models: [other.path], reference: .model(TestPaths.storiesModel.path),
+            text: "Once upon a time there was a tree", environment: [:])
+        options.context = 16
+        let error = #expect(throws: EvalError.self) { _ = try evaluate(options) }
         #expect(error?.exitCode == .dataError)
     }
 
@@ -129,10 +128,11 @@ struct EvalGoldenTests {
     /// so the KL is tiny and the top tokens agree; the perplexity is still the engine's.
     @Test func exactReference() throws {
         let text = try String(contentsOf: Self.fixtures.appendingPathComponent("text.txt"), encoding: .utf8)
-        let report = try evaluate(
-            EvalOptions(
-                models: [TestPaths.storiesModel.path, try Self.quantizedStories().path],
-                reference: .exact, text: text, context: 32, environment: [:]))
+        var options = EvalOptions(
+            models: [TestPaths.storiesModel.path, try Self.quantizedStories().path],
+            reference: .exact, text: text, environment: [:])
+        options.context = 32
+        let report = try evaluate(options)
         #expect(report.results.allSatisfy { !$0.isReference })
         for r in report.results {
             #expect(try #require(r.meanKL) < 1e-7, "\(r.model)")

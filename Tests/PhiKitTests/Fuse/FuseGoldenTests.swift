@@ -65,8 +65,8 @@ struct FuseGoldenCase: CustomTestStringConvertible, Sendable {
         defer { try? FileManager.default.removeItem(at: work) }
         let out = work.appendingPathComponent("out")
         var options = FuseOptions(
-            model: base.path, adapterPath: adapter.path, output: out.path,
-            dequantize: o["dequantize"]?.boolValue ?? false, environment: [:])
+            model: base.path, adapterPath: adapter.path, output: out.path, environment: [:])
+        options.dequantize = o["dequantize"]?.boolValue ?? false
         configure(&options)
         let summary = try fuse(options).model
 

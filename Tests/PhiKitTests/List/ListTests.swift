@@ -87,11 +87,12 @@ struct ListTests {
         #expect(a.sizeOnDisk == weights + 49 && b.sizeOnDisk == weights + 30)
         // The shared weights blob once, both configs, the store model.
         #expect(list.totalSize == weights + 49 + 30 + q.sizeOnDisk)
-        #expect(
-            listModels(ListOptions(pattern: "TINY-4", environment: env)).models.map(\.name) == [
-                "tiny-4bit"
-            ])
-        let sizes = listModels(ListOptions(sort: .size, environment: env)).models.map(\.sizeOnDisk)
+        var options = ListOptions(environment: env)
+        options.pattern = "TINY-4"
+        #expect(listModels(options).models.map(\.name) == ["tiny-4bit"])
+        options.pattern = nil
+        options.sort = .size
+        let sizes = listModels(options).models.map(\.sizeOnDisk)
         #expect(sizes == sizes.sorted(by: >))
     }
 
@@ -115,8 +116,9 @@ struct ListTests {
         try HandMadeCache.add(
             ["model.safetensors": [0, 1, 2]], repoID: "org/bad", commit: commitA,
             root: root.appendingPathComponent("hub"), writeListing: false)
-        let bad = try #require(
-            listModels(ListOptions(pattern: "org/bad", environment: env)).models.first)
+        var options = ListOptions(environment: env)
+        options.pattern = "org/bad"
+        let bad = try #require(listModels(options).models.first)
         #expect(!bad.complete && bad.problems.count == 1)
     }
 

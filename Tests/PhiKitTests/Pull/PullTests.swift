@@ -39,8 +39,10 @@ struct PullTests {
         let pinned = try pull(PullOptions(model: "org/tiny@\(commit)", environment: env))
         #expect(pinned.snapshotDirectory == snapshot.path)
         // And a revision the cache lacks is an offline miss, exit 66.
+        var v2 = PullOptions(model: "org/tiny", environment: env)
+        v2.revision = "v2"
         #expect(throws: HubError.offline(repoID: "org/tiny", revision: "v2", missing: [])) {
-            try pull(PullOptions(model: "org/tiny", revision: "v2", environment: env))
+            try pull(v2)
         }
     }
 
@@ -57,9 +59,9 @@ struct PullTests {
             try pull(PullOptions(model: dir, environment: env))
         }
         #expect(PullError.notAHubModel(dir).exitCode == .usage)
-        #expect(throws: PullError.badJobs(0)) {
-            try pull(PullOptions(model: "org/x", jobs: 0, environment: env))
-        }
+        var noJobs = PullOptions(model: "org/x", environment: env)
+        noJobs.jobs = 0
+        #expect(throws: PullError.badJobs(0)) { try pull(noJobs) }
     }
 }
 
@@ -83,16 +85,17 @@ struct RemoveTests {
             "PHIKIT_HOME": root.appendingPathComponent("store").path,
         ]
 
-        let one = try planRemoval(
-            RemoveOptions(model: "org/tiny", revision: "main", environment: env))
+        var main = RemoveOptions(model: "org/tiny", environment: env)
+        main.revision = "main"
+        let one = try planRemoval(main)
         #expect(one.commits == [a] && !one.removesModel && one.sharedBlobsKept == 1)
         #expect(one.freedBytes == 49)  // only main's config.json
         try PhiKit.remove(one, environment: env)
         #expect(try ModelWeights(directory: keep.path).tensorNames.count == 2)  // v2 still loads
 
-        #expect(throws: RemoveError.self) {
-            try planRemoval(RemoveOptions(model: "org/tiny", revision: "aaaa", environment: env))
-        }
+        var prefix = RemoveOptions(model: "org/tiny", environment: env)
+        prefix.revision = "aaaa"
+        #expect(throws: RemoveError.self) { try planRemoval(prefix) }
         let rest = try planRemoval(RemoveOptions(model: "org/tiny@bbbb", environment: env))
         #expect(rest.commits == [b] && rest.removesModel)
         try PhiKit.remove(rest, environment: env)

@@ -17,8 +17,11 @@ enum VerifyFixture {
         let work = try temporaryDirectory("converted")
         let output = work.appendingPathComponent("Stories-4bit")
         var options = ConvertOptions(
-            source: "stories-260k", output: output.path, quantize: true, bits: 4,
-            groupSize: 64, maxShardSize: 200_000, environment: environment(work))
+            source: "stories-260k", output: output.path, environment: environment(work))
+        options.quantize = true
+        options.bits = 4
+        options.groupSize = 64
+        options.maxShardSize = 200_000
         options.threads = 2
         _ = try convert(options)
         return output
@@ -63,10 +66,11 @@ enum VerifyFixture {
     static func verify(
         _ model: String, work: URL, smoke: Bool = false
     ) throws -> VerifyReport {
-        try PhiKit.verify(
-            VerifyOptions(
-                model: model, offline: true, smoke: smoke, threads: 2,
-                environment: environment(work)))
+        var options = VerifyOptions(model: model, environment: environment(work))
+        options.offline = true
+        options.smoke = smoke
+        options.threads = 2
+        return try PhiKit.verify(options)
     }
 
     static func verify(_ directory: URL) throws -> VerifyReport {

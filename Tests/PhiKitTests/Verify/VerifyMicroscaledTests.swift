@@ -18,8 +18,8 @@ struct VerifyMicroscaledTests {
         let work = try F.temporaryDirectory(label)
         let output = work.appendingPathComponent("Stories-\(label)")
         var options = ConvertOptions(
-            source: "stories-260k", output: output.path, quantize: true,
-            environment: F.environment(work))
+            source: "stories-260k", output: output.path, environment: F.environment(work))
+        options.quantize = true
         options.mode = mode
         options.quantPredicate = recipe
         options.threads = 2

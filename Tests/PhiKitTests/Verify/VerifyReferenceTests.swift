@@ -48,9 +48,10 @@ struct VerifyReferenceTests {
             ).write(to: registry)
             var environment = F.environment(work)
             environment["PHIKIT_REGISTRY"] = registry.path
-            let report = try PhiKit.verify(
-                VerifyOptions(
-                    model: "tiny-pinned", offline: true, threads: 2, environment: environment))
+            var options = VerifyOptions(model: "tiny-pinned", environment: environment)
+            options.offline = true
+            options.threads = 2
+            let report = try PhiKit.verify(options)
             #expect(report.passed == passes, "\(report.findings)")
             if !passes {
                 #expect(report.findings("registry_size").map(\.file) == [registry.path])

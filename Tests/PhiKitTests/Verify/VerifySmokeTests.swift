@@ -34,8 +34,10 @@ struct VerifySmokeTests {
         ).write(to: registry)
         var environment = VerifyFixture.environment(work)
         environment["PHIKIT_REGISTRY"] = registry.path
-        let report = try PhiKit.verify(
-            VerifyOptions(model: "tiny", smoke: true, threads: 2, environment: environment))
+        var options = VerifyOptions(model: "tiny", environment: environment)
+        options.smoke = true
+        options.threads = 2
+        let report = try PhiKit.verify(options)
         let found = report.findings("smoke_mismatch")
         #expect(found.count == 1 && found.first?.message.contains("at token 3") == true)
         #expect(report.smoke?.tokens.prefix(3) == [432, 383, 286])
@@ -46,10 +48,12 @@ struct VerifySmokeTests {
     func skippedWhenBroken() throws {
         let model = try VerifyFixture.convertedCopy("smoke-broken")
         try FileManager.default.removeItem(at: model.appendingPathComponent("config.json"))
-        let report = try PhiKit.verify(
-            VerifyOptions(
-                model: model.path, smoke: true, threads: 2,
-                environment: VerifyFixture.environment(model.deletingLastPathComponent())))
+        var options = VerifyOptions(
+            model: model.path,
+            environment: VerifyFixture.environment(model.deletingLastPathComponent()))
+        options.smoke = true
+        options.threads = 2
+        let report = try PhiKit.verify(options)
         #expect(report.status(.smoke) == .skipped && report.smoke == nil)
         #expect(report.findings("missing_config").count == 1)
     }

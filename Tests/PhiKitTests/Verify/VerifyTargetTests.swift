@@ -55,7 +55,8 @@ struct VerifyTargetTests {
     /// verify runs the layer only when asked, and reports it like the others.
     @Test func verifyRunsTheTargetLayerWhenAsked() throws {
         let dir = try ConvertGoldenCase(name: "phi35-bf16-q4g64").prepareOutput()
-        var options = VerifyOptions(model: dir.path, offline: true, environment: [:])
+        var options = VerifyOptions(model: dir.path, environment: [:])
+        options.offline = true
         #expect(try verify(options).layers.first { $0.layer == .target }?.status == .skipped)
         options.targets = [.mlxSwift]
         let report = try verify(options)

@@ -158,10 +158,8 @@ struct LlamaCppCheck {
                     hint: "a tokenizer.json changed from the original's, or a model "
                         + "convert_hf_to_gguf_update.py does not list yet")
             }
-        } catch let error as any UserFacingError {
-            outcome.error("target_pre_tokenizer", file: "tokenizer.json", error.message)
         } catch {
-            outcome.error("target_pre_tokenizer", file: "tokenizer.json", "\(error)")
+            outcome.error("target_pre_tokenizer", file: "tokenizer.json", failure: error)
         }
     }
 
@@ -193,10 +191,8 @@ struct LlamaCppCheck {
                     + "generate past the end of the answer",
                 hint: "llama.cpp reads no generation_config.json; run it with "
                     + "--override-kv tokenizer.ggml.eos_token_id=int:\(end.id)")
-        } catch let error as any UserFacingError {
-            outcome.error("target_end_token", error.message)
         } catch {
-            outcome.error("target_end_token", "\(error)")
+            outcome.error("target_end_token", failure: error)
         }
     }
 }

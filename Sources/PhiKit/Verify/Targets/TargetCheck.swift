@@ -173,10 +173,8 @@ struct TargetCheck {
                     hint: "--fix adds it to generation_config.json (what an MLX Swift app "
                         + "otherwise sets by hand as extraEOSTokens: [\"\(end.content)\"])")
             }
-        } catch let error as any UserFacingError {
-            outcome.error("target_end_token", error.message)
         } catch {
-            outcome.error("target_end_token", "\(error)")
+            outcome.error("target_end_token", failure: error)
         }
     }
 

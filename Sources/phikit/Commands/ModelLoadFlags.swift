@@ -1,0 +1,29 @@
+import PhiEngine
+import PhiKit
+
+/// How run, chat and serve load MODEL: `--threads`, `--adapter-path` and `--act-bits`, read
+/// alike and handed to one loader (a Hub model missing from the cache is pulled first).
+struct ModelLoadFlags {
+    var threads: Int?
+    var adapterPath: String?
+    var activationWidth: ActivationWidth
+
+    /// Reads the options; call before `finish()` like every option.
+    init(_ args: inout ArgumentReader) throws {
+        threads = try args.option("--threads", as: Int.self)
+        adapterPath = try AdapterOption.read(&args)
+        activationWidth = try ActBitsOption.read(&args)
+    }
+
+    /// After `finish()`, so that an unknown option is reported first: a thread count the
+    /// worker pool can run.
+    func check() throws(UsageError) {
+        try UsageError.check("--threads", threads, in: 1...1024)
+    }
+
+    /// `model` loaded with these settings (see `PullProgressView.loadModel`).
+    func load(_ model: String) throws -> ModelContainer {
+        try PullProgressView.loadModel(
+            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+    }
+}
