@@ -66,17 +66,39 @@ PK_MV_INLINE int a8_block(int group, int v) {
     return group == 32 ? v / 32 : (v / 64) * 2 + (v % 32) / 16;
 }
 
-/* Inline so that each level compiles it for itself (rintf becomes one instruction where the
-   CPU has one); every operation is exact or correctly rounded, so both give the same bits. */
-PK_MV_INLINE void a8_prepare(const pk_matrix *m, const float *x, float *prep) {
+/* The scales of quad c (its first value) from its blocks' d and sums of xq: each lane's d
+   (dexp) and each group's xres. Shared by both levels' prepare (the group sums are in). */
+PK_MV_INLINE void a8_quad_scales(const pk_matrix *m, long c, const float d[8],
+                                 const int32_t total[8], float *prep) {
+    const long cols = m->cols, groups = cols / m->group;
+    float *dexp = a8_dexp(prep, cols), *xres = pk_mv_xres(prep, cols);
+    const float *xsum = pk_mv_xsum(prep, cols);
+    if (m->group == 64) {
+        for (int lane = 0; lane < 16; lane++) dexp[c / 16 + lane] = d[(lane / 4) * 2 + (lane % 4) / 2];
+        for (int s = 0; s < 4 && c / 64 + s < groups; s++) {
+            const long g = c / 64 + s;
+            const float res = fmaf(-d[2 * s], (float)total[2 * s], xsum[g]);
+            xres[g] = fmaf(-d[2 * s + 1], (float)total[2 * s + 1], res);
+        }
+    } else {
+        for (int h = 0; h < 2; h++)
+            for (int lane = 0; lane < 16; lane++)
+                dexp[c / 8 + 16 * h + lane] = d[2 * (lane / 4) + h];
+        for (int b = 0; b < 8 && c / 32 + b < groups; b++) {
+            const long g = c / 32 + b;
+            xres[g] = fmaf(-d[b], (float)total[b], xsum[g]);
+        }
+    }
+}
+
+/* The portable prepare, value by value (the AVX-512 one below performs the same operations 16
+   values at a time). Every operation is exact or correctly rounded, so both give the same
+   bits. */
+void pk_mv_prepare_act8_portable(const pk_matrix *m, const float *x, float *prep) {
     const long cols = m->cols;
     const int group = m->group;
     pk_mv_group_sums(m, x, prep);
     int8_t *xq = a8_xq(prep);
-    float *dexp = a8_dexp(prep, cols);
-    const float *xsum = pk_mv_xsum(prep, cols);
-    float *xres = pk_mv_xres(prep, cols);
-    const long groups = cols / group;
     for (long c = 0; c < cols; c += 256) {
         const long here = cols - c < 256 ? cols - c : 256;  /* values of this quad */
         float xc[256] = {0};
@@ -104,22 +126,7 @@ PK_MV_INLINE void a8_prepare(const pk_matrix *m, const float *x, float *prep) {
                 for (int s = 0; s < 4; s++)
                     for (int j = 0; j < 4; j++)
                         for (int k = 0; k < 4; k++) *out++ = q[64 * s + 32 * h + 8 * j + 2 * k + n];
-        if (group == 64) {
-            for (int lane = 0; lane < 16; lane++) dexp[c / 16 + lane] = d[(lane / 4) * 2 + (lane % 4) / 2];
-            for (int s = 0; s < 4 && c / 64 + s < groups; s++) {
-                const long g = c / 64 + s;
-                const float res = fmaf(-d[2 * s], (float)total[2 * s], xsum[g]);
-                xres[g] = fmaf(-d[2 * s + 1], (float)total[2 * s + 1], res);
-            }
-        } else {
-            for (int h = 0; h < 2; h++)
-                for (int lane = 0; lane < 16; lane++)
-                    dexp[c / 8 + 16 * h + lane] = d[2 * (lane / 4) + h];
-            for (int b = 0; b < 8 && c / 32 + b < groups; b++) {
-                const long g = c / 32 + b;
-                xres[g] = fmaf(-d[b], (float)total[b], xsum[g]);
-            }
-        }
+        a8_quad_scales(m, c, d, total, prep);
     }
 }
 
@@ -133,10 +140,6 @@ PK_MV_INLINE float a8_lanes_sum(const float lanes[16]) {
 }
 
 /* ---- portable: the oracle, lane by lane ------------------------------------------------- */
-
-void pk_mv_prepare_act8_portable(const pk_matrix *m, const float *x, float *prep) {
-    a8_prepare(m, x, prep);
-}
 
 /* Row r times one prepared token, performing the AVX-512 kernel's float operations lane by
    lane in its order (its integer sums are exact in any order). */
@@ -206,8 +209,56 @@ void pk_mv_matvec_act8_portable(const pk_matrix *m, int tokens, const float *pre
 #define A8_FN __attribute__((target(A8_TARGET)))
 #define A8_INLINE static inline __attribute__((always_inline, target(A8_TARGET)))
 
+/* pk_mv_prepare_act8_portable 16 values at a time. Value i of a quad is in register i / 16, so a block of 32 is
+   two registers: 2b and 2b + 1 for groups of 32, 4s + j and 4s + j + 2 for block 2s + j of a
+   group of 64. Max and integer sums are exact in any order; d, 1/d-times-x and the rounding
+   are the same correctly rounded operations as the portable one's, so the bits are the same. */
 A8_FN void pk_mv_prepare_act8_avx512(const pk_matrix *m, const float *x, float *prep) {
-    a8_prepare(m, x, prep);
+    const long cols = m->cols;
+    const int group = m->group;
+    pk_mv_group_sums(m, x, prep);
+    int8_t *xq = a8_xq(prep);
+    const __m512i top_q = _mm512_set1_epi32(127), bottom_q = _mm512_set1_epi32(-127);
+    /* the even and the odd values of a 32-value half (two registers): nibble n of the layout */
+    const __m512i evens =
+        _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+    for (long c = 0; c < cols; c += 256) {
+        const long here = cols - c < 256 ? cols - c : 256;
+        __m512 v[16];
+        __m512i q[16];
+        for (int i = 0; i < 16; i++) {
+            const long left = here - 16 * i;  /* a last partial quad: its missing values 0 */
+            v[i] = left >= 16 ? _mm512_loadu_ps(x + c + 16 * i)
+                              : _mm512_maskz_loadu_ps(left > 0 ? (__mmask16)((1u << left) - 1) : 0,
+                                                      x + c + 16 * i);
+        }
+        float d[8];
+        int32_t total[8];
+        for (int b = 0; b < 8; b++) {
+            const int i0 = group == 32 ? 2 * b : 4 * (b / 2) + b % 2, i1 = group == 32 ? i0 + 1 : i0 + 2;
+            const float top = _mm512_reduce_max_ps(
+                _mm512_max_ps(_mm512_abs_ps(v[i0]), _mm512_abs_ps(v[i1])));
+            d[b] = top / 127.0f;
+            const __m512 inverse = _mm512_set1_ps(top > 0 ? 127.0f / top : 0);
+            for (int i = i0; i <= i1; i += i1 - i0) {
+                const __m512i r = _mm512_cvt_roundps_epi32(
+                    _mm512_mul_ps(v[i], inverse), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+                q[i] = _mm512_max_epi32(_mm512_min_epi32(r, top_q), bottom_q);
+            }
+            total[b] = _mm512_reduce_add_epi32(_mm512_add_epi32(q[i0], q[i1]));
+        }
+        for (int s = 0; s < 4; s++)
+            for (int h = 0; h < 2; h++) {
+                const __m512i lo = q[4 * s + 2 * h], hi = q[4 * s + 2 * h + 1];
+                int8_t *out = xq + c + 128 * h + 16 * s;
+                _mm_storeu_si128((__m128i *)out,
+                                 _mm512_cvtepi32_epi8(_mm512_permutex2var_epi32(lo, evens, hi)));
+                _mm_storeu_si128((__m128i *)(out + 64),
+                                 _mm512_cvtepi32_epi8(_mm512_permutex2var_epi32(lo, odds, hi)));
+            }
+        a8_quad_scales(m, c, d, total, prep);
+    }
 }
 
 /* acc += a·b, u8 times s8 in groups of four. Assembly for the same reason as DPWSSD in
