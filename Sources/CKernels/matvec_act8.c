@@ -66,6 +66,11 @@ int pk_matvec_act8_covers(const pk_matrix *m) {
         && m->cols % m->group == 0 && m->cols >= 128;
 }
 
+/* A block whose largest value is at most this rounds to 0 (its sum stays exact in xres):
+   127/top would overflow to infinity below ~3.7e-37, and infinity times x converts to
+   different integers at the two levels (and to nothing defined in C). */
+#define A8_TINY 0x1p-120f
+
 /* Blocks of a quad, and block of value v (0..255) of it: what one lane sums between two
    conversions (see the layout above), 8 values for groups of 32, 16 for groups of 64. */
 PK_MV_INLINE int a8_blocks(int group) { return group == 32 ? 32 : 16; }
@@ -116,7 +121,7 @@ void pk_mv_prepare_act8_portable(const pk_matrix *m, const float *x, float *prep
         }
         for (int b = 0; b < a8_blocks(group); b++) {
             d[b] = top[b] / 127.0f;
-            inverse[b] = top[b] > 0 ? 127.0f / top[b] : 0;
+            inverse[b] = top[b] > A8_TINY ? 127.0f / top[b] : 0;
         }
         int8_t q[256];
         int32_t total[32] = {0};
@@ -266,7 +271,7 @@ A8_FN void pk_mv_prepare_act8_avx512(const pk_matrix *m, const float *x, float *
             const int i0 = group == 32 ? p : 4 * (p / 2) + p % 2, i1 = group == 32 ? i0 : i0 + 2;
             const __m512 top = a8_half_max(_mm512_max_ps(_mm512_abs_ps(v[i0]), _mm512_abs_ps(v[i1])));
             const __m512 inverse = _mm512_maskz_div_ps(
-                _mm512_cmp_ps_mask(top, _mm512_setzero_ps(), _CMP_GT_OQ), full, top);
+                _mm512_cmp_ps_mask(top, _mm512_set1_ps(A8_TINY), _CMP_GT_OQ), full, top);
             q[i0] = a8_round(v[i0], inverse);
             q[i1] = a8_round(v[i1], inverse);
             float dl[16];
