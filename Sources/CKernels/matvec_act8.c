@@ -93,7 +93,7 @@ PK_MV_INLINE void a8_quad_scales(const pk_matrix *m, long c, const float d[32],
             for (int lane = 0; lane < 16; lane++)
                 dexp[c / 8 + 16 * h + lane] = d[8 * (lane / 4) + 4 * h + lane % 4];
     }
-    /* a group's blocks are 4 in a row either way (G / 64 * 4 .. : 16 values each, or 8) */
+    /* group k of the quad is blocks 4k .. 4k+3 either way (4 lanes of 16 values, or 4 of 8) */
     for (int k = 0; k < 256 / G && c / G + k < groups; k++) {
         const long g = c / G + k;
         float res = xsum[g];
