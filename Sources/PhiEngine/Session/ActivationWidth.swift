@@ -3,8 +3,9 @@ import CKernels
 /// How wide the activations are in the matrix products (`--act-bits`).
 ///
 /// `.int16` (the default and the reference): x rounded to 16 bits per group, far below the
-/// weights' own quantization. `.int8` (opt-in): x rounded to int8 per block of 32 values
-/// (llama.cpp's Q8_0) for 4-bit rows with groups of 32 or 64, multiplied with twice the
+/// weights' own quantization. `.int8` (opt-in): x rounded to int8 per block of 8 values
+/// (rows with groups of 32) or 16 (groups of 64), finer than llama.cpp's 32 at no cost in
+/// the kernel, for 4-bit rows with groups of 32 or 64, multiplied with twice the
 /// products per instruction (AVX-512 VNNI); other matrices keep 16 bits. Within a mode
 /// every path computes a token the same way (alone, in a block, in a batch), so prefix reuse
 /// stays exact; across modes results differ (scripts/bench/README.md gives the fidelity).

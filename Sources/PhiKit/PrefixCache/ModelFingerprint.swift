@@ -32,8 +32,10 @@ public struct ModelFingerprint: Sendable, Equatable, CustomStringConvertible {
         add("phikit kv prefix v1")
         add("engine \(PhiKitVersion.string) \(BuildInfo.commit) \(BuildInfo.kernelPath)")
         add("architecture \(modelType) kv-bits \(cacheWidth.rawValue)")
-        // the 16-bit default adds nothing, so caches written before the option stay valid
-        if activationWidth != .int16 { add("act-bits \(activationWidth.rawValue)") }
+        // the 16-bit default adds nothing, so caches written before the option stay valid;
+        // "lane blocks": the 8-bit rounding changed (issue 31), and a build without a commit
+        // must not restore a cache computed with the old one
+        if activationWidth != .int16 { add("act-bits \(activationWidth.rawValue) lane blocks") }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in names.sorted()
         where name == "config.json" || name.hasSuffix(".safetensors") {
