@@ -15,7 +15,8 @@ struct ServeCommand: Command {
                      [--kv-bits 8|16|32] [--act-bits 8|16] [--threads <n>]
                      [--log-format text|json] [--quiet]
                      [--draft-max <n> | --no-speculative] [--cache-dir <dir>] [--cache-size <mb>]
-                     [--cache-min-tokens <n>] [--no-disk-cache] [--adapter-path <dir>]
+                     [--cache-min-tokens <n>] [--no-disk-cache]
+                     [--adapter-path <dir> | --adapter <name>=<dir>...]
         """
     static let help = """
         Loads <model> and answers on http://<host>:<port>: OpenAI's POST /v1/chat/completions,
@@ -59,7 +60,8 @@ struct ServeCommand: Command {
         \(ActBitsOption.help)
         \(SpeculationOption.help(default: .serveDefault))
         \(AdapterOption.help)
-                                   (one adapter per server: every request uses it)
+                                   (every request uses it)
+        \(NamedAdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
         \(DiskCacheOption.help)
@@ -83,6 +85,7 @@ struct ServeCommand: Command {
     var maxBody: Int
     var threads: Int?
     var adapterPath: String?
+    var adapters: [NamedAdapter]
     var cacheWidth: KVCacheWidth
     var activationWidth: ActivationWidth
     var speculation: Speculation
@@ -107,6 +110,7 @@ struct ServeCommand: Command {
         speculation = try SpeculationOption.read(&args, default: .serveDefault)
         threads = try args.option("--threads", as: Int.self)
         adapterPath = try AdapterOption.read(&args)
+        adapters = try NamedAdapterOption.read(&args)
         quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
         guard let logFormat = AccessLogFormat(rawValue: format) else {
@@ -131,6 +135,11 @@ struct ServeCommand: Command {
             throw UsageError("--max-connections must be between 1 and 4096")
         }
         if let apiKey, apiKey.isEmpty { throw UsageError("--api-key must not be empty") }
+        if adapterPath != nil && !adapters.isEmpty {
+            throw UsageError(
+                "--adapter-path applies one adapter to every request; --adapter loads adapters "
+                    + "requests choose: give one or the other")
+        }
         if let threads, !(1...1024).contains(threads) {
             throw UsageError("--threads must be between 1 and 1024")
         }
@@ -138,7 +147,8 @@ struct ServeCommand: Command {
 
     func run() throws {
         let container = try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath,
+            adapters: adapters)
         let limit = container.model.maxPositions
         let context = container.defaultContext(maxKVSize)
         guard context <= limit else {
@@ -150,7 +160,8 @@ struct ServeCommand: Command {
                 parallel: parallel, queueCapacity: queue, contextSize: context,
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
                 speculation: speculation,
-                diskCache: diskCache.open(container, cacheWidth: cacheWidth)))
+                diskCache: diskCache.open(container, cacheWidth: cacheWidth),
+                adapterDiskCaches: diskCache.openPerAdapter(container, cacheWidth: cacheWidth)))
         var configuration = HTTPServerConfiguration(
             host: host, port: port, apiKey: apiKey, corsOrigin: corsOrigin, quiet: quiet)
         configuration.maxConnections = maxConnections
@@ -165,7 +176,9 @@ struct ServeCommand: Command {
             scheduler.shutdown()
         }
         Diagnostics.text(
-            "phikit serve: \(container.location.name) on http://\(Self.hostForURL(host)):"
+            "phikit serve: \(container.location.name)"
+                + (adapters.isEmpty ? "" : " with adapters " + adapters.map(\.name).joined(separator: ", "))
+                + " on http://\(Self.hostForURL(host)):"
                 + "\(server.port) (\(parallel) slots, context \(context) tokens); Ctrl-C stops")
         try server.run()
         scheduler.shutdown()
