@@ -60,7 +60,7 @@ struct ServeCommand: Command {
         \(ActBitsOption.help)
         \(SpeculationOption.help(default: .serveDefault))
         \(AdapterOption.help)
-                                   (every request uses it)
+                                   for every request (--adapter: each request chooses)
         \(NamedAdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
