@@ -133,7 +133,8 @@ final class AppliedDelta: @unchecked Sendable {  // immutable after init
                     var job = pk_lowrank_job(
                         x: x, ldx: ldx, y: y, ldy: ldy, rows: rows, count: count,
                         inputs: delta.inputs, outputs: delta.outputs, rank_pad: rankPad,
-                        a: a.baseAddress, bt: bt.baseAddress, row_scale: scale, isa: isa)
+                        a: a.baseAddress, bt: bt.baseAddress, row_scale: scale, isa: isa,
+                        out_parts: 1)
                     return body(&job)
                 }
                 guard let rowScale else { return run(nil) }
