@@ -7,18 +7,7 @@
    the pool's cost of handing it out. */
 enum { TOKENS_PER_CHUNK = 4, MAX_RANK_PAD = 512 };
 
-/* Outputs per slice when a token's outputs are split: a multiple of 8, so every slice but the
-   last runs the 8-wide loop only, as the whole row does. */
-static long slice_outputs(const pk_lowrank_job *job) {
-    long per = (job->outputs + job->out_parts - 1) / job->out_parts;
-    return (per + 7) / 8 * 8;
-}
-
 long pk_lowrank_chunks(const pk_lowrank_job *job) {
-    if (job->out_parts > 1) {
-        long per = slice_outputs(job);
-        return job->count * ((job->outputs + per - 1) / per);
-    }
     return (job->count + TOKENS_PER_CHUNK - 1) / TOKENS_PER_CHUNK;
 }
 
@@ -27,7 +16,7 @@ long pk_lowrank_chunks(const pk_lowrank_job *job) {
    over the outputs. Written for the compiler to vectorize; inlined into a plain and an
    AVX2+FMA copy. */
 static inline __attribute__((always_inline)) void correct_token(
-    const pk_lowrank_job *job, const float *restrict x, float *restrict y, long o0, long o1) {
+    const pk_lowrank_job *job, const float *restrict x, float *restrict y) {
     const long n = job->inputs, outs = job->outputs, rp = job->rank_pad;
     const float *restrict a = job->a;
     const float *restrict bt = job->bt;
@@ -48,8 +37,8 @@ static inline __attribute__((always_inline)) void correct_token(
         }
         for (int k = 0; k < 8; k++) h[k0 + k] = (s[0][k] + s[1][k]) + (s[2][k] + s[3][k]);
     }
-    long o = o0;
-    for (; o + 8 <= o1; o += 8) {
+    long o = 0;
+    for (; o + 8 <= outs; o += 8) {
         float z[8] = {0};
         for (long k = 0; k < rp; k++) {
             const float hk = h[k];
@@ -58,48 +47,38 @@ static inline __attribute__((always_inline)) void correct_token(
         }
         for (int j = 0; j < 8; j++) y[o + j] += z[j];
     }
-    for (; o < o1; o++) {
+    for (; o < outs; o++) {
         float z = 0;
         for (long k = 0; k < rp; k++) z += h[k] * bt[k * outs + o];
         y[o] += z;
     }
     if (job->row_scale) {
-        for (long r = o0; r < o1; r++) y[r] *= job->row_scale[r];
+        for (long r = 0; r < outs; r++) y[r] *= job->row_scale[r];
     }
 }
 
-static void correct_plain(const pk_lowrank_job *job, const float *x, float *y, long o0, long o1) {
-    correct_token(job, x, y, o0, o1);
+static void correct_plain(const pk_lowrank_job *job, const float *x, float *y) {
+    correct_token(job, x, y);
 }
 
 __attribute__((target("avx2,fma"))) static void correct_avx2(
-    const pk_lowrank_job *job, const float *x, float *y, long o0, long o1) {
-    correct_token(job, x, y, o0, o1);
-}
-
-/* Outputs [o0, o1) of the job's i-th row. */
-static void correct_row(const pk_lowrank_job *job, long i, long o0, long o1) {
-    long t = job->rows ? job->rows[i] : i;
-    const float *x = job->x + t * job->ldx;
-    float *y = job->y + t * job->ldy;
-    if (job->isa >= PK_MV_ISA_AVX2) {
-        correct_avx2(job, x, y, o0, o1);
-    } else {
-        correct_plain(job, x, y, o0, o1);
-    }
+    const pk_lowrank_job *job, const float *x, float *y) {
+    correct_token(job, x, y);
 }
 
 void pk_lowrank_task(void *raw, long chunk, int thread) {
     (void)thread;
     const pk_lowrank_job *job = raw;
-    if (job->out_parts > 1) {
-        long per = slice_outputs(job);
-        long slices = (job->outputs + per - 1) / per;
-        long o0 = (chunk % slices) * per, o1 = o0 + per;
-        correct_row(job, chunk / slices, o0, o1 < job->outputs ? o1 : job->outputs);
-        return;
-    }
     long first = chunk * TOKENS_PER_CHUNK, last = first + TOKENS_PER_CHUNK;
     if (last > job->count) last = job->count;
-    for (long i = first; i < last; i++) correct_row(job, i, 0, job->outputs);
+    for (long i = first; i < last; i++) {
+        long t = job->rows ? job->rows[i] : i;
+        const float *x = job->x + t * job->ldx;
+        float *y = job->y + t * job->ldy;
+        if (job->isa >= PK_MV_ISA_AVX2) {
+            correct_avx2(job, x, y);
+        } else {
+            correct_plain(job, x, y);
+        }
+    }
 }

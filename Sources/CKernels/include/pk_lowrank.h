@@ -7,11 +7,7 @@
    to a multiple of 8. Each token is computed alone, in a fixed order that does not depend on
    the chunk it falls in or on the other rows of the job, so a token's row is the same bits in
    a prompt block, a decode step or a batch of sequences with other adapters. One chunk is a
-   few tokens: a prompt block spreads over every thread, as the base product does. A decode
-   step (a token or two) has too few tokens for the threads: its outputs are then split into
-   `out_parts` slices (multiples of 8 outputs), each chunk computing x·A again for its slice,
-   which costs less than leaving the other threads spinning while one reads all of B. Either
-   way each output is summed in the same order, so the bits do not change. */
+   few tokens: a prompt block spreads over every thread, as the base product does. */
 #ifndef PHIKIT_PK_LOWRANK_H
 #define PHIKIT_PK_LOWRANK_H
 
@@ -27,9 +23,6 @@ typedef struct {
     const float *bt;        /* [rank_pad][outputs] */
     const float *row_scale; /* [outputs], DoRA's m / ‖W + B·Aᵀ‖ per row; NULL for LoRA */
     int isa;                /* PK_MV_ISA_*: AVX2 and above take the FMA path */
-    long out_parts;         /* 1: a chunk is a few whole tokens; n > 1: a chunk is one token's
-                               n-th of the outputs (set it to the pool's threads for a decode
-                               step) */
 } pk_lowrank_job;
 
 long pk_lowrank_chunks(const pk_lowrank_job *job);

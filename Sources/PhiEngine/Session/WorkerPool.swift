@@ -112,12 +112,9 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
         _ y: UnsafeMutablePointer<Float>, ldy: Int, rows: UnsafePointer<Int>?, count: Int
     ) {
         delta.withJob(x, ldx: ldx, y, ldy: ldy, rows: rows, count: count, isa: isa) { job in
-            // fewer tokens than threads (a decode step): each thread takes a slice of the
-            // outputs instead of idling while one thread reads all of B
-            if count < size { job.out_parts = size }
             let chunks = pk_lowrank_chunks(&job)
             if chunks == 1 {
-                pk_lowrank_task(&job, 0, 0)
+                pk_lowrank_task(&job, 0, 0)  // a decode step: not worth waking the workers
             } else {
                 pk_pool_run(pool, pk_lowrank_task, &job, chunks)
             }

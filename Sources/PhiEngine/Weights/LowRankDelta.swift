@@ -133,8 +133,7 @@ final class AppliedDelta: @unchecked Sendable {  // immutable after init
                     var job = pk_lowrank_job(
                         x: x, ldx: ldx, y: y, ldy: ldy, rows: rows, count: count,
                         inputs: delta.inputs, outputs: delta.outputs, rank_pad: rankPad,
-                        a: a.baseAddress, bt: bt.baseAddress, row_scale: scale, isa: isa,
-                        out_parts: 1)
+                        a: a.baseAddress, bt: bt.baseAddress, row_scale: scale, isa: isa)
                     return body(&job)
                 }
                 guard let rowScale else { return run(nil) }
