@@ -48,18 +48,10 @@ struct AdapterSchedulingTests {
         return request
     }
 
-    /// The answer's text and summary.
+    /// The answer's text and summary; a failed job is an error.
     static func answer(_ job: GenerationJob) throws -> (text: String, summary: GenerationSummary) {
-        var text = ""
-        while true {
-            for event in job.take() {
-                switch event {
-                case .text(let piece, _): text += piece
-                case .finished(let summary): return (text, summary)
-                case .failed(let error): throw error
-                }
-            }
-        }
+        let answer = GenerationHooksTests.answer(job)
+        return (answer.text, try #require(answer.summary, "the job failed"))
     }
 
     static func scheduler(
