@@ -9,7 +9,9 @@ import PhiKit
 /// are read once for all of them), then a chunk of each new prompt — and admits waiting
 /// requests, so a new request joins between steps (continuous batching) and a long prompt
 /// does not stall the answers already streaming. Batched or not, each session computes bit
-/// for bit what it would alone, so a greedy answer equals `phikit run`'s.
+/// for bit what it would alone, so a greedy answer equals `phikit run`'s. Requests with
+/// different run-time adapters (`GenerationRequest.adapter`) share the batch: the base
+/// product once, each row its own adapter's correction; the prompt caches key the adapter.
 public final class Scheduler: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Requests generating at once.
