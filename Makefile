@@ -44,6 +44,8 @@
 #                         free prose (SmolLM2-135M-Instruct, stories-260k)
 #   make llama-cpp        builds the anchor, upstream llama.cpp, outside the tree
 #                         (scripts/bench/build_llamacpp.sh; LLAMA_CPP_DIR, default /work/llama)
+#   make bench-adapter    a rank-8 run-time adapter on all of SmolLM2's Linear layers against
+#                         none (prompt and generation tok/s, CPU seconds, alternated runs)
 #   make bench-disk-cache serve's disk prefix cache: a 4,000-token prompt's time to first token
 #                         cold and after a restart (full-size random Phi-3.5)
 #   make fuzz        libFuzzer + ASan on every parser (scripts/fuzz): FUZZ_SECONDS each (default
@@ -80,7 +82,7 @@ BIN := $(SCRATCH)/release/phikit
 DEB_PACKAGES := libcurl4-openssl-dev pkg-config python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-disk-cache bench-structured bench-speculative llama-cpp serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
+.PHONY: deps build demo demo-chat test test-fast bench bench-convert bench-tokenizer bench-pull bench-run bench-verify bench-chat bench-chat-load bench-serve bench-disk-cache bench-adapter bench-structured bench-speculative llama-cpp serve-check fleet-check serve-soak bench-mx bench-eval bench-gguf-convert gguf-check install uninstall man check-static fmt clean
 
 deps:
 	@missing=""; for p in $(DEB_PACKAGES); do \
@@ -149,6 +151,9 @@ bench-chat: build
 
 bench-disk-cache: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_disk_cache.sh
+
+bench-adapter: build
+	PHIKIT_BIN=$(BIN) scripts/bench/bench_adapter.sh
 
 bench-chat-load: build
 	PHIKIT_BIN=$(BIN) scripts/bench/bench_chat_load.sh

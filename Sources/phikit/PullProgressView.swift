@@ -20,14 +20,15 @@ final class PullProgressView {
     /// pull, and one pressed while the model loaded ends the command once it has.
     static func loadModel(
         _ model: String, threads: Int?, activationWidth: ActivationWidth = .int16,
-        adapterPath: String? = nil
+        adapterPath: String? = nil, adapters: [NamedAdapter] = []
     ) throws -> ModelContainer {
         try InterruptibleJob.run { cancel in
             let view = PullProgressView()
             defer { view.clear() }
             let container = try ModelContainer.load(
                 model, threads: threads, activationWidth: activationWidth,
-                adapterPath: adapterPath, pull: { view.show($0) }, cancellation: cancel)
+                adapterPath: adapterPath, adapters: adapters, pull: { view.show($0) },
+                cancellation: cancel)
             try cancel.check()
             return container
         }

@@ -79,12 +79,12 @@ struct SchedulerTests {
         evicted = [cache.insert(try entry(Array(repeating: 5, count: 10), used: 4))]
         #expect(evicted == [1])
         #expect(cache.entries.map(\.lastUsed).sorted() == [2, 3, 4])
-        let best = cache.takeBest(for: [1, 403, 500, 7, 8])
+        let best = cache.takeBest(for: [1, 403, 500, 7, 8], adapter: nil)
         #expect(best?.reusable == 3 && best?.entry.lastUsed == 2)
-        let none = cache.takeBest(for: [2, 3])
+        let none = cache.takeBest(for: [2, 3], adapter: nil)
         #expect(none == nil)
         // Never the prompt's last token: its logits pick the first new one.
-        let whole = cache.takeBest(for: Array(repeating: 5, count: 10))
+        let whole = cache.takeBest(for: Array(repeating: 5, count: 10), adapter: nil)
         #expect(whole?.reusable == 9)
     }
 }

@@ -10,6 +10,7 @@
 #include "pk_half.h"
 #include "pk_hash.h"
 #include "pk_jobs.h"
+#include "pk_lowrank.h"
 #include "pk_matvec.h"
 #include "pk_mxfp.h"
 #include "pk_mxfp_matvec.h"

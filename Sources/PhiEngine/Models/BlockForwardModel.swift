@@ -42,6 +42,8 @@ struct LoadedModel<Shape: ArchitectureShape, Weights: ArchitectureWeights>: Send
     let generationConfig: GenerationConfig?
     /// Threads a session uses by default: `threads` given to `load`, else every core.
     let threads: Int
+    /// Run-time adapters a session may select (`InferenceSession.adapter` < this).
+    let adapterCount: Int
     let shape: Shape
     let rope: RotaryEmbedding
     let weights: Weights
@@ -49,7 +51,7 @@ struct LoadedModel<Shape: ArchitectureShape, Weights: ArchitectureWeights>: Send
 
 /// An architecture's weights bound from a checkpoint's files by its schema's module names.
 protocol ArchitectureWeights: AnyObject, Sendable {
-    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters) throws
+    init(_ files: ModelWeights, config: ModelConfig, adapters: [LowRankAdapters]) throws
     /// (vocab, hidden): the rows every forward pass starts from.
     var embedding: WeightMatrix { get }
     /// Bytes one decode step reads from the weights (every matrix it uses once; the
@@ -80,7 +82,7 @@ extension RunnableSchema {
     }
 
     func loadModel(
-        directory: String, config: ModelConfig, threads: Int?, adapters: LowRankAdapters
+        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters]
     ) throws -> any CausalLanguageModel {
         try Model.load(directory: directory, config: config, threads: threads, adapters: adapters)
     }
@@ -95,22 +97,27 @@ extension BlockForwardModel {
     }
 
     /// `load` with config.json already read and validated, and `adapters` (LoRA/DoRA
-    /// corrections applied at run time) checked against the schema's modules.
+    /// fine-tunes a session may select, applied at run time) checked against the schema's
+    /// modules.
     static func load(
-        directory: String, config: ModelConfig, threads: Int?, adapters: LowRankAdapters = .none
+        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters] = []
     ) throws -> Self {
         let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema
         guard schema?.isRun(by: Self.self) == true else {
             throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
-        if !adapters.deltas.isEmpty { try adapters.check(against: ModelLayout(config: config)) }
+        if !adapters.isEmpty {
+            let layout = try ModelLayout(config: config)
+            for adapter in adapters { try adapter.check(against: layout) }
+        }
         let generationConfig = try GenerationConfig.load(directory: directory)
         let weights = try Weights(ModelWeights(directory: directory), config: config, adapters: adapters)
         weights.prefetch()
         return Self(
             LoadedModel(
                 directory: directory, config: config, generationConfig: generationConfig,
-                threads: max(1, threads ?? Int(pk_available_cores())), shape: Shape(config),
+                threads: max(1, threads ?? Int(pk_available_cores())), adapterCount: adapters.count,
+                shape: Shape(config),
                 rope: RotaryEmbedding(config, usesMscales: ropeUsesMscales), weights: weights))
     }
 
@@ -120,6 +127,7 @@ extension BlockForwardModel {
     public var config: ModelConfig { loaded.config }
     public var generationConfig: GenerationConfig? { loaded.generationConfig }
     public var threads: Int { loaded.threads }
+    public var adapterCount: Int { loaded.adapterCount }
     public var bytesPerToken: Int { loaded.weights.bytesPerToken }
     var shape: Shape { loaded.shape }
     var weights: Weights { loaded.weights }

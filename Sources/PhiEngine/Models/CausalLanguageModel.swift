@@ -21,6 +21,9 @@ public protocol CausalLanguageModel: AnyObject, Sendable {
     var bytesPerToken: Int { get }
     /// Threads a session computes with by default.
     var threads: Int { get }
+    /// Run-time LoRA/DoRA adapters loaded with the model; a session selects one of them by
+    /// index (`InferenceSession.adapter`) or none.
+    var adapterCount: Int { get }
 
     /// The per-sequence state: a KV cache of `cacheWidth` for `capacity` positions and the
     /// activation buffers for blocks of up to `block` tokens on a pool of `threads` threads.

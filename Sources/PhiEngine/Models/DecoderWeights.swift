@@ -39,7 +39,7 @@ final class DecoderWeights<Layer: DecoderLayer>: ArchitectureWeights, @unchecked
     let lmHead: BiasedLinear
     let storage: WeightStorage
 
-    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters) throws {
+    init(_ files: ModelWeights, config: ModelConfig, adapters: [LowRankAdapters]) throws {
         let m = try ModuleBinder(files, config: config, adapters: adapters)
         embedding = try m.matrix("model.embed_tokens")
         layers = try (0..<config.layerCount).map { try Layer(m, prefix: "model.layers.\($0).") }

@@ -14,9 +14,10 @@ public enum ModelArchitectures {
     /// Loads the model in `directory`: config.json is read and validated once (a `model_type`
     /// without a schema is a `ConfigError`), then the class its schema names maps the
     /// weights.
-    /// `adapters`: LoRA/DoRA corrections applied at run time (`LowRankDelta`).
+    /// `adapters`: LoRA/DoRA fine-tunes applied at run time (`LowRankDelta`), each by its
+    /// index, to the sessions that select it (`InferenceSession.adapter`).
     public static func load(
-        directory: String, threads: Int? = nil, adapters: LowRankAdapters = .none
+        directory: String, threads: Int? = nil, adapters: [LowRankAdapters] = []
     ) throws -> any CausalLanguageModel {
         let config = try ModelConfig.load(directory: directory)
         guard let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema else {

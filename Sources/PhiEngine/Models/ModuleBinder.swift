@@ -9,8 +9,9 @@ struct ModuleBinder {
     let check: TensorSetCheck
     let reader: TensorReader
 
-    /// `adapters`: LoRA/DoRA corrections the reader applies to the matrices they name.
-    init(_ files: ModelWeights, config: ModelConfig, adapters: LowRankAdapters = .none) throws {
+    /// `adapters`: LoRA/DoRA fine-tunes whose corrections the reader binds to the matrices
+    /// they name.
+    init(_ files: ModelWeights, config: ModelConfig, adapters: [LowRankAdapters] = []) throws {
         layout = try ModelLayout(config: config)
         check = try files.requireTensors(of: layout)
         reader = TensorReader(weights: files, quantization: config.quantization, adapters: adapters)

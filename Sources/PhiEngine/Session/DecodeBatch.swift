@@ -5,7 +5,8 @@
 ///
 /// The kernels compute each token's row the same way whatever else is in the call, so a
 /// session stepped in a batch computes bit for bit what it computes stepped alone: greedy
-/// answers do not depend on who else is being served.
+/// answers do not depend on who else is being served, nor on which run-time adapter each of
+/// them uses (`InferenceSession.adapter`).
 public final class DecodeBatch {
     public let model: any CausalLanguageModel
     /// The most sessions one `step` takes.
@@ -17,6 +18,7 @@ public final class DecodeBatch {
     private var positions: [Int] = []
     private var regimes: [Int] = []
     private var batched: [Int] = []
+    private var adapters: [Int?] = []
 
     /// A batch on the process's shared pool (the one sessions use by default).
     public convenience init(model: any CausalLanguageModel, maxSequences: Int) throws {
@@ -37,6 +39,7 @@ public final class DecodeBatch {
         positions.reserveCapacity(maxSequences)
         regimes.reserveCapacity(maxSequences)
         batched.reserveCapacity(maxSequences)
+        adapters.reserveCapacity(maxSequences)
     }
 
     /// Feeds `tokens[i]` to `sessions[i]`, as `sessions[i].step(tokens[i])` would; each
@@ -59,18 +62,24 @@ public final class DecodeBatch {
         positions.removeAll(keepingCapacity: true)
         regimes.removeAll(keepingCapacity: true)
         batched.removeAll(keepingCapacity: true)
+        adapters.removeAll(keepingCapacity: true)
         for (i, session) in sessions.enumerated() {
             if let regime = session.appendForBatch(tokens[i]) {
                 sequences.append(session.sequence)
                 positions.append(session.position - 1)
                 regimes.append(regime)
                 batched.append(tokens[i])
+                adapters.append(session.adapter)
             } else {
                 _ = try session.step(tokens[i])  // a regime switch: the whole sequence again
             }
         }
         guard !batched.isEmpty else { return }
-        try pool.exclusively(activations: sessions[0].activationWidth) {
+        // Sessions with different adapters share the base product; each row adds its own
+        // adapter's correction.
+        let selection: AdapterSelection =
+            adapters.allSatisfy({ $0 == adapters[0] }) ? .uniform(adapters[0]) : .perRow(adapters)
+        try pool.exclusively(activations: sessions[0].activationWidth, adapters: selection) {
             batched.withUnsafeBufferPointer { tokens in
                 state.step(
                     sequences, tokens: tokens, positions: positions, regimes: regimes, pool: pool)

@@ -35,6 +35,17 @@ public final class InferenceSession {
     public let cacheWidth: KVCacheWidth
     /// How wide the activations are in the matrix products (every feed of this session).
     public let activationWidth: ActivationWidth
+    /// The run-time adapter (an index into the adapters the model was loaded with) every
+    /// feed of this session is corrected by; nil: the base model. Changing it empties the
+    /// cache: its keys and values were computed with the other weights.
+    public var adapter: Int? {
+        didSet {
+            precondition(
+                adapter.map { (0..<model.adapterCount).contains($0) } ?? true,
+                "adapter \(adapter!) of a model with \(model.adapterCount)")
+            if adapter != oldValue { reset() }
+        }
+    }
 
     let sequence: any SequenceState
     let pool: WorkerPool
@@ -317,7 +328,7 @@ public final class InferenceSession {
             start = 0
         }
         let block = sequence.block
-        try pool.exclusively(activations: activationWidth) {
+        try pool.exclusively(activations: activationWidth, adapters: .uniform(adapter)) {
             try tokens.withUnsafeBufferPointer { all in
                 let end = all.count
                 while start < end {

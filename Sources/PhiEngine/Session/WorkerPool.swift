@@ -18,6 +18,10 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
     /// Activation width of the forward pass holding the pool (`exclusively`): pool-wide
     /// because sessions of either width may share the process's pool.
     private var activationBits: Int32 = 16
+    /// The run-time adapter of each token row of the forward pass holding the pool.
+    private var adapters: AdapterSelection = .uniform(nil)
+    /// The rows of one adapter in a batch that mixes several (reused: nothing allocated).
+    private var adapterRows: [Int] = []
     private let turn = Mutex<Void>(())
 
     /// A pool of its own (tests pin threads and kernel levels); sessions normally share
@@ -49,10 +53,16 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
     }
 
     /// Runs `body` (one forward pass) while no other thread uses the pool, its matrix products
-    /// at `activations` width.
-    func exclusively<T>(activations: ActivationWidth, _ body: () throws -> T) rethrows -> T {
+    /// at `activations` width, each token row corrected by the adapter `adapters` gives it.
+    func exclusively<T>(
+        activations: ActivationWidth, adapters: AdapterSelection = .uniform(nil),
+        _ body: () throws -> T
+    ) rethrows -> T {
         try turn.withLock { _ in
             activationBits = Int32(activations.rawValue)
+            self.adapters = adapters
+            // the batch's row list is its own again (reused without a copy) after the pass
+            defer { self.adapters = .uniform(nil) }
             return try body()
         }
     }
@@ -73,11 +83,55 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
             let chunks = pk_matvec_chunks(&job)
             pk_pool_run(pool, pk_matvec_task, &job, chunks)
         }
-        m.delta?.apply(x, ldx: m.cols, tokens: tokens, y, ldy: m.rows)
+        guard !m.deltas.isEmpty else { return }
+        switch adapters {
+        case .uniform(nil): return
+        case .uniform(let i?):
+            if let delta = m.deltas[i] { correct(delta, x, ldx: m.cols, y, ldy: m.rows, rows: nil, count: tokens) }
+        case .perRow(let selected):
+            precondition(selected.count == tokens, "one adapter per token row")
+            for (i, delta) in m.deltas.enumerated() {
+                guard let delta else { continue }
+                adapterRows.removeAll(keepingCapacity: true)
+                for t in 0..<tokens where selected[t] == i { adapterRows.append(t) }
+                guard !adapterRows.isEmpty else { continue }
+                adapterRows.withUnsafeBufferPointer {
+                    correct(
+                        delta, x, ldx: m.cols, y, ldy: m.rows, rows: $0.baseAddress,
+                        count: $0.count)
+                }
+            }
+        }
+    }
+
+    /// y[t] += the low-rank correction of x[t] for the `count` rows `rows` lists (nil: the
+    /// first `count`), a few tokens per chunk over the pool's threads: a prompt block's
+    /// corrections cost their FLOPs, not a single thread's time between the products.
+    private func correct(
+        _ delta: AppliedDelta, _ x: UnsafePointer<Float>, ldx: Int,
+        _ y: UnsafeMutablePointer<Float>, ldy: Int, rows: UnsafePointer<Int>?, count: Int
+    ) {
+        delta.withJob(x, ldx: ldx, y, ldy: ldy, rows: rows, count: count, isa: isa) { job in
+            let chunks = pk_lowrank_chunks(&job)
+            if chunks == 1 {
+                pk_lowrank_task(&job, 0, 0)  // a decode step: not worth waking the workers
+            } else {
+                pk_pool_run(pool, pk_lowrank_task, &job, chunks)
+            }
+        }
     }
 
     func attention(_ job: inout pk_attention_job) {
         job.isa = isa
         pk_pool_run(pool, pk_attention_task, &job, pk_attention_chunks(&job))
     }
+}
+
+/// Which run-time adapter (`InferenceSession.adapter`, an index into the model's adapters)
+/// each token row of a forward pass is corrected by.
+enum AdapterSelection {
+    /// Every row (one session's pass): this adapter, or none.
+    case uniform(Int?)
+    /// Row t: `[t]` (a batch of sessions with different adapters).
+    case perRow([Int?])
 }

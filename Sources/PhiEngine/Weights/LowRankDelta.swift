@@ -43,6 +43,10 @@ public struct LowRankAdapters: Sendable {
 
     public static let none = LowRankAdapters([:])
 
+    /// The highest rank a run-time correction takes (the kernel keeps x·A on its stack;
+    /// `phikit fuse` takes any rank).
+    public static let maxRank = 512
+
     /// Every delta must name a Linear module of the model with its shape: a correction that no
     /// matrix picks up would be silently dropped.
     func check(against layout: ModelLayout) throws {
@@ -50,6 +54,10 @@ public struct LowRankAdapters: Sendable {
             guard let module = layout.modules.first(where: { $0.path == path }),
                 module.kind == .linear, module.shape.count == 2
             else { throw ModelError.adapterDoesNotFit(module: path, detail: "is not a Linear layer of this model") }
+            guard d.rank <= Self.maxRank else {
+                throw ModelError.adapterDoesNotFit(
+                    module: path, detail: "has rank \(d.rank), above the \(Self.maxRank) run time takes")
+            }
             guard module.shape == [d.outputs, d.inputs] else {
                 throw ModelError.adapterDoesNotFit(
                     module: path,
@@ -59,31 +67,33 @@ public struct LowRankAdapters: Sendable {
     }
 }
 
-/// A delta bound to its matrix: the factors laid out for SIMD (the rank padded with zeros to
+/// A delta bound to its matrix: the factors laid out for the kernel (`pk_lowrank_job`: A
+/// `[inputs][rankPad]`, B transposed `[rankPad][outputs]`, the rank padded with zeros to
 /// lanes of 8) and DoRA's per-row factor computed once from the stored weight.
 final class AppliedDelta: @unchecked Sendable {  // immutable after init
     let delta: LowRankDelta
-    /// Vectors of 8 per row: ⌈rank / 8⌉.
-    private let lanes: Int
-    /// [inputs][lanes] and [outputs][lanes]: A and B, rank padded with zeros.
-    private let a: [SIMD8<Float>]
-    private let b: [SIMD8<Float>]
+    /// The rank rounded up to a multiple of 8.
+    private let rankPad: Int
+    private let a: [Float]
+    private let bt: [Float]
     /// m / ‖W + B·Aᵀ‖ per output row (DoRA), nil for LoRA.
     let rowScale: [Float]?
 
     init(_ delta: LowRankDelta, weight: pk_matrix) {
         self.delta = delta
         let r = delta.rank
-        lanes = (r + 7) / 8
-        func padded(_ values: [Float], rows: Int) -> [SIMD8<Float>] {
-            var out = [SIMD8<Float>](repeating: .zero, count: rows * ((r + 7) / 8))
-            for row in 0..<rows {
-                for k in 0..<r { out[row * ((r + 7) / 8) + k / 8][k % 8] = values[row * r + k] }
-            }
-            return out
+        let pad = (r + 7) / 8 * 8
+        rankPad = pad
+        var a = [Float](repeating: 0, count: delta.inputs * pad)
+        for i in 0..<delta.inputs {
+            for k in 0..<r { a[i * pad + k] = delta.a[i * r + k] }
         }
-        a = padded(delta.a, rows: delta.inputs)
-        b = padded(delta.b, rows: delta.outputs)
+        var bt = [Float](repeating: 0, count: pad * delta.outputs)
+        for o in 0..<delta.outputs {
+            for k in 0..<r { bt[k * delta.outputs + o] = delta.b[o * r + k] }
+        }
+        self.a = a
+        self.bt = bt
         guard let m = delta.magnitude else {
             rowScale = nil
             return
@@ -108,38 +118,26 @@ final class AppliedDelta: @unchecked Sendable {  // immutable after init
         rowScale = scale
     }
 
-    /// y[t] (+)= the correction for each of `tokens` inputs x[t] (x: ldx apart, y: ldy apart),
-    /// y holding x·Wᵀ already. Each token alone and in a fixed order, so a token's row is the
-    /// same bits in any block (a batch equals each sequence alone).
-    func apply(
-        _ x: UnsafePointer<Float>, ldx: Int, tokens: Int, _ y: UnsafeMutablePointer<Float>, ldy: Int
-    ) {
-        let (n, outs, lanes) = (delta.inputs, delta.outputs, lanes)
+    /// The job that adds the correction to the `count` token rows `rows` lists (nil: rows
+    /// 0..<count) of y, which holds x·Wᵀ already (x: ldx apart, y: ldy apart). Each token is
+    /// computed alone and in a fixed order, so a token's row is the same bits in any block
+    /// and next to any other rows (a batch equals each sequence alone). The pointers inside
+    /// are valid while `body` runs.
+    func withJob<T>(
+        _ x: UnsafePointer<Float>, ldx: Int, _ y: UnsafeMutablePointer<Float>, ldy: Int,
+        rows: UnsafePointer<Int>?, count: Int, isa: Int32, _ body: (inout pk_lowrank_job) -> T
+    ) -> T {
         a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                withUnsafeTemporaryAllocation(of: SIMD8<Float>.self, capacity: lanes) { h in
-                    for t in 0..<tokens {
-                        let xt = x + t * ldx
-                        let yt = y + t * ldy
-                        // h = x·A, 8 ranks at a time
-                        for v in 0..<lanes { h[v] = .zero }
-                        for i in 0..<n {
-                            let xi = SIMD8<Float>(repeating: xt[i])
-                            let ai = a.baseAddress! + i * lanes
-                            for v in 0..<lanes { h[v] = h[v].addingProduct(xi, ai[v]) }
-                        }
-                        // y += h·Bᵀ, then DoRA's row factor
-                        for o in 0..<outs {
-                            let bo = b.baseAddress! + o * lanes
-                            var z = SIMD8<Float>.zero
-                            for v in 0..<lanes { z = z.addingProduct(h[v], bo[v]) }
-                            yt[o] += z.sum()
-                        }
-                        if let s = rowScale {
-                            for o in 0..<outs { yt[o] *= s[o] }
-                        }
-                    }
+            bt.withUnsafeBufferPointer { bt in
+                func run(_ scale: UnsafePointer<Float>?) -> T {
+                    var job = pk_lowrank_job(
+                        x: x, ldx: ldx, y: y, ldy: ldy, rows: rows, count: count,
+                        inputs: delta.inputs, outputs: delta.outputs, rank_pad: rankPad,
+                        a: a.baseAddress, bt: bt.baseAddress, row_scale: scale, isa: isa)
+                    return body(&job)
                 }
+                guard let rowScale else { return run(nil) }
+                return rowScale.withUnsafeBufferPointer { run($0.baseAddress) }
             }
         }
     }

@@ -13,12 +13,12 @@ final class TensorReader {
     let weights: ModelWeights
     let quantization: QuantizationConfig?
     /// Run-time LoRA/DoRA corrections, attached to the matrices they name.
-    let adapters: LowRankAdapters
+    let adapters: [LowRankAdapters]
     /// Copies of tensors whose data is not aligned to their element size (rare: a writer that
     /// does not align offsets); owned by the caller once `takeCopies()` hands them over.
     private var copies: [UnsafeMutableRawPointer] = []
 
-    init(weights: ModelWeights, quantization: QuantizationConfig?, adapters: LowRankAdapters) {
+    init(weights: ModelWeights, quantization: QuantizationConfig?, adapters: [LowRankAdapters]) {
         self.weights = weights
         self.quantization = quantization
         self.adapters = adapters
@@ -81,8 +81,10 @@ final class TensorReader {
             try expect(weight.info, shape: layout.shape(cols))
             raw.w = try aligned(weight)
         }
-        let delta = stacked == nil ? adapters.deltas[module].map { AppliedDelta($0, weight: raw) } : nil
-        return WeightMatrix(name: module, raw: raw, delta: delta)
+        // one slot per adapter when any adapts this matrix (stacked experts never are)
+        var deltas = adapters.map { $0.deltas[module].map { AppliedDelta($0, weight: raw) } }
+        if stacked != nil || deltas.allSatisfy({ $0 == nil }) { deltas = [] }
+        return WeightMatrix(name: module, raw: raw, deltas: deltas)
     }
 
     /// A norm weight `[count]` widened to float32.

@@ -10,8 +10,9 @@ struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable me
     /// Module path without `.weight` (`model.layers.0.self_attn.qkv_proj`).
     let name: String
     var raw: pk_matrix
-    /// A run-time LoRA/DoRA correction added to every product with this matrix (nil: none).
-    var delta: AppliedDelta? = nil
+    /// Run-time LoRA/DoRA corrections by adapter index (empty: no adapter touches this
+    /// matrix): the one a token's sequence selects is added to its row of the product.
+    var deltas: [AppliedDelta?] = []
 
     var rows: Int { raw.rows }
     var cols: Int { raw.cols }
@@ -49,7 +50,7 @@ struct WeightMatrix: @unchecked Sendable {  // immutable views into immutable me
             slice.scales = raw.scales + r * groups * scaleBytes
             if let biases = raw.biases { slice.biases = biases + r * groups * scaleBytes }
         }
-        precondition(delta == nil, "\(name): an adapted matrix is not sliced")
+        precondition(deltas.isEmpty, "\(name): an adapted matrix is not sliced")
         return WeightMatrix(name: name, raw: slice)
     }
 

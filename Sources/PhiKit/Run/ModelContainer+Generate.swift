@@ -84,13 +84,15 @@ extension ModelContainer {
 
     /// A session of its own on the process's shared worker pool, holding up to `maxContext`
     /// positions (default: `defaultContext`) with keys and values `cacheWidth` wide, its
-    /// products at the container's `activationWidth`.
+    /// products at the container's `activationWidth`, corrected by the default adapter.
     public func makeSession(
         maxContext: Int? = nil, cacheWidth: KVCacheWidth = .defaultForRun
     ) throws -> InferenceSession {
-        try InferenceSession(
+        let session = try InferenceSession(
             model: model, maxContext: defaultContext(maxContext), cacheWidth: cacheWidth,
             activationWidth: activationWidth)
+        session.adapter = defaultAdapter
+        return session
     }
 
     /// The context `run` gives a prompt: `requested` (`--max-kv-size`), else the model's
@@ -216,6 +218,8 @@ public enum RunError: UserFacingError, Equatable {
     case promptDoesNotFit(tokens: Int, context: Int, positions: Int, requested: Bool)
     /// `--max-kv-size` beyond the model's positions, or below 1.
     case contextOutOfRange(requested: Int, positions: Int)
+    /// Two run-time adapters under one name: a request could not tell them apart.
+    case duplicateAdapterName(String)
 
     public var message: String {
         switch self {
@@ -236,6 +240,8 @@ public enum RunError: UserFacingError, Equatable {
                 + "and the answer needs at least 1 more"
         case .contextOutOfRange(let requested, let positions):
             "--max-kv-size \(requested) is outside 1...\(positions), the model's positions"
+        case .duplicateAdapterName(let name):
+            "two adapters are named '\(name)'"
         }
     }
 
@@ -252,6 +258,7 @@ public enum RunError: UserFacingError, Equatable {
                     + (requested ? "" : ", or shorten the prompt")
                 : "shorten the prompt: the model holds at most \(positions) tokens"
         case .contextOutOfRange: "give a --max-kv-size the model allows"
+        case .duplicateAdapterName: "give each --adapter a name of its own (NAME=DIR)"
         }
     }
 
@@ -259,7 +266,7 @@ public enum RunError: UserFacingError, Equatable {
         switch self {
         case .tokenizerDoesNotFit: .dataError
         case .systemNeedsTemplate, .unknownStopToken, .noPrompt, .promptTooLong,
-            .promptDoesNotFit, .contextOutOfRange:
+            .promptDoesNotFit, .contextOutOfRange, .duplicateAdapterName:
             .usage
         }
     }

@@ -33,8 +33,14 @@ public final class ModelContainer: Sendable {
     public let loadSeconds: Double
     /// How wide the activations are in every session made from this container (`--act-bits`).
     public let activationWidth: ActivationWidth
-    /// The mlx-lm adapter folder applied at run time (`--adapter-path`), if any.
-    public let adapterDirectory: String?
+    /// The mlx-lm adapters loaded for run time, in the order the engine indexes them
+    /// (`InferenceSession.adapter`): `--adapter-path`'s, then `serve --adapter`'s.
+    public let adapters: [NamedAdapter]
+    /// The adapter every session made here uses unless told otherwise (`--adapter-path`'s);
+    /// nil: the base model.
+    public let defaultAdapter: Int?
+    /// The folder of the default adapter, if any.
+    public var adapterDirectory: String? { defaultAdapter.map { adapters[$0].directory } }
     /// The tokens as bytes for structured output (`tokenVocabulary()`).
     let vocabularyCache = LazyValue<TokenVocabulary>()
 
@@ -42,10 +48,11 @@ public final class ModelContainer: Sendable {
     /// registry alias, Hub id in the cache) and loads it. A Hub model missing from the cache
     /// is pulled first when `pull` is given and `HF_HUB_OFFLINE` is not set; `pull` then
     /// receives the download's progress. `adapterPath`: an mlx-lm LoRA/DoRA adapter folder
-    /// applied at run time (`RuntimeAdapter`).
+    /// applied at run time (`RuntimeAdapter`) to every session; `adapters`: more that a
+    /// session (a server's request) selects by name.
     public static func load(
         _ model: String, threads: Int? = nil, activationWidth: ActivationWidth = .int16,
-        adapterPath: String? = nil,
+        adapterPath: String? = nil, adapters: [NamedAdapter] = [],
         environment: [String: String] = ProcessInfo.processInfo.environment,
         pull: ((PullProgress) -> Void)? = nil, cancellation: CancellationToken? = nil
     ) throws -> ModelContainer {
@@ -58,25 +65,32 @@ public final class ModelContainer: Sendable {
                 try ModelLocator.locate(model, environment: environment)
             }
         return try ModelContainer(
-            located, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+            located, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath,
+            adapters: adapters)
     }
 
-    /// Loads the model in `located.directory`, with the adapter in `adapterPath` applied.
+    /// Loads the model in `located.directory`, with the adapter in `adapterPath` applied by
+    /// default and `adapters` loaded for sessions that select them.
     public init(
         _ located: LocalModel, threads: Int? = nil, activationWidth: ActivationWidth = .int16,
-        adapterPath: String? = nil
+        adapterPath: String? = nil, adapters named: [NamedAdapter] = []
     ) throws {
         let start = DispatchTime.now().uptimeNanoseconds
         location = located
         self.activationWidth = activationWidth
-        adapterDirectory = adapterPath
-        let adapters =
-            try adapterPath.map {
-                try RuntimeAdapter.load(
-                    directory: $0, config: ModelConfig.load(directory: located.directory))
-            } ?? .none
+        let all =
+            (adapterPath.map {
+                [NamedAdapter(name: ($0 as NSString).lastPathComponent, directory: $0)]
+            } ?? []) + named
+        if let twice = Dictionary(grouping: all, by: \.name).first(where: { $0.value.count > 1 }) {
+            throw RunError.duplicateAdapterName(twice.key)
+        }
+        adapters = all
+        defaultAdapter = adapterPath == nil ? nil : 0
+        let config = all.isEmpty ? nil : try ModelConfig.load(directory: located.directory)
         model = try ModelArchitectures.load(
-            directory: located.directory, threads: threads, adapters: adapters)
+            directory: located.directory, threads: threads,
+            adapters: all.map { try RuntimeAdapter.load(directory: $0.directory, config: config!) })
         tokenizer = try Tokenizer.load(directory: located.directory)
         chatTemplate = try ChatTemplate.load(modelDirectory: located.directory)
         guard tokenizer.vocabularySize <= model.vocabularySize else {
@@ -171,4 +185,23 @@ public struct OfflineModelMissing: UserFacingError {
             + "pull it"
     }
     public var exitCode: ExitCode { missing.exitCode }
+}
+
+/// A run-time adapter loaded with a model: the name a server's requests select it by
+/// (`"adapter": NAME`, or NAME as the model) and the mlx-lm adapter folder it was read from.
+public struct NamedAdapter: Sendable, Equatable {
+    public let name: String
+    public let directory: String
+
+    public init(name: String, directory: String) {
+        self.name = name
+        self.directory = directory
+    }
+}
+
+extension ModelContainer {
+    /// The index (`InferenceSession.adapter`) of the adapter called `name`, if one is.
+    public func adapterIndex(named name: String) -> Int? {
+        adapters.firstIndex { $0.name == name }
+    }
 }

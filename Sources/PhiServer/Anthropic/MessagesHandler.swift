@@ -41,9 +41,7 @@ struct MessagesHandler: Sendable {
     func countTokens(body: [UInt8], channel: ResponseChannel) {
         do {
             let request = try MessagesRequest(body: body, contextSize: contextSize, countOnly: true)
-            if let model = request.completion.model, !completions.modelNames.contains(model) {
-                throw APIError.unknownModel(model, served: completions.modelID)
-            }
+            _ = try completions.adapter(for: request.completion)  // the names must exist
             let tokens = try PromptBuilder(container: completions.container, errorText: completions.errorText)
                 .tokens(for: request.completion.input)
             try channel.sendJSON(JSONBody(value: .object([("input_tokens", .int(tokens.count))])))

@@ -57,6 +57,7 @@ struct MessagesRequest {
         // max_tokens is a bound the answer may stop before, so the context's end is one.
         completion.maxTokensIsBound = true
         completion.answerGrammar = answerGrammar
+        completion.adapter = try f.string("adapter")
     }
 
     private static func outputFormat(_ f: RequestFields) throws(APIError) -> Grammar? {

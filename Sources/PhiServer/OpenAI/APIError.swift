@@ -34,6 +34,18 @@ struct APIError: Error, Sendable, Equatable {
             type: "invalid_request_error", param: "model", code: "model_not_found")
     }
 
+    /// `"adapter"` names no adapter the server loaded (404, as vLLM answers an unknown LoRA
+    /// `model`).
+    static func unknownAdapter(_ name: String, loaded: [String]) -> APIError {
+        let served =
+            loaded.isEmpty
+            ? "this server loaded none (phikit serve --adapter NAME=DIR)"
+            : "this server has " + loaded.map { "'\($0)'" }.joined(separator: ", ")
+        return APIError(
+            status: 404, message: "The adapter '\(name)' does not exist: \(served)",
+            type: "invalid_request_error", param: "adapter", code: "adapter_not_found")
+    }
+
     static func contextLength(prompt: Int, completion: Int?, context: Int) -> APIError {
         let asked =
             completion.map {

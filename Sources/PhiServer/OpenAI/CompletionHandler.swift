@@ -23,9 +23,6 @@ struct CompletionHandler: Sendable {
     func handle(_ endpoint: CompletionRequest.Endpoint, body: [UInt8], channel: ResponseChannel) {
         do {
             let request = try CompletionRequest(endpoint, body: body)
-            if let model = request.model, !modelNames.contains(model) {
-                throw APIError.unknownModel(model, served: modelID)
-            }
             let answers = try submit(try generations(request), channel: channel)
             let bodies = ResponseBodies(
                 endpoint: endpoint, id: Self.newID(endpoint == .chat ? "chatcmpl-" : "cmpl-"),
@@ -55,9 +52,6 @@ struct CompletionHandler: Sendable {
     func start(_ request: CompletionRequest, channel: ResponseChannel) throws(APIError)
         -> PendingAnswer
     {
-        if let model = request.model, !modelNames.contains(model) {
-            throw APIError.unknownModel(model, served: modelID)
-        }
         let generations = try generations(request)
         guard generations.count == 1, let answer = try submit(generations, channel: channel).first
         else { throw .invalidRequest("One answer per request here.", param: nil) }
@@ -65,6 +59,30 @@ struct CompletionHandler: Sendable {
             job: answer.job, channel: channel, answerStart: answer.start,
             parseTools: request.offersTools, parallelToolCalls: request.parallelToolCalls,
             keepAlive: keepAlive, errorText: errorText)
+    }
+
+    /// The run-time adapter `request` is answered with: the one its `"adapter"` names, else
+    /// the one its `"model"` names (vLLM's way of choosing a LoRA), else the server's default
+    /// (`--adapter-path`'s, or none). A name that is neither the model nor a loaded adapter
+    /// is a 404 naming it.
+    func adapter(for request: CompletionRequest) throws(APIError) -> Int? {
+        var byModel: Int?
+        if let model = request.model {
+            byModel = container.adapterIndex(named: model)
+            if byModel == nil && !modelNames.contains(model) {
+                throw .unknownModel(model, served: modelID)
+            }
+        }
+        guard let name = request.adapter else { return byModel ?? container.defaultAdapter }
+        guard let named = container.adapterIndex(named: name) else {
+            throw .unknownAdapter(name, loaded: container.adapters.map(\.name))
+        }
+        if let byModel, byModel != named {
+            throw .invalidRequest(
+                "'model' names the adapter '\(request.model!)' and 'adapter' names '\(name)': "
+                    + "give one", param: "adapter", code: "invalid_value")
+        }
+        return named
     }
 
     /// Queues every answer's job; when one is refused, the ones queued are abandoned.
@@ -98,6 +116,7 @@ struct CompletionHandler: Sendable {
     private func generations(_ request: CompletionRequest) throws(APIError)
         -> [(request: GenerationRequest, start: String, prompt: Int)]
     {
+        let adapter = try adapter(for: request)
         let builder = PromptBuilder(container: container, errorText: errorText)
         let stopTokens: StopTokens
         do {
@@ -142,6 +161,7 @@ struct CompletionHandler: Sendable {
                 // The echoed prompt and the answer are one text: "Once" + " upon", not
                 // "Onceupon".
                 generation.continuesPrompt = request.echo
+                generation.adapter = adapter
                 generation.makeConstraint = makeConstraint
                 result.append((generation, answerStart, index))
             }

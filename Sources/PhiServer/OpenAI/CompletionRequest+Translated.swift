@@ -15,6 +15,7 @@ extension CompletionRequest {
         self.toolChoice = toolChoice
         self.parallelToolCalls = parallelToolCalls
         self.model = model
+        adapter = nil
         self.stream = stream
         includeUsage = false
         self.maxTokens = maxTokens

@@ -38,6 +38,8 @@ struct CompletionRequest {
     /// `/v1/completions` `echo`: the answer starts with the prompt.
     var echo = false
     var model: String?
+    /// `"adapter"`: the name of a run-time adapter the server loaded (`serve --adapter`).
+    var adapter: String?
     var stream: Bool
     var includeUsage: Bool
     /// `max_tokens` / `max_completion_tokens`; nil: until the context is full (chat) or 16
@@ -79,6 +81,7 @@ struct CompletionRequest {
         let f = try RequestFields(body: body)
         self.endpoint = endpoint
         model = try f.string("model")
+        adapter = try f.string("adapter")
         stream = try f.bool("stream") ?? false
         includeUsage = try f.object("stream_options")?.bool("include_usage") ?? false
         let maxCompletion = try f.int("max_completion_tokens", in: Self.int32)

@@ -88,32 +88,45 @@ public struct OpenAIResponder: HTTPResponder {
     }
 
     private var models: JSONValue {
-        .object([("object", .string("list")), ("data", .array([model]))])
+        let adapters = completions.container.adapters.map { model(adapter: $0.name) }
+        return .object([("object", .string("list")), ("data", .array([model()] + adapters))])
     }
 
-    /// The served model as `/v1/models` lists it and `/v1/models/{id}` returns it.
-    private var model: JSONValue {
-        .object([
-            ("id", .string(completions.modelID)), ("object", .string("model")),
+    /// The served model as `/v1/models` lists it and `/v1/models/{id}` returns it; a run-time
+    /// adapter is listed as a model of its own with the base as its `parent`, as vLLM lists
+    /// its LoRA modules (a request may name it as its `model`).
+    private func model(adapter: String? = nil) -> JSONValue {
+        var fields: [(String, JSONValue)] = [
+            ("id", .string(adapter ?? completions.modelID)), ("object", .string("model")),
             ("created", .int(created)), ("owned_by", .string("phikit")),
             ("context_length", .int(completions.scheduler.configuration.contextSize)),
-        ])
+        ]
+        if adapter != nil { fields.append(("parent", .string(completions.modelID))) }
+        return .object(fields)
     }
 
-    /// `GET /v1/models/{id}`: the model under any name requests may use, else 404 in
-    /// OpenAI's shape (code model_not_found).
+    /// `GET /v1/models/{id}`: the model under any name requests may use, or one of its
+    /// adapters, else 404 in OpenAI's shape (code model_not_found).
     private func retrieve(_ id: String, _ channel: ResponseChannel) throws {
         let name = id.removingPercentEncoding ?? id
+        if completions.container.adapterIndex(named: name) != nil {
+            return try channel.sendJSON(JSONBody(value: model(adapter: name)))
+        }
         guard completions.modelNames.contains(name) else {
             return try channel.send(APIError.unknownModel(name, served: completions.modelID))
         }
-        try channel.sendJSON(JSONBody(value: model))
+        try channel.sendJSON(JSONBody(value: model()))
     }
 
     private var metricsPage: MetricsPage {
         let scheduler = completions.scheduler
-        let disk = scheduler.configuration.diskCache.map {
-            (hits: $0.hits.prompts, tokens: $0.hits.tokens, bytes: $0.totalBytes)
+        // one folder holds every adapter's cache (totalBytes counts all of it once)
+        let caches = scheduler.configuration.allDiskCaches
+        let disk = caches.first.map {
+            (
+                hits: caches.reduce(0) { $0 + $1.hits.prompts },
+                tokens: caches.reduce(0) { $0 + $1.hits.tokens }, bytes: $0.totalBytes
+            )
         }
         return MetricsPage(
             metrics: completions.metrics.snapshot, load: scheduler.load,

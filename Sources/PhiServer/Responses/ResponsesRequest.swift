@@ -79,6 +79,7 @@ struct ResponsesRequest {
             // `stop` is not in OpenAI's Responses API; llama-server and vLLM take it.
             stop: try CompletionRequest.stop(f))
         completion.answerGrammar = answerGrammar
+        completion.adapter = try f.string("adapter")
         self.echo = echo
     }
 

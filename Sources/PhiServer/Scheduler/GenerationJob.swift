@@ -11,6 +11,9 @@ struct GenerationRequest: Sendable {
     var stopStrings: [String]
     /// How many alternatives to report per token (0...10); nil: no log-probabilities.
     var logprobs: Int?
+    /// The run-time adapter (index into the container's `adapters`) the answer is generated
+    /// with; nil: the base model.
+    var adapter: Int? = nil
     /// The request's own `TokenConstraint` and `TokenDrafter`, made on the scheduler's thread
     /// when the request gets its slot (each is one sequence's and keeps state).
     var makeConstraint: (@Sendable () throws -> any TokenConstraint)? = nil

@@ -35,11 +35,13 @@ struct PromptCache {
 
     var residentBytes: Int { entries.reduce(0) { $0 + $1.highWater * bytesPerToken } }
 
-    /// The entry that shares the longest prefix with `prompt` (removed from the cache), and
-    /// how many of the prompt's tokens it can keep; nil when none shares any.
-    mutating func takeBest(for prompt: [Int]) -> (entry: CachedSession, reusable: Int)? {
+    /// The entry of `adapter` that shares the longest prefix with `prompt` (removed from the
+    /// cache), and how many of the prompt's tokens it can keep; nil when none shares any.
+    /// A session computed with another adapter (or none) holds other keys and values for
+    /// the same tokens, so it never counts.
+    mutating func takeBest(for prompt: [Int], adapter: Int?) -> (entry: CachedSession, reusable: Int)? {
         var best: (index: Int, reusable: Int)?
-        for (i, entry) in entries.enumerated() {
+        for (i, entry) in entries.enumerated() where entry.session.adapter == adapter {
             let reusable = entry.session.reusableLength(of: prompt)
             if reusable > (best?.reusable ?? 0) { best = (i, reusable) }
         }

@@ -9,7 +9,9 @@ import PhiKit
 /// are read once for all of them), then a chunk of each new prompt — and admits waiting
 /// requests, so a new request joins between steps (continuous batching) and a long prompt
 /// does not stall the answers already streaming. Batched or not, each session computes bit
-/// for bit what it would alone, so a greedy answer equals `phikit run`'s.
+/// for bit what it would alone, so a greedy answer equals `phikit run`'s. Requests with
+/// different run-time adapters (`GenerationRequest.adapter`) share the batch: the base
+/// product once, each row its own adapter's correction; the prompt caches key the adapter.
 public final class Scheduler: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Requests generating at once.
@@ -25,13 +27,18 @@ public final class Scheduler: @unchecked Sendable {
         /// Speculative decoding for requests that bring no drafter of their own.
         public var speculation: Speculation
         /// Prompts' KV caches on disk (`--cache-dir`): looked up when memory has no longer
-        /// prefix, written once a prompt (of at least its `minTokens`) is computed.
+        /// prefix, written once a prompt (of at least its `minTokens`) is computed. This one
+        /// for the requests with the container's default adapter (or none)…
         public var diskCache: DiskPrefixCache?
+        /// …and one for each adapter requests select, by index (each under a fingerprint of
+        /// its own: the same tokens have other keys and values under another adapter); empty:
+        /// those requests use none.
+        public var adapterDiskCaches: [Int: DiskPrefixCache]
 
         public init(
             parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int,
             cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .serveDefault,
-            diskCache: DiskPrefixCache? = nil
+            diskCache: DiskPrefixCache? = nil, adapterDiskCaches: [Int: DiskPrefixCache] = [:]
         ) {
             self.parallel = parallel
             self.queueCapacity = queueCapacity
@@ -40,6 +47,12 @@ public final class Scheduler: @unchecked Sendable {
             self.cacheWidth = cacheWidth
             self.speculation = speculation
             self.diskCache = diskCache
+            self.adapterDiskCaches = adapterDiskCaches
+        }
+
+        /// Every disk cache, for /metrics and to finish their writes.
+        public var allDiskCaches: [DiskPrefixCache] {
+            (diskCache.map { [$0] } ?? []) + adapterDiskCaches.sorted { $0.key < $1.key }.map(\.value)
         }
     }
 
@@ -108,7 +121,9 @@ public final class Scheduler: @unchecked Sendable {
         while !finished { condition.wait() }
         condition.unlock()
         for job in dropped { job.post(.failed(SchedulerRefusal.stopping)) }
-        configuration.diskCache?.waitForWrites()  // a prefix being written is finished, not cut
+        for disk in configuration.allDiskCaches {
+            disk.waitForWrites()  // a prefix being written is finished, not cut
+        }
     }
 
     /// The KV caches' use as of the last turn, for /metrics: positions held by the
@@ -157,15 +172,23 @@ public final class Scheduler: @unchecked Sendable {
         }
     }
 
-    /// Gives `job` a session: the cached one sharing the longest prefix with its prompt,
-    /// else a fresh one while there is room, else the least recently used.
+    /// The disk cache of the requests with `adapter`.
+    private func diskCache(for adapter: Int?) -> DiskPrefixCache? {
+        adapter == container.defaultAdapter
+            ? configuration.diskCache : adapter.flatMap { configuration.adapterDiskCaches[$0] }
+    }
+
+    /// Gives `job` a session: the cached one of its adapter sharing the longest prefix with
+    /// its prompt, else a fresh one while there is room, else the least recently used (which
+    /// is emptied if it was of another adapter).
     private func admit(_ job: GenerationJob) {
         job.markAdmitted()
         let prompt = job.request.prompt
+        let adapter = job.request.adapter
         do {
             let entry: CachedSession
             var reusable = 0
-            if let best = cache.takeBest(for: prompt) {
+            if let best = cache.takeBest(for: prompt, adapter: adapter) {
                 (entry, reusable) = best
             } else if sessionCount >= configuration.parallel + cache.maxEntries,
                 let oldest = cache.takeOldest()
@@ -179,7 +202,8 @@ public final class Scheduler: @unchecked Sendable {
                         activationWidth: container.activationWidth))
                 sessionCount += 1
             }
-            if let disk = configuration.diskCache {
+            entry.session.adapter = adapter
+            if let disk = diskCache(for: adapter) {
                 reusable = disk.restoreLongestPrefix(of: prompt, into: entry.session)
             }
             active.append(
@@ -223,7 +247,7 @@ public final class Scheduler: @unchecked Sendable {
         for slot in prefilling {
             advance(slot) {
                 guard let logits = try slot.prefillChunk(Self.prefillChunk) else { return nil }
-                configuration.diskCache?.storeInBackground(
+                diskCache(for: slot.session.adapter)?.storeInBackground(
                     prompt: slot.job.request.prompt, from: slot.session, reused: slot.cachedTokens)
                 return try slot.accept(logits)
             }

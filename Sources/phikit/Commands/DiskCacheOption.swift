@@ -27,10 +27,28 @@ struct DiskCacheOption {
         guard minTokens >= 1 else { throw UsageError("--cache-min-tokens must be at least 1") }
     }
 
-    /// The disk cache for `container`'s model files and `cacheWidth`, or nil with
-    /// --no-disk-cache. Refused files and failed writes print warnings; a folder that cannot
-    /// be made (a read-only home) leaves the command running without it, with a warning.
+    /// The disk cache for `container`'s model files and `cacheWidth` (and its default
+    /// adapter), or nil with --no-disk-cache. Refused files and failed writes print warnings;
+    /// a folder that cannot be made (a read-only home) leaves the command running without it,
+    /// with a warning.
     func open(_ container: ModelContainer, cacheWidth: KVCacheWidth) -> DiskPrefixCache? {
+        open(container, cacheWidth: cacheWidth, adapterDirectory: container.adapterDirectory)
+    }
+
+    /// One disk cache for each adapter requests select (`serve --adapter`), by index: under
+    /// a fingerprint of its own, so a prompt cached with one adapter is never restored under
+    /// another.
+    func openPerAdapter(_ container: ModelContainer, cacheWidth: KVCacheWidth) -> [Int: DiskPrefixCache] {
+        var caches: [Int: DiskPrefixCache] = [:]
+        for (i, adapter) in container.adapters.enumerated() where i != container.defaultAdapter {
+            caches[i] = open(container, cacheWidth: cacheWidth, adapterDirectory: adapter.directory)
+        }
+        return caches
+    }
+
+    private func open(
+        _ container: ModelContainer, cacheWidth: KVCacheWidth, adapterDirectory: String?
+    ) -> DiskPrefixCache? {
         guard let directory else { return nil }
         let model = container.model
         do {
@@ -39,7 +57,7 @@ struct DiskCacheOption {
                 fingerprint: ModelFingerprint(
                     directory: model.directory, modelType: model.config.modelType,
                     cacheWidth: cacheWidth, activationWidth: container.activationWidth,
-                    adapterDirectory: container.adapterDirectory),
+                    adapterDirectory: adapterDirectory),
                 minTokens: minTokens, warn: { Diagnostics.warning($0) })
         } catch {
             Diagnostics.warning("no disk cache: \(error.message)")

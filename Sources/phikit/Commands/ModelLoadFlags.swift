@@ -7,6 +7,8 @@ struct ModelLoadFlags {
     var threads: Int?
     var adapterPath: String?
     var activationWidth: ActivationWidth
+    /// serve's `--adapter NAME=DIR` adapters, which requests select by name (serve reads them).
+    var adapters: [NamedAdapter] = []
 
     /// Reads the options; call before `finish()` like every option.
     init(_ args: inout ArgumentReader) throws {
@@ -24,6 +26,7 @@ struct ModelLoadFlags {
     /// `model` loaded with these settings (see `PullProgressView.loadModel`).
     func load(_ model: String) throws -> ModelContainer {
         try PullProgressView.loadModel(
-            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath)
+            model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath,
+            adapters: adapters)
     }
 }

@@ -15,7 +15,8 @@ struct ServeCommand: Command {
                      [--kv-bits 8|16|32] [--act-bits 8|16] [--threads <n>]
                      [--log-format text|json] [--quiet]
                      [--draft-max <n> | --no-speculative] [--cache-dir <dir>] [--cache-size <mb>]
-                     [--cache-min-tokens <n>] [--no-disk-cache] [--adapter-path <dir>]
+                     [--cache-min-tokens <n>] [--no-disk-cache]
+                     [--adapter-path <dir> | --adapter <name>=<dir>...]
         """
     static let help = """
         Loads <model> and answers on http://<host>:<port>: OpenAI's POST /v1/chat/completions,
@@ -59,7 +60,8 @@ struct ServeCommand: Command {
         \(ActBitsOption.help)
         \(SpeculationOption.help(default: .serveDefault))
         \(AdapterOption.help)
-                                   (one adapter per server: every request uses it)
+                                   for every request (--adapter: each request chooses)
+        \(NamedAdapterOption.help)
           --threads <n>            threads to compute with (default: all cores)
           --log-format text|json   access log lines as text (default) or JSON objects
         \(DiskCacheOption.help)
@@ -98,6 +100,7 @@ struct ServeCommand: Command {
         cacheWidth = try KVBitsOption.read(&args)
         speculation = try SpeculationOption.read(&args, default: .serveDefault)
         loading = try ModelLoadFlags(&args)
+        loading.adapters = try NamedAdapterOption.read(&args)
         http.quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
         guard let logFormat = AccessLogFormat(rawValue: format) else {
@@ -117,6 +120,11 @@ struct ServeCommand: Command {
         try UsageError.check("--max-connections", http.maxConnections, in: 1...4096)
         if http.apiKey?.isEmpty == true { throw UsageError("--api-key must not be empty") }
         try loading.check()
+        if loading.adapterPath != nil && !loading.adapters.isEmpty {
+            throw UsageError(
+                "--adapter-path applies one adapter to every request; --adapter loads adapters "
+                    + "requests choose: give one or the other")
+        }
     }
 
     func run() throws {
@@ -132,7 +140,8 @@ struct ServeCommand: Command {
                 parallel: parallel, queueCapacity: queue, contextSize: context,
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
                 speculation: speculation,
-                diskCache: diskCache.open(container, cacheWidth: cacheWidth)))
+                diskCache: diskCache.open(container, cacheWidth: cacheWidth),
+                adapterDiskCaches: diskCache.openPerAdapter(container, cacheWidth: cacheWidth)))
         let server = try HTTPServer(
             configuration: http,
             responder: OpenAIResponder(container: container, scheduler: scheduler, names: [model]))
@@ -142,7 +151,10 @@ struct ServeCommand: Command {
             scheduler.shutdown()
         }
         Diagnostics.text(
-            "phikit serve: \(container.location.name) on http://\(Self.hostForURL(http.host)):"
+            "phikit serve: \(container.location.name)"
+                + (loading.adapters.isEmpty
+                    ? "" : " with adapters " + loading.adapters.map(\.name).joined(separator: ", "))
+                + " on http://\(Self.hostForURL(http.host)):"
                 + "\(server.port) (\(parallel) slots, context \(context) tokens); Ctrl-C stops")
         try server.run()
         scheduler.shutdown()

@@ -105,6 +105,7 @@ final class RefusingRewindModel: CausalLanguageModel, @unchecked Sendable {
     var maxPositions: Int { inner.maxPositions }
     var bytesPerToken: Int { inner.bytesPerToken }
     var threads: Int { inner.threads }
+    var adapterCount: Int { inner.adapterCount }
     func makeSequenceState(
         capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
     ) throws -> any SequenceState {

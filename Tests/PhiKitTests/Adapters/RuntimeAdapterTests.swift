@@ -32,9 +32,10 @@ struct RuntimeAdapterTests {
 
     /// The engine's greedy continuation of `prompt` (12 tokens), with every position's logits.
     static func greedy(
-        _ model: any CausalLanguageModel, prompt: [Int], count: Int
+        _ model: any CausalLanguageModel, adapter: Int? = nil, prompt: [Int], count: Int
     ) throws -> (tokens: [Int], logits: [[Float]]) {
         let session = try InferenceSession(model: model, maxContext: 64)
+        session.adapter = adapter
         var tokens = prompt
         var rows: [[Float]] = []
         var last = Array(try session.prefill(prompt))
@@ -54,10 +55,10 @@ struct RuntimeAdapterTests {
         let config = try ModelConfig.load(directory: base)
         let model = try ModelArchitectures.load(
             directory: base, threads: 2,
-            adapters: RuntimeAdapter.load(directory: adapter, config: config))
+            adapters: [RuntimeAdapter.load(directory: adapter, config: config)])
         let prompt = [1, 17, 42, 99, 5, 230, 64, 3]
         let count = 12
-        let run = try Self.greedy(model, prompt: prompt, count: count)
+        let run = try Self.greedy(model, adapter: 0, prompt: prompt, count: count)
 
         let exact = try ExactPhi3(directory: base, adapterPath: adapter).logits(run.tokens)
         let plain = try ExactPhi3(directory: base).logits(run.tokens)
@@ -99,9 +100,9 @@ struct RuntimeAdapterTests {
         let config = try ModelConfig.load(directory: base.path)
         let runtime = try ModelArchitectures.load(
             directory: base.path, threads: 2,
-            adapters: RuntimeAdapter.load(directory: adapter.path, config: config))
+            adapters: [RuntimeAdapter.load(directory: adapter.path, config: config)])
         let prompt = [1, 17, 42, 99, 5, 230, 64, 3]
-        let a = try Self.greedy(runtime, prompt: prompt, count: 16)
+        let a = try Self.greedy(runtime, adapter: 0, prompt: prompt, count: 16)
         let b = try Self.greedy(ModelArchitectures.load(directory: fused, threads: 2), prompt: prompt, count: 16)
         let plain = try Self.greedy(ModelArchitectures.load(directory: base.path, threads: 2), prompt: prompt, count: 16)
         #expect(a.tokens == b.tokens)
