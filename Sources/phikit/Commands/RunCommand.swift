@@ -166,9 +166,11 @@ struct RunCommand: Command {
         _ container: ModelContainer, _ request: RunPrompt, cancel: CancellationToken
     ) throws {
         let constraint = try outputFormat.map { try container.structuredOutput($0).makeConstraint() }
+        let parameters = container.parameters(settings, for: .run)
+        try constraint?.checkRoom(maxTokens: parameters.maxTokens, naming: "--max-tokens")
         var outputFailure: (any Error)?
         let outcome = try container.generatePieces(
-            request, parameters: container.parameters(settings, for: .run),
+            request, parameters: parameters,
             useChatTemplate: useChatTemplate, extraStopTokens: extraEOSTokens,
             stopStrings: stopStrings, cacheWidth: cacheWidth, maxContext: maxContext,
             constraint: constraint, speculation: speculation, cancel: cancel
