@@ -92,8 +92,9 @@ public final class GrammarMatcher: TokenConstraint {
     /// The tokens that must come next: first those that are the only allowed token in a row;
     /// then, when the vocabulary has the tokenizer's `encode`, the text the grammar forces
     /// from there (a key, punctuation, the rest of an enum value: one byte possible at a
-    /// time) as the tokenizer encodes it, all but its last token (that one could merge with
-    /// what the model writes next, so the model chooses it). Never a token merely likely.
+    /// time) as the tokenizer encodes it, all but its last token when an allowed token could
+    /// reach past the forced text (the last one could merge with what the model writes next,
+    /// so the model chooses it). Never a token merely likely.
     public func forcedTokens(limit: Int) -> [Int] {
         var s = state
         var forced: [Int] = []
@@ -126,14 +127,23 @@ public final class GrammarMatcher: TokenConstraint {
         // Whole characters only: the tokenizer encodes text.
         while !bytes.isEmpty && String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
         var tokens: [Int] = []
-        if bytes.count > 1 {
+        if !bytes.isEmpty {
             var offset = 0
             t = s
-            for id in encode(String(decoding: bytes, as: UTF8.self)).dropLast() {
+            let encoded = encode(String(decoding: bytes, as: UTF8.self))
+            for (i, id) in encoded.enumerated() {
                 // A token that is not these bytes (a SentencePiece prefix space, a special
                 // token) ends the run.
                 guard let piece = vocabulary.piece(id), bytes[offset...].starts(with: piece)
                 else { break }
+                // The last token goes too when no token the grammar allows here reaches
+                // past the forced text: nothing the model writes next could merge with it,
+                // and it saves the model a decode step per key.
+                if i == encoded.count - 1
+                    && (offset + piece.count != bytes.count || reachesPast(from: t, bytes.count - offset))
+                {
+                    break
+                }
                 t = automaton.next(t, piece)
                 guard t >= 0 else { break }
                 tokens.append(id)
@@ -143,6 +153,20 @@ public final class GrammarMatcher: TokenConstraint {
         if forcedTextCache.count >= Self.cachedMasks { forcedTextCache.removeAll(keepingCapacity: true) }
         forcedTextCache[s] = tokens
         return tokens
+    }
+
+    /// Whether a token allowed from state `t` is longer than `length` bytes (the forced text
+    /// left there: every allowed token starts with as much of it as it covers).
+    private func reachesPast(from t: Int32, _ length: Int) -> Bool {
+        let allowed = allowedTokens(in: t)
+        for (w, word) in allowed.words.enumerated() where word != 0 {
+            var bits = word
+            while bits != 0 {
+                if vocabulary.pieces[w * 64 + bits.trailingZeroBitCount]!.count > length { return true }
+                bits &= bits - 1
+            }
+        }
+        return false
     }
 
     /// The longest forced text looked at once.
