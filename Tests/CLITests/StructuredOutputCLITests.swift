@@ -88,6 +88,25 @@ struct StructuredOutputCLITests {
                 "\(text)")
     }
 
+    @Test("--max-tokens closes an unbounded array in time; below the shortest answer it is exit 64")
+    func budget() throws {
+        let schema = #"{"type": "object", "properties": {"words": {"type": "array", "items": {"type": "string"}}}, "required": ["words"]}"#
+        for maxTokens in ["12", "30"] {
+            let r = try Phikit.run(
+                ["run", "stories-260k", "-p", "Once upon a time", "-m", maxTokens, "--json",
+                 "--json-schema", schema])
+            #expect(r.status == 0, "stderr: \(r.stderr)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+            let text = try #require(object["text"] as? String)
+            let answer = try #require(try Self.json(text) as? [String: Any], "-m \(maxTokens): \(text)")
+            #expect(answer["words"] is [String], "\(text)")
+        }
+        let r = try Phikit.run(["run", "stories-260k", "-p", "x", "-m", "5", "--json-schema", schema])
+        #expect(r.status == 64)
+        #expect(r.stderr.hasPrefix("error: --max-tokens 5") && r.stderr.contains("at least 12"), "\(r.stderr)")
+    }
+
     @Test("what cannot be enforced is exit 64 naming it; the flags exclude each other",
           arguments: [
             (["--json-schema", #"{"type": "string", "not": {"const": "x"}}"#], "not"),

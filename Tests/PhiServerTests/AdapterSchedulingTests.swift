@@ -31,7 +31,10 @@ struct AdapterSchedulingTests {
             try TestAdapters.write(to: dir, layers: 0..<5, rank: 4, seed: seed)
             named.append(NamedAdapter(name: name, directory: dir.path))
             let output = work.appendingPathComponent(name + "-fused").path
-            _ = try fuse(FuseOptions(model: base, adapterPath: dir.path, output: output, threads: 1, environment: [:]))
+            var options = FuseOptions(
+                model: base, adapterPath: dir.path, output: output, environment: [:])
+            options.threads = 1
+            _ = try fuse(options)
             fused.append(try ModelContainer.load(output))
         }
         return Fixture(

@@ -61,3 +61,11 @@ struct ByteSet: Hashable, Sendable {
         hasher.combine(words.3)
     }
 }
+
+extension ByteSet {
+    /// Whether the two sets share a byte.
+    func intersects(_ other: ByteSet) -> Bool {
+        words.0 & other.words.0 | words.1 & other.words.1 | words.2 & other.words.2
+            | words.3 & other.words.3 != 0
+    }
+}

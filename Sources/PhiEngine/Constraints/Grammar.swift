@@ -21,6 +21,8 @@ public struct Grammar: Sendable {
     let classRepresentative: [UInt8]
     /// contains[set * classCount + class]: whether byte set `set` holds the class's bytes.
     let setContainsClass: [Bool]
+    /// The fewest bytes from each position to its alternative's end, every byte usable.
+    private(set) var completionLengths = CompletionLengths.none
 
     var classCount: Int { classRepresentative.count }
 
@@ -88,7 +90,12 @@ public struct Grammar: Sendable {
             }
         }
         setContainsClass = contains
+        completionLengths = CompletionLengths(grammar: self, usable: .all)
     }
+
+    /// The fewest bytes of a whole answer (each a token in a vocabulary with every byte as a
+    /// token): what `max_tokens` must leave room for.
+    public var shortestAnswer: Int { Int(completionLengths.shortestAnswer) }
 
     /// Rules that derive at least one finite string (a fixed point from the byte sets up).
     static func productiveRules(_ rules: [[[GrammarBuilder.Atom]]]) -> [Bool] {

@@ -21,20 +21,51 @@ public final class GrammarMatcher: TokenConstraint {
     struct AllowedTokens {
         var words: [UInt64]
         var count: Int
+        /// The largest `ParseAutomaton.distance` among the states these tokens lead to: a
+        /// budget of more tokens than that needs no filtering.
+        var farthest: Int32 = 0
     }
 
     public init(grammar: Grammar, vocabulary: TokenVocabulary) {
         self.grammar = grammar
         self.vocabulary = vocabulary
-        automaton = ParseAutomaton(grammar: grammar)
+        // Lengths count one-byte tokens; the grammar's own assume all 256 (byte-level BPE,
+        // SentencePiece byte fallback). A vocabulary missing some is counted without them.
+        let lengths =
+            vocabulary.oneByteTokens == ByteSet.all
+            ? grammar.completionLengths
+            : CompletionLengths(grammar: grammar, usable: vocabulary.oneByteTokens)
+        automaton = ParseAutomaton(grammar: grammar, rest: lengths.rest)
         state = automaton.start
         walkStates = [Int32](repeating: 0, count: vocabulary.maxDepth + 1)
     }
 
     // MARK: TokenConstraint
 
-    public func allow(_ mask: inout TokenMask) {
+    public func allow(_ mask: inout TokenMask) { write(allowedTokens(in: state), into: &mask) }
+
+    /// The grammar's tokens after which the answer can still finish within `budget` tokens
+    /// counting this one (see `TokenConstraint.allow(_:budget:)`). While every allowed token
+    /// leaves room (the state's `farthest`), that is the grammar's mask as is, cached; near the
+    /// end of the budget, a walk from the state keeps the tokens whose next state is at most
+    /// `budget - 1` one-byte tokens from an end. There is always one when this state was
+    /// within `budget`: the first byte of its shortest completion. If none fits (the budget
+    /// was short from the start) and the answer cannot end here, the grammar's mask is kept.
+    public func allow(_ mask: inout TokenMask, budget: Int) {
         let allowed = allowedTokens(in: state)
+        let limit = Int32(clamping: budget - 1)
+        guard allowed.farthest > limit else { return write(allowed, into: &mask) }
+        let fitting = tokensFinishing(within: max(limit, 0))
+        write(fitting.count > 0 || canEnd ? fitting : allowed, into: &mask)
+    }
+
+    /// At most how many tokens finish the answer from here: the fewest bytes, each a token.
+    public var tokensToFinish: Int? {
+        let d = automaton.distance[Int(state)]
+        return d < CompletionLengths.unreachable ? Int(d) : nil
+    }
+
+    private func write(_ allowed: AllowedTokens, into mask: inout TokenMask) {
         let size = min(mask.vocabularySize, vocabulary.size)
         if allowed.count * 2 > size {
             mask.allowAll()
@@ -61,8 +92,9 @@ public final class GrammarMatcher: TokenConstraint {
     /// The tokens that must come next: first those that are the only allowed token in a row;
     /// then, when the vocabulary has the tokenizer's `encode`, the text the grammar forces
     /// from there (a key, punctuation, the rest of an enum value: one byte possible at a
-    /// time) as the tokenizer encodes it, all but its last token (that one could merge with
-    /// what the model writes next, so the model chooses it). Never a token merely likely.
+    /// time) as the tokenizer encodes it, all but its last token when an allowed token could
+    /// reach past the forced text (the last one could merge with what the model writes next,
+    /// so the model chooses it). Never a token merely likely.
     public func forcedTokens(limit: Int) -> [Int] {
         var s = state
         var forced: [Int] = []
@@ -95,14 +127,23 @@ public final class GrammarMatcher: TokenConstraint {
         // Whole characters only: the tokenizer encodes text.
         while !bytes.isEmpty && String(validating: bytes, as: UTF8.self) == nil { bytes.removeLast() }
         var tokens: [Int] = []
-        if bytes.count > 1 {
+        if !bytes.isEmpty {
             var offset = 0
             t = s
-            for id in encode(String(decoding: bytes, as: UTF8.self)).dropLast() {
+            let encoded = encode(String(decoding: bytes, as: UTF8.self))
+            for (i, id) in encoded.enumerated() {
                 // A token that is not these bytes (a SentencePiece prefix space, a special
                 // token) ends the run.
                 guard let piece = vocabulary.piece(id), bytes[offset...].starts(with: piece)
                 else { break }
+                // The last token goes too when no token the grammar allows here reaches
+                // past the forced text: nothing the model writes next could merge with it,
+                // and it saves the model a decode step per key.
+                if i == encoded.count - 1
+                    && (offset + piece.count != bytes.count || reachesPast(from: t, bytes.count - offset))
+                {
+                    break
+                }
                 t = automaton.next(t, piece)
                 guard t >= 0 else { break }
                 tokens.append(id)
@@ -112,6 +153,20 @@ public final class GrammarMatcher: TokenConstraint {
         if forcedTextCache.count >= Self.cachedMasks { forcedTextCache.removeAll(keepingCapacity: true) }
         forcedTextCache[s] = tokens
         return tokens
+    }
+
+    /// Whether a token allowed from state `t` is longer than `length` bytes (the forced text
+    /// left there: every allowed token starts with as much of it as it covers).
+    private func reachesPast(from t: Int32, _ length: Int) -> Bool {
+        let allowed = allowedTokens(in: t)
+        for (w, word) in allowed.words.enumerated() where word != 0 {
+            var bits = word
+            while bits != 0 {
+                if vocabulary.pieces[w * 64 + bits.trailingZeroBitCount]!.count > length { return true }
+                bits &= bits - 1
+            }
+        }
+        return false
     }
 
     /// The longest forced text looked at once.
@@ -181,6 +236,24 @@ public final class GrammarMatcher: TokenConstraint {
 
     // MARK: The trie walk
 
+    /// The tokens from the current state after which at most `limit` bytes finish the answer
+    /// (a walk each time: only near the end of a budget).
+    private func tokensFinishing(within limit: Int32) -> AllowedTokens {
+        let loop = automaton.stringBodyLoop(state)
+        var allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+        if let loop, automaton.distance[Int(loop)] <= limit {
+            allowed = AllowedTokens(
+                words: vocabulary.stringBody, count: vocabulary.stringBodyCount,
+                farthest: automaton.distance[Int(loop)])
+        }
+        let trie = loop != nil ? vocabulary.outsideStringBody : vocabulary.all
+        var none: [UncertainRange] = []
+        walk(
+            trie, nodes: 0..<trie.nodes.count, depth: 1, state: state, into: &allowed,
+            recordingContext: false, sliced: loop != nil, uncertain: &none, limit: limit)
+        return allowed
+    }
+
     func allowedTokens(in s: Int32) -> AllowedTokens {
         if let hit = cache[s] { return hit }
         let free = automaton.contextFree(s)
@@ -202,6 +275,9 @@ public final class GrammarMatcher: TokenConstraint {
                 contextFreeCache[free] = base
             }
             computed = base.allowed
+            if computed.count > 0 {
+                computed.farthest = CompletionLengths.add(computed.farthest, automaton.cutDistance(s))
+            }
             for range in base.uncertain { resolve(range, from: s, into: &computed) }
         }
         if cache.count >= Self.cachedMasks { cache.removeAll(keepingCapacity: true) }
@@ -230,11 +306,16 @@ public final class GrammarMatcher: TokenConstraint {
     private func walk(from s: Int32, recordingContext: Bool, uncertain: inout [UncertainRange])
         -> AllowedTokens
     {
-        let sliced = automaton.acceptsStringBody(s)
+        let loop = automaton.stringBodyLoop(s)
+        let sliced = loop != nil
         var allowed =
-            sliced
-            ? AllowedTokens(words: vocabulary.stringBody, count: vocabulary.stringBodyCount)
-            : AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+            if let loop {
+                AllowedTokens(
+                    words: vocabulary.stringBody, count: vocabulary.stringBodyCount,
+                    farthest: vocabulary.stringBodyCount > 0 ? automaton.distance[Int(loop)] : 0)
+            } else {
+                AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+            }
         let trie = sliced ? vocabulary.outsideStringBody : vocabulary.all
         walk(
             trie, nodes: 0..<trie.nodes.count, depth: 1, state: s, into: &allowed,
@@ -257,17 +338,19 @@ public final class GrammarMatcher: TokenConstraint {
 
     /// The walk over the subtrees in `nodes` (whose roots are at `depth`), from `state`. It
     /// stops where a transition is not built yet, builds it, and goes on from the same node.
+    /// Tokens leading to a state more than `limit` bytes from an end are left out.
     private func walk(
         _ trie: TokenTrie, nodes: Range<Int>, depth: Int, state: Int32,
         into allowed: inout AllowedTokens, recordingContext: Bool, sliced: Bool,
-        uncertain: inout [UncertainRange]
+        uncertain: inout [UncertainRange], limit: Int32 = .max
     ) {
         walkStates[depth - 1] = state
         var position = nodes.lowerBound
         while position < nodes.upperBound {
             let stop = walkUntilUnknown(
                 trie, from: position, to: nodes.upperBound, into: &allowed,
-                recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain)
+                recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain,
+                limit: limit)
             position = stop.position
             if let (state, byteClass) = stop.pending {
                 _ = automaton.computeTransition(state, byteClass)
@@ -280,13 +363,18 @@ public final class GrammarMatcher: TokenConstraint {
     /// closure-captured variables of a first version cost a memory round trip per node.
     private func walkUntilUnknown(
         _ trie: TokenTrie, from start: Int, to end: Int, into allowed: inout AllowedTokens,
-        recordingContext: Bool, sliced: Bool, uncertain: inout [UncertainRange]
+        recordingContext: Bool, sliced: Bool, uncertain: inout [UncertainRange], limit: Int32
     ) -> (position: Int, pending: (Int32, Int)?) {
         let classCount = automaton.classCount
         let duplicates = trie.duplicates
         var count = 0
-        defer { allowed.count += count }
+        var farthest = allowed.farthest
+        defer {
+            allowed.count += count
+            allowed.farthest = farthest
+        }
         return trie.nodes.withUnsafeBufferPointer { nodes in
+          automaton.distance.withUnsafeBufferPointer { distance in
             automaton.transitions.withUnsafeBufferPointer { transitions in
                 automaton.touchesContext.withUnsafeBufferPointer { touches in
                     grammar.classOf.withUnsafeBufferPointer { classOf in
@@ -316,13 +404,19 @@ public final class GrammarMatcher: TokenConstraint {
                                     }
                                     states[depth] = to
                                     let token = node.token
-                                    if token >= 0 {
-                                        bits[Int(token) >> 6] |= 1 << UInt64(token & 63)
-                                        count &+= 1
-                                    } else if token < -1 {
-                                        for t in duplicates[Int(-2 - token)] {
-                                            bits[Int(t) >> 6] |= 1 << UInt64(t & 63)
-                                            count &+= 1
+                                    if token != -1 {
+                                        let d = distance[Int(to)]
+                                        if d <= limit {
+                                            if d > farthest { farthest = d }
+                                            if token >= 0 {
+                                                bits[Int(token) >> 6] |= 1 << UInt64(token & 63)
+                                                count &+= 1
+                                            } else {
+                                                for t in duplicates[Int(-2 - token)] {
+                                                    bits[Int(t) >> 6] |= 1 << UInt64(t & 63)
+                                                    count &+= 1
+                                                }
+                                            }
                                         }
                                     }
                                     i &+= 1
@@ -333,6 +427,7 @@ public final class GrammarMatcher: TokenConstraint {
                     }
                 }
             }
+          }
         }
     }
 }

@@ -23,8 +23,17 @@ final class ParseAutomaton {
     /// Whether reaching the state popped a stack into its cut-off context: what follows
     /// depends on the real context.
     private(set) var touchesContext: [Bool] = []
+    /// distance[state]: the fewest bytes (one-byte tokens) that finish the answer from the
+    /// state (0 where it may end), see `CompletionLengths`. For a state cut from its context
+    /// (`contextFree`), the bytes above the cut only.
+    private(set) var distance: [Int32] = []
+    /// For a state cut from its context: the bytes the cut-off frames add (the same for every
+    /// stack, as they share them).
+    private var contextDistance: [Int32: Int32] = [:]
+    private let rest: [Int32]
+    private var nodeDistance: [Int32] = []
     private var contextFreeStates: [Int32: Int32] = [:]
-    private var acceptsStringBodyCache: [Int32: Bool] = [:]
+    private var stringBodyLoopCache: [Int32: Int32] = [:]
 
     /// The UTF-8 byte ranges of the string-body characters (see `TokenVocabulary`).
     private static let stringBodySequences = TokenVocabulary.stringBodyCharacters.ranges
@@ -43,8 +52,10 @@ final class ParseAutomaton {
         var touchesContext = false
     }
 
-    init(grammar: Grammar) {
+    /// `rest` is `CompletionLengths.rest` for the vocabulary at hand.
+    init(grammar: Grammar, rest: [Int32]) {
         self.grammar = grammar
+        self.rest = rest
         classCount = grammar.classCount
         var items: [(position: Int32, parent: Int32)] = []
         for a in grammar.alternatives[grammar.root] { items.append((a, -1)) }
@@ -95,6 +106,8 @@ final class ParseAutomaton {
         let id = Int32(nodePosition.count)
         nodePosition.append(position)
         nodeParent.append(parent)
+        let below = parent >= 0 ? nodeDistance[Int(parent)] : 0
+        nodeDistance.append(CompletionLengths.add(rest[Int(position)], below))
         nodeIndex[key] = id
         return id
     }
@@ -141,6 +154,8 @@ final class ParseAutomaton {
         stacks.append(key.stacks)
         accepting.append(key.accepting)
         touchesContext.append(key.touchesContext)
+        distance.append(
+            key.accepting ? 0 : key.stacks.map { nodeDistance[Int($0)] }.min() ?? CompletionLengths.unreachable)
         stateIndex[key] = id
         transitions.append(contentsOf: repeatElement(Self.unknown, count: classCount))
         return id
@@ -177,6 +192,7 @@ final class ParseAutomaton {
                 shared += 1
             }
             if shared > 1 {  // keep the topmost shared frame; cut what is below it
+                let firstCut = chains[0][chains[0].count - shared + 1]
                 var newTops: [Int32] = []
                 for chain in chains {
                     let keep = chain.count - shared + 1
@@ -188,24 +204,33 @@ final class ParseAutomaton {
                 }
                 newTops.sort()
                 result = intern(StateKey(stacks: newTops, accepting: accepting[Int(state)]))
+                contextDistance[state] = nodeDistance[Int(firstCut)]
             }
         }
         contextFreeStates[state] = result
         return result
     }
 
+    /// What the frames `contextFree(state)` cut off add to the distance of a state reached
+    /// from the cut one without popping into the context (0 when nothing was cut).
+    func cutDistance(_ state: Int32) -> Int32 { contextDistance[state] ?? 0 }
+
     /// Whether every token of the string-body slice (see `TokenVocabulary`) is allowed
     /// from `state`: every string-body character leads from it to one state that every
     /// such character leads back to (a string's inside, or its start when it needs a first
     /// character), without popping into a cut-off context.
-    func acceptsStringBody(_ state: Int32) -> Bool {
-        if let known = acceptsStringBodyCache[state] { return known }
-        var accepts = false
-        if let loop = stringBodySuccessor(state) {
-            accepts = loop == state || stringBodySuccessor(loop) == loop
+    func acceptsStringBody(_ state: Int32) -> Bool { stringBodyLoop(state) != nil }
+
+    /// The state every token of the string-body slice leads to from `state` (see
+    /// `acceptsStringBody`), nil when the slice does not apply.
+    func stringBodyLoop(_ state: Int32) -> Int32? {
+        if let known = stringBodyLoopCache[state] { return known >= 0 ? known : nil }
+        var loop: Int32 = -1
+        if let next = stringBodySuccessor(state), next == state || stringBodySuccessor(next) == next {
+            loop = next
         }
-        acceptsStringBodyCache[state] = accepts
-        return accepts
+        stringBodyLoopCache[state] = loop
+        return loop >= 0 ? loop : nil
     }
 
     /// The one state every string-body character leads to from `state`, if there is one.

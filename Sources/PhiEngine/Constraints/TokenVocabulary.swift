@@ -20,6 +20,9 @@ public final class TokenVocabulary: Sendable {
     /// The slice's tokens as bits over the vocabulary, and how many.
     let stringBody: [UInt64]
     let stringBodyCount: Int
+    /// The bytes some token is exactly (byte-level BPE has all 256, SentencePiece with byte
+    /// fallback too): what the budget's lengths count in (`CompletionLengths`).
+    let oneByteTokens: ByteSet
 
     /// The characters of the slice: every scalar but `"`, `\` and the controls below U+0020.
     static let stringBodyCharacters = ScalarSet([0x20...0x21, 0x23...0x5B, 0x5D...ScalarSet.maxScalar])
@@ -41,6 +44,9 @@ public final class TokenVocabulary: Sendable {
             kept[id] = piece
         }
         self.pieces = kept
+        var oneByte = ByteSet()
+        for id in ids where kept[id]!.count == 1 { oneByte.insert(kept[id]![0]) }
+        oneByteTokens = oneByte
         all = TokenTrie(ids: ids, pieces: kept)
         var words = [UInt64](repeating: 0, count: (pieces.count + 63) / 64)
         var outside: [Int] = []

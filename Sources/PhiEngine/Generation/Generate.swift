@@ -186,10 +186,10 @@ private func drive(
             step = try generator.step(next)
         } else {
             // one forward pass for the fed tokens and the draft; the rows from the last fed
-            // token on are what the generator checks the draft against
-            let rows = try session.verify(fed + draft)
-            step = try generator.verify(
-                draft: draft, logits: (0...draft.count).map { rows[fed.count - 1 + $0] })
+            // token on are what the generator checks the draft against (only those are
+            // computed: a forced run before the draft needs none)
+            let rows = try session.verify(fed + draft, lastRows: draft.count + 1)
+            step = try generator.verify(draft: draft, logits: (0...draft.count).map { rows[$0] })
             session.rewind(to: session.position - draft.count + step.acceptedDraft)
             outcome.draftedTokens += draft.count
             outcome.acceptedDraftTokens += step.acceptedDraft

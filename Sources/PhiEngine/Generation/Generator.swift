@@ -178,7 +178,10 @@ public final class Generator {
         guard let constraint, var next = mask else { return nil }
         mask = nil  // unique while it is written: no copy
         next.forbidAll()
-        constraint.allow(&next)
+        // This token and those after it until maxTokens, or until the context is full (the
+        // token that fills it is still kept).
+        let budget = min(parameters.maxTokens - generatedCount, maxContext - tokens.count + 1)
+        constraint.allow(&next, budget: budget)
         for id in stopTokens.ids { next[id] = constraint.canEnd }
         mask = next
         return next

@@ -4,9 +4,11 @@
 ///
 /// Per generated token the generator asks, in this order:
 /// 1. `isComplete` — when true, generation ends (finish reason `constraintComplete`).
-/// 2. `allow(_:)` on a mask that arrives with every token forbidden; tokens left forbidden
-///    get logit -infinity before penalties and sampling. End tokens (the sequence's stop
-///    tokens) are decided by `canEnd`, not by the mask: allowed exactly when `canEnd`.
+/// 2. `allow(_:budget:)` on a mask that arrives with every token forbidden; tokens left
+///    forbidden get logit -infinity before penalties and sampling. End tokens (the
+///    sequence's stop tokens) are decided by `canEnd`, not by the mask: allowed exactly when
+///    `canEnd`. The budget (the tokens `maxTokens` and the context leave, this one included)
+///    lets a constraint close the answer in time instead of having it cut.
 /// 3. `advance(_:)` with the token chosen (never an end token); a throw ends generation with
 ///    that error (the constraint's state is broken, not the user's input).
 /// 4. `forcedTokens(limit:)` — tokens that are the only choice from here; the generator
@@ -24,6 +26,27 @@ public protocol TokenConstraint: AnyObject {
     var canEnd: Bool { get }
     /// Whether nothing may follow: generation ends here.
     var isComplete: Bool { get }
+    /// Like `allow(_:)`, leaving out the tokens after which the answer could no longer end
+    /// within `budget` tokens counting this one (never all of them: when nothing fits, what
+    /// `allow(_:)` allows). With an ample budget, exactly what `allow(_:)` allows.
+    func allow(_ mask: inout TokenMask, budget: Int)
+    /// At most how many tokens finish the answer from here (nil: unknown).
+    var tokensToFinish: Int? { get }
+}
+
+extension TokenConstraint {
+    public func allow(_ mask: inout TokenMask, budget: Int) { allow(&mask) }
+    public var tokensToFinish: Int? { nil }
+
+    /// Checks, before generating, that `maxTokens` leaves room for the shortest answer; else
+    /// an error naming the option (`max_tokens`, `--max-tokens`): the answer could be cut.
+    public func checkRoom(maxTokens: Int, naming option: String) throws(ConstraintError) {
+        guard let needed = tokensToFinish, needed > maxTokens else { return }
+        throw ConstraintError(
+            "\(option) \(maxTokens) is too small for the answer format: its shortest answer may "
+                + "take \(needed) tokens",
+            hint: "set \(option) to at least \(needed) (or a looser format)")
+    }
 }
 
 /// A set of token ids over a vocabulary, one bit per token: what a `TokenConstraint` allows.

@@ -125,11 +125,17 @@ public final class InferenceSession {
     /// scoring text reads every row). A block that crosses a position-regime switch
     /// (LongRoPE) is computed as steps compute it: the rows before the switch in the old
     /// regime, the rest after the whole sequence is computed again in the new one.
-    public func verify(_ tokens: [Int]) throws -> LogitRows {
+    ///
+    /// `lastRows` (1…count) computes only the rows of the last tokens (row 0 is then the one
+    /// after `tokens[count - lastRows]`): tokens fed before a draft (a constraint's forced
+    /// run) need no logits, and each row costs a product with the whole output head.
+    public func verify(_ tokens: [Int], lastRows: Int? = nil) throws -> LogitRows {
         let n = tokens.count
         guard n >= 1, n <= maxVerifyTokens else {
             throw SessionError.invalidBlock(tokens: n, maximum: maxVerifyTokens)
         }
+        let wanted = min(max(lastRows ?? n, 1), n)
+        let first = n - wanted
         try checkFits(tokens, after: position)
         let vocab = model.vocabularySize
         let start = position
@@ -141,16 +147,19 @@ public final class InferenceSession {
             while hi < n && positionRegime(start + hi + 1) == runRegime {
                 hi += 1
             }
-            _ = try feed(tokens[lo..<hi], logitRows: hi - lo)
+            let from = max(lo, first)
+            _ = try feed(tokens[lo..<hi], logitRows: max(0, hi - from))
             let computed = sequence.logits.baseAddress!
             if lo == 0 && hi == n {
-                return LogitRows(base: computed, count: n, vocabularySize: vocab)
+                return LogitRows(base: computed, count: wanted, vocabularySize: vocab)
             }
-            let rows = try crossingRows()
-            (rows.pointer + lo * vocab).update(from: computed, count: (hi - lo) * vocab)
+            if hi > from {
+                let rows = try crossingRows()
+                (rows.pointer + (from - first) * vocab).update(from: computed, count: (hi - from) * vocab)
+            }
             lo = hi
         }
-        return LogitRows(base: try crossingRows().pointer, count: n, vocabularySize: vocab)
+        return LogitRows(base: try crossingRows().pointer, count: wanted, vocabularySize: vocab)
     }
 
     /// Where `verify` gathers the rows of a block that crosses a regime switch (allocated the

@@ -152,6 +152,7 @@ struct CompletionHandler: Sendable {
             } catch {
                 throw .server("the model's generation defaults: \(error.message)")
             }
+            try Self.checkRoom(makeConstraint, maxTokens: parameters.maxTokens)
             for choice in 0..<request.choices {
                 var seeded = parameters
                 seeded.seed = parameters.seed.map { $0 &+ UInt64(choice) }
@@ -182,6 +183,21 @@ struct CompletionHandler: Sendable {
             throw .server(errorText.message(of: error))
         }
         return { GrammarMatcher(grammar: grammar, vocabulary: vocabulary) }
+    }
+
+    /// A 400 naming `max_tokens` when it leaves no room for the format's shortest answer
+    /// (the budget-aware mask could not close it in time).
+    private static func checkRoom(
+        _ makeConstraint: (@Sendable () throws -> any TokenConstraint)?, maxTokens: Int
+    ) throws(APIError) {
+        guard let makeConstraint, let constraint = try? makeConstraint() else { return }
+        do {
+            try constraint.checkRoom(maxTokens: maxTokens, naming: "max_tokens")
+        } catch {
+            let hint = error.hint.map { " (\($0))" } ?? ""
+            throw .invalidRequest(
+                error.message + hint, param: "max_tokens", code: "invalid_value")
+        }
     }
 
     /// Waits for every answer, then sends them as one JSON object.

@@ -80,9 +80,9 @@ final class Slot {
         guard !draft.isEmpty else { return try accept(try session.prefill(pending)) }
         let generator = try started()
         let drafted = draft
-        let rows = try session.verify(pending + drafted)
-        let step = try generator.verify(
-            draft: drafted, logits: (0...drafted.count).map { rows[pending.count - 1 + $0] })
+        // Only the rows the draft check reads: a forced run before the draft needs none.
+        let rows = try session.verify(pending + drafted, lastRows: drafted.count + 1)
+        let step = try generator.verify(draft: drafted, logits: (0...drafted.count).map { rows[$0] })
         session.rewind(to: session.position - drafted.count + step.acceptedDraft)
         draftedTokens += drafted.count
         acceptedDraftTokens += step.acceptedDraft

@@ -102,10 +102,13 @@ struct ChatCommand: Command {
         options.diskCache = diskCache.open(container, cacheWidth: options.cacheWidth)
         defer { options.diskCache?.waitForWrites() }
         let chat = try ChatSession(container: container, options: options)
+        let answerFormat = try outputFormat.map(container.structuredOutput)
+        try answerFormat?.makeConstraint().checkRoom(
+            maxTokens: chat.parameters.maxTokens, naming: "--max-tokens")
         let interactive = isatty(STDIN_FILENO) == 1 && isatty(STDOUT_FILENO) == 1
         let loop = ChatLoop(
             chat: chat, interactive: interactive, stats: stats, loaded: load,
-            answerFormat: try outputFormat.map(container.structuredOutput))
+            answerFormat: answerFormat)
         try loop.run()
     }
 }

@@ -106,9 +106,12 @@ final class ChatLoop {
     private func answer(_ text: String) {
         var printed = ""
         do {
+            let constraint = answerFormat?.makeConstraint()
+            // max_tokens may have changed since the format was set (/set).
+            try constraint?.checkRoom(maxTokens: chat.parameters.maxTokens, naming: "--max-tokens")
             let reply = try InterruptibleJob.run(.answer) { cancel in
                 try chat.send(
-                    text, constraint: answerFormat?.makeConstraint(), cancel: cancel,
+                    text, constraint: constraint, cancel: cancel,
                     trimmed: { dropped in
                         self.note(
                             "(dropped the \(dropped) oldest messages to fit the context of "

@@ -159,10 +159,11 @@ struct RunCommand: Command {
         options.constraint = try outputFormat.map {
             try container.structuredOutput($0).makeConstraint()
         }
+        let parameters = container.parameters(settings, for: .run)
+        try options.constraint?.checkRoom(maxTokens: parameters.maxTokens, naming: "--max-tokens")
         var outputFailure: (any Error)?
         let outcome = try container.generatePieces(
-            request, parameters: container.parameters(settings, for: .run), options: options,
-            cancel: cancel
+            request, parameters: parameters, options: options, cancel: cancel
         ) { piece in
             // Streamed as soon as each piece is complete; a failed write (a closed
             // pipe, a full disk) stops generation: nobody would see the rest.

@@ -4,7 +4,8 @@ import Testing
 /// Structured output through `phikit serve`: OpenAI's `response_format`, llama-server's
 /// `json_schema` and `grammar`, the Responses API's `text.format` and Anthropic's
 /// `output_config.format`, on stories-260k and a tiny random-weight chat model. Answers
-/// parse and follow the schema; a keyword the engine cannot enforce is a 400 naming it.
+/// parse and follow the schema; a keyword the engine cannot enforce, or a max_tokens below
+/// the shortest answer, is a 400 naming it.
 @Suite("phikit serve: structured output")
 struct ServeStructuredOutputTests {
     static let schemaText = #"""
@@ -78,6 +79,8 @@ struct ServeStructuredOutputTests {
             (["grammar": "root ::= missing"], "grammar", "missing"),
             (["response_format": ["type": "json_object"], "grammar": #"root ::= "a""#],
              "grammar", "response_format"),
+            // The shortest answer (`{"name":"","happy":true,"size":"big"}`) needs 37 tokens at most.
+            (["json_schema": Self.schema], "max_tokens", "max_tokens 4"),
         ] as [([String: Any], String, String)] {
             let request = ["prompt": "Once", "max_tokens": 4].merging(format) { $1 }
             let (status, body) = try server.post("/v1/completions", request)

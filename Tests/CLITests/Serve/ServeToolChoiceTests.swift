@@ -69,7 +69,7 @@ struct ServeToolChoiceTests {
         #expect((error["error"] as? [String: Any])?["param"] as? String == "tool_choice")
     }
 
-    @Test("a named function: the model writes its arguments; a call cut short is content")
+    @Test("a named function: the model writes its arguments; max_tokens closes a call rather than cutting it")
     func named() throws {
         // This model's answer continues a call's `"arguments":` with `{"city":"Paris"}}]`, the
         // rest of a call: alone it is no call at all.
@@ -96,16 +96,25 @@ struct ServeToolChoiceTests {
             (streamedCalls.first?["function"] as? [String: Any])?["name"] as? String == "get_weather")
         #expect(choices.compactMap { $0["finish_reason"] as? String } == ["tool_calls"])
 
-        // Four tokens after the tag are not a whole call: no call comes out, and what was
-        // generated, forced tag included, is the content.
-        let (_, cut) = try server.post(
-            "/v1/chat/completions",
-            [
-                "messages": Self.messages, "tools": [Self.tool], "tool_choice": "required",
-                "temperature": 0, "max_tokens": 4,
-            ])
-        let cutChoice = try Self.choice(cut)
-        #expect(cutChoice["finish_reason"] as? String == "length" && Self.calls(cutChoice).isEmpty)
-        #expect(Self.content(cutChoice)?.hasPrefix("<|tool_call|>") == true)
+        // Four tokens cannot hold a whole call: a 400 naming max_tokens, with the least that
+        // can. At exactly that budget the call is closed in time, not cut.
+        let required: [String: Any] = [
+            "messages": Self.messages, "tools": [Self.tool], "tool_choice": "required",
+            "temperature": 0,
+        ]
+        let (refused, error) = try server.post(
+            "/v1/chat/completions", required.merging(["max_tokens": 4]) { $1 })
+        let details = try #require(error["error"] as? [String: Any])
+        #expect(refused == 400 && details["param"] as? String == "max_tokens")
+        let message = try #require(details["message"] as? String)
+        let least = try #require(
+            message.firstMatch(of: /at least (\d+)/).flatMap { Int($0.1) }, "\(message)")
+        let (_, closed) = try server.post(
+            "/v1/chat/completions", required.merging(["max_tokens": least]) { $1 })
+        let closedChoice = try Self.choice(closed)
+        let call = Self.calls(closedChoice).first?["function"] as? [String: Any]
+        #expect(call?["name"] as? String == "get_weather", "\(closedChoice)")
+        let arguments = try #require(call?["arguments"] as? String)
+        #expect(try JSONSerialization.jsonObject(with: Data(arguments.utf8)) is [String: Any])
     }
 }

@@ -86,7 +86,7 @@ struct GrammarMatcherTests {
         #expect(matcher.allowedTokenIDs() == [])
     }
 
-    @Test("forced text: what the grammar forces byte by byte, as the tokenizer encodes it, all but its last token")
+    @Test("forced text: what the grammar forces byte by byte, as the tokenizer encodes it, its last token only when nothing allowed reaches past it")
     func forcedText() throws {
         // A longest-match tokenizer over these pieces; "▁x" stands for a SentencePiece
         // tokenizer's prefix space, which is not the forced text.
@@ -108,16 +108,19 @@ struct GrammarMatcherTests {
             text: #"{"properties":{"name":{"type":"integer"},"age":{"type":"integer"}},"required":["name","age"]}"#
         ).compile()
         let matcher = GrammarMatcher(grammar: grammar, vocabulary: vocabulary)
-        // `{"name` is forced token by token (each the only choice); `":` could be one token
-        // or two, and the text path leaves a run's last token to the model (it could have
-        // merged with what follows).
-        #expect(matcher.forcedTokens(limit: 10) == [0, 1, 2])
+        // `{"name` is forced token by token (each the only choice); then the text `":` as
+        // the tokenizer writes it — its last token too, as no allowed token reaches past it.
+        #expect(matcher.forcedTokens(limit: 10) == [0, 1, 2, 3])
         for t in [0, 1, 2, 3, 7] { try matcher.advance(t) }
         #expect(matcher.forcedTokens(limit: 10) == [])  // another digit, or `,"age":`
         try matcher.advance(9)
-        // `"` is the only token; then `age":` is forced text (`age` or `a`…): `age` is fed.
-        #expect(matcher.forcedTokens(limit: 10) == [1, 5])
+        // `"` is the only token; then `age":` is forced text (`age` or `a`…): `age` and `":`.
+        #expect(matcher.forcedTokens(limit: 10) == [1, 5, 3])
         #expect(matcher.forcedTokens(limit: 1) == [1])
+        // A token that could merge with what follows (`":1`) leaves the last one to the model.
+        let merging = GrammarMatcher(
+            grammar: grammar, vocabulary: TokenVocabulary(pieces: bytes + [Array("\":1".utf8)], encode: encode))
+        #expect(merging.forcedTokens(limit: 10) == [0, 1, 2])
         // Without the tokenizer's encoding only the only-choice tokens are forced.
         let plain = GrammarMatcher(grammar: grammar, vocabulary: TokenVocabulary(pieces: bytes))
         for t in [0, 1, 2, 3, 7, 9] { try plain.advance(t) }

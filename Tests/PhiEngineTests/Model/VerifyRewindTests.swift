@@ -37,6 +37,18 @@ struct VerifyRewindTests {
                         #expect(Array(rows[i]) == stepped[i], "\(label) \(width) p\(p) row \(i)")
                     }
                     #expect(Array(session.logits) == stepped[k - 1])
+                    // Only the last rows (a forced run fed before a draft needs none): the
+                    // same rows, across a regime switch too.
+                    let last = (k + 1) / 2
+                    let tail = try InferenceSession(model: model, cacheWidth: width)
+                    _ = try tail.prefill(prefix)
+                    let tailRows = try tail.verify(block, lastRows: last)
+                    #expect(tailRows.count == last)
+                    for i in 0..<last {
+                        #expect(
+                            Array(tailRows[i]) == stepped[k - last + i],
+                            "\(label) \(width) p\(p) last \(last) row \(i)")
+                    }
                     // the first token kept, the rest rejected: steps from there repeat them
                     let keep = p + 1
                     #expect(session.rewind(to: keep) == keep && session.position == keep)
