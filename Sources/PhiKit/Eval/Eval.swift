@@ -58,6 +58,7 @@ public func evaluate(
         try $0.makeSession(maxContext: options.context, cacheWidth: options.cacheWidth)
     }
     let block = sessions.map(\.maxVerifyTokens).min() ?? 1
+    let threads = ProcessInfo.processInfo.activeProcessorCount  // the engine's pool's default
     let windows = stride(from: 0, to: tokens.count - 1, by: options.context).map {
         Array(tokens[$0..<min($0 + options.context, tokens.count)])
     }.filter { $0.count >= 2 }
@@ -79,6 +80,7 @@ public func evaluate(
             try options.cancellation.check()
             let chunk = Array(window[start..<min(start + block, fed)])
             let rows = try sessions.map { try $0.verify(chunk) }
+            let lse = EvalAccumulator.logSumExps(of: rows, threads: threads)
             for j in 0..<chunk.count {
                 let target = window[start + j + 1]
                 if exact {
@@ -86,16 +88,16 @@ public func evaluate(
                         let vocab = rows[m][j].count
                         let position = start + j
                         reference.load(exactLogits[m][(position * vocab)..<((position + 1) * vocab)])
-                        scores[m].add(rows[m][j], target: target, against: reference)
+                        scores[m].add(rows[m][j], target: target, logSumExp: lse[m][j], against: reference)
                     }
                     continue
                 }
-                if let r = referenceIndex { reference.load(rows[r][j]) }
+                if let r = referenceIndex { reference.load(rows[r][j], logSumExp: lse[r][j]) }
                 for m in containers.indices {
                     if referenceIndex == nil || m == referenceIndex {
-                        scores[m].add(rows[m][j], target: target)
+                        scores[m].add(rows[m][j], target: target, logSumExp: lse[m][j])
                     } else {
-                        scores[m].add(rows[m][j], target: target, against: reference)
+                        scores[m].add(rows[m][j], target: target, logSumExp: lse[m][j], against: reference)
                     }
                 }
             }

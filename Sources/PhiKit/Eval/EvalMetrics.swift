@@ -1,4 +1,5 @@
 import Foundation
+import PhiEngine
 
 /// What one model scored over the evaluated positions, accumulated a logit row at a time in
 /// float64 (the rows are the engine's float32 logits):
@@ -20,7 +21,8 @@ struct EvalAccumulator {
         add(row, target: target, logSumExp: Self.logSumExp(row))
     }
 
-    private mutating func add(_ row: UnsafeBufferPointer<Float>, target: Int, logSumExp lse: Double) {
+    /// As `add(_:target:)`, with the row's `logSumExp` already computed (`logSumExps`).
+    mutating func add(_ row: UnsafeBufferPointer<Float>, target: Int, logSumExp lse: Double) {
         negativeLogLikelihood += lse - Double(row[target])
         positions += 1
     }
@@ -32,7 +34,14 @@ struct EvalAccumulator {
     mutating func add(
         _ row: UnsafeBufferPointer<Float>, target: Int, against reference: ReferenceDistribution
     ) {
-        let lse = Self.logSumExp(row)
+        add(row, target: target, logSumExp: Self.logSumExp(row), against: reference)
+    }
+
+    /// As `add(_:target:against:)`, with the row's `logSumExp` already computed.
+    mutating func add(
+        _ row: UnsafeBufferPointer<Float>, target: Int, logSumExp lse: Double,
+        against reference: ReferenceDistribution
+    ) {
         add(row, target: target, logSumExp: lse)
         var expected = 0.0
         var diff = 0.0
@@ -69,6 +78,37 @@ struct EvalAccumulator {
         return m + log(sum)
     }
 
+    /// `logSumExp` of every row of every model's block, `[model][row]`, on `threads` threads.
+    /// It is the one float64 exponential per logit that each model's score needs (the rest of
+    /// scoring is multiply-adds), and between blocks the engine's workers are idle: computed
+    /// in order on one thread it held the other cores idle for ~1 ms a row of 200,064 logits.
+    /// Each value is the same as `logSumExp`'s, so the scores do not depend on `threads`.
+    static func logSumExps(of blocks: [LogitRows], threads: Int) -> [[Double]] {
+        let rowCount = blocks.map(\.count).min() ?? 0
+        let items = blocks.count * rowCount
+        guard items > 0 else { return blocks.map { _ in [] } }
+        // Addresses, not LogitRows, cross into the workers (the rows stay valid until the
+        // sessions run again, after this returns).
+        let rows = blocks.flatMap { block in
+            (0..<rowCount).map { UInt(bitPattern: block[$0].baseAddress!) }
+        }
+        let vocab = blocks[0].vocabularySize
+        var flat = [Double](repeating: 0, count: items)
+        flat.withUnsafeMutableBufferPointer { out in
+            let base = UInt(bitPattern: out.baseAddress!)
+            let parts = max(1, min(threads, items))
+            let body: @Sendable (Int) -> Void = { part in
+                let p = UnsafeMutablePointer<Double>(bitPattern: base)!
+                for i in (items * part / parts)..<(items * (part + 1) / parts) {
+                    let row = UnsafePointer<Float>(bitPattern: rows[i])!
+                    p[i] = logSumExp(UnsafeBufferPointer(start: row, count: vocab))
+                }
+            }
+            if parts == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: parts, execute: body) }
+        }
+        return (0..<blocks.count).map { Array(flat[($0 * rowCount)..<(($0 + 1) * rowCount)]) }
+    }
+
     /// numpy's `percentile(values, 100·q)` (linear): between the order statistics at
     /// `q·(n−1)`.
     static func percentile(_ values: [Double], _ q: Double) -> Double {
@@ -90,8 +130,10 @@ struct ReferenceDistribution {
     private(set) var negativeEntropy = 0.0
     private(set) var best = 0
 
-    /// Takes the reference row of float32 (a model) or float64 (the exact reference) logits.
-    mutating func load<R: RandomAccessCollection>(_ reference: R)
+    /// Takes the reference row of float32 (a model) or float64 (the exact reference) logits;
+    /// `logSumExp` is the row's when it is already known (`EvalAccumulator.logSumExps`: the
+    /// same value this computes), which saves one exponential per logit.
+    mutating func load<R: RandomAccessCollection>(_ reference: R, logSumExp known: Double? = nil)
     where R.Element: BinaryFloatingPoint, R.Index == Int {
         let n = reference.count
         if logits.count != n {
@@ -109,9 +151,14 @@ struct ReferenceDistribution {
                 best = v
             }
         }
-        var sum = 0.0
-        for v in 0..<n { sum += exp(logits[v] - maximum) }
-        let lse = maximum + log(sum)
+        let lse: Double
+        if let known {
+            lse = known
+        } else {
+            var sum = 0.0
+            for v in 0..<n { sum += exp(logits[v] - maximum) }
+            lse = maximum + log(sum)
+        }
         var entropy = 0.0
         for v in 0..<n {
             let logP = logits[v] - lse
