@@ -99,6 +99,8 @@ def main():
                    help="a block of 1, 2, … draft-max + 1 tokens in decode steps (engine-bench "
                         "--verify; default: SmolLM2 at 512 tokens, measured 2026-11-28)")
     p.add_argument("--phikit", default=str(REPO / ".build/release/phikit"))
+    p.add_argument("--save", help="also write each task's ids to DIR/TASK.json "
+                                  "({prompt, answer}: what spec_draft_sim.py reads)")
     a = p.parse_args()
     costs = [float(c) for c in a.costs.split(",")]
     if len(costs) < a.draft_max + 1:
@@ -121,6 +123,10 @@ def main():
                                      str(a.tokens), "--temp", "0", "--threads", "2", "--json",
                                      "--draft-max", str(a.draft_max)])
         answer = run["tokens"]
+        if a.save:
+            Path(a.save).mkdir(parents=True, exist_ok=True)
+            Path(a.save, f"{task}.json").write_text(json.dumps({"prompt": prompt,
+                                                                "answer": answer}))
         rows = analyse(prompt, answer, a.draft_max)
         n = len(answer)
         matched = sum(r["match"] >= 2 for r in rows)
