@@ -38,8 +38,8 @@ sys.path.insert(0, str(HERE))
 import llama_upstream as upstream  # noqa: E402
 
 
-def edit_task(lines):
-    """A Python module of about `lines` lines, and the instruction to rename one function."""
+def python_module(lines):
+    """A Python module of about `lines` lines of parse_record_N functions."""
     body = []
     for i in range(lines // 8):
         body += [
@@ -52,11 +52,27 @@ def edit_task(lines):
             "",
             "",
         ]
-    source = "\n".join(body)
+    return "\n".join(body)
+
+
+def edit_task(lines):
+    """A Python module of about `lines` lines, and the instruction to change one message."""
     return (
-        "Here is a Python file:\n\n" + source + "\n\nRewrite the whole file with one change: "
+        "Here is a Python file:\n\n" + python_module(lines) + "\n\nRewrite the whole file "
+        "with one change: "
         "the error message of parse_record_3 says 'bad row' instead of 'row 3'. Output only "
         "the complete file."
+    )
+
+
+def short_edit_task():
+    """The edit on a 48-line file, the file first in a code fence: SmolLM2-135M copies this
+    one (from its fourth function on), where on the 300-line file it writes code of its own
+    instead (scripts/bench/README.md), so this is the task that shows what drafting gives a
+    model that does copy."""
+    return (
+        "```python\n" + python_module(48) + "\n```\n\nRewrite the file above with one change: "
+        "in parse_record_3 the error message is 'bad row'. Output the complete file."
     )
 
 
@@ -97,8 +113,8 @@ def tasks_for(model):
         story = ("Once upon a time, there was a little girl named Lily. She loved to play "
                  "in the park with her red ball. One day, the ball rolled far away. ")
         return {"repeat": story * 3, "prose": "Once upon a time, there was a big dog."}
-    return {"edit": edit_task(300), "quote": quote_task(), "extract": extract_task(),
-            "prose": prose_task()}
+    return {"edit": edit_task(300), "edit-48": short_edit_task(), "quote": quote_task(),
+            "extract": extract_task(), "prose": prose_task()}
 
 
 def run_phikit(binary, model, prompt_file, tokens, threads, draft_max, chat):

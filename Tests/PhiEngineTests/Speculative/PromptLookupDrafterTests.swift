@@ -6,19 +6,22 @@ import Testing
 /// choices, and the drafter proposing the continuation of quoted text but nothing in new text.
 @Suite("prompt lookup drafter")
 struct PromptLookupDrafterTests {
-    /// The longest suffix of `text` that also ends earlier, and the first place it ends.
-    static func bruteForceMatch(_ text: [Int]) -> (length: Int, end: Int)? {
+    /// The longest suffix of `text` that also ends earlier, and the first (or the latest)
+    /// earlier place it ends.
+    static func bruteForceMatch(_ text: [Int], latest: Bool = false) -> (length: Int, end: Int)? {
         let n = text.count
         var best: (length: Int, end: Int)?
         for end in 0..<(n - 1) {
             var length = 0
             while length <= end && text[end - length] == text[n - 1 - length] { length += 1 }
-            if length > 0 && length > (best?.length ?? 0) { best = (length, end) }
+            if length > 0 && (length > (best?.length ?? 0) || (latest && length == best?.length)) {
+                best = (length, end)
+            }
         }
         return best
     }
 
-    @Test("the automaton's earlier match is the longest one, at its first occurrence")
+    @Test("the automaton's earlier match is the longest one, at its first and latest occurrences")
     func automatonMatchesBruteForce() {
         var random = RandomSource(seed: 7)
         for alphabet in [2, 3, 5, 40] {
@@ -41,6 +44,9 @@ struct PromptLookupDrafterTests {
                 let found = automaton.earlierMatch
                 #expect(found?.length == expected?.length, "alphabet \(alphabet) at \(text.count)")
                 #expect(found?.end == expected?.end, "alphabet \(alphabet) at \(text.count)")
+                #expect(
+                    found?.latestEnd == Self.bruteForceMatch(text, latest: true)?.end,
+                    "alphabet \(alphabet) at \(text.count)")
             }
             #expect(automaton.text == text)
         }
