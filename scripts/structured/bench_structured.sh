@@ -7,7 +7,7 @@
 #   TOKENIZER=path/to/tokenizer.json [MODEL=dir] scripts/structured/bench_structured.sh
 set -eu
 cd "$(dirname "$0")/../.."
-TOKENIZER=${TOKENIZER:-../shared/fixtures/_derived/microsoft--Phi-4-mini-instruct/tokenizer.json}
+TOKENIZER=${TOKENIZER:-$(scripts/fixtures.sh)/_derived/microsoft--Phi-4-mini-instruct/tokenizer.json}
 SUITE=Tests/PhiEngineTests/Fixtures/structured/schemas.json
 PATHS=$(mktemp)
 trap 'rm -f "$PATHS"' EXIT
