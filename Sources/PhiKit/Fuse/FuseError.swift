@@ -28,7 +28,7 @@ public enum FuseError: UserFacingError, Equatable {
     public var hint: String? {
         switch self {
         case .adapterMissing:
-            "--adapter-path names the folder mlx_lm.lora wrote (adapters.safetensors and "
+            "an adapter is the folder mlx_lm.lora wrote (adapters.safetensors and "
                 + "adapter_config.json)"
         case .badAdapterConfig(_, _, let hint): hint
         case .badAdapterTensor, .missingAdapterTensor:
