@@ -26,7 +26,7 @@ import Testing
             _ arguments: [String], work: URL, doing job: String, signal: Int32 = SIGINT
         ) throws -> (status: Int32, stderr: String) {
             let process = Process()
-            process.executableURL = try #require(url)
+            process.executableURL = url
             process.arguments = arguments
             process.standardOutput = FileHandle.nullDevice
             let stderr = Pipe()

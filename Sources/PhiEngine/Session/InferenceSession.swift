@@ -337,8 +337,8 @@ public final class InferenceSession {
             start = 0
         }
         let block = sequence.block
-        try pool.exclusively(activations: activationWidth, adapters: .uniform(adapter)) {
-            try tokens.withUnsafeBufferPointer { all in
+        pool.exclusively(activations: activationWidth, adapters: .uniform(adapter)) {
+            tokens.withUnsafeBufferPointer { all in
                 let end = all.count
                 while start < end {
                     var stop = min(start + block, end)

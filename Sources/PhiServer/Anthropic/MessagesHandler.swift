@@ -13,7 +13,8 @@ struct MessagesHandler: Sendable {
         do {
             let request = try MessagesRequest(body: body, contextSize: contextSize)
             let answer = try completions.start(request.completion, channel: channel)
-            let bodies = MessageBodies(id: CompletionHandler.newID("msg_"), model: completions.modelID)
+            let bodies = MessageBodies(
+                id: CompletionHandler.newID("msg_"), model: completions.answeringModel(request.completion))
             if request.completion.stream {
                 MessagesStream(answer: answer, bodies: bodies).run()
                 return

@@ -26,7 +26,7 @@ struct CompletionHandler: Sendable {
             let answers = try submit(try generations(request), channel: channel)
             let bodies = ResponseBodies(
                 endpoint: endpoint, id: Self.newID(endpoint == .chat ? "chatcmpl-" : "cmpl-"),
-                created: Int(Date().timeIntervalSince1970), model: modelID)
+                created: Int(Date().timeIntervalSince1970), model: answeringModel(request))
             let tools: Bool = if case .chat(_, let tools) = request.input { !tools.isEmpty } else { false }
             if request.stream {
                 AnswerStream(
@@ -83,6 +83,15 @@ struct CompletionHandler: Sendable {
                     + "give one", param: "adapter", code: "invalid_value")
         }
         return named
+    }
+
+    /// The `"model"` an answer reports: the adapter's name when the request chose one (as
+    /// vLLM answers a LoRA request with the LoRA's name, so a client sees which weights
+    /// answered), else the served model's id. Call it once `adapter(for:)` accepted the request.
+    func answeringModel(_ request: CompletionRequest) -> String {
+        if let name = request.adapter { return name }
+        if let model = request.model, container.adapterIndex(named: model) != nil { return model }
+        return modelID
     }
 
     /// Queues every answer's job; when one is refused, the ones queued are abandoned.

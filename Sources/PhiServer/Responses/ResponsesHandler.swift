@@ -15,7 +15,7 @@ struct ResponsesHandler: Sendable {
             let answer = try completions.start(request.completion, channel: channel)
             let object = ResponseObject(
                 id: CompletionHandler.newID("resp_"), createdAt: Int(Date().timeIntervalSince1970),
-                model: completions.modelID, echo: request.echo, tools: request.tools)
+                model: completions.answeringModel(request.completion), echo: request.echo, tools: request.tools)
             if request.completion.stream {
                 ResponsesStream(answer: answer, object: object).run()
                 return

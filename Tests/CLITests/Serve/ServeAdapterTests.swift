@@ -4,7 +4,7 @@ import Testing
 
 /// `phikit serve --adapter NAME=DIR`: adapters listed as models, selected per request by
 /// `"adapter"` or by `"model"`, an unknown one a 404 naming it, and the options' misuse a
-/// usage error. (Batching and the prefix cache: PhiServerTests' AdapterSchedulingTests.)
+/// usage error; an answer's `"model"` names the adapter that wrote it. (Batching and the prefix cache: PhiServerTests' AdapterSchedulingTests.)
 @Suite("phikit serve --adapter")
 struct ServeAdapterTests {
     static func text(_ body: [String: Any]) -> String? {
@@ -36,6 +36,10 @@ struct ServeAdapterTests {
         #expect(plain.status == 200 && adapted.status == 200 && named.status == 200)
         #expect(Self.text(adapted.body) != nil && Self.text(adapted.body) == Self.text(named.body))
         #expect(Self.text(adapted.body) != Self.text(plain.body))
+        // Each answer names the weights that wrote it (Responses and Messages report the same
+        // CompletionHandler.answeringModel; this model has no chat template to reach them).
+        #expect(plain.body["model"] as? String == "stories-260k")
+        #expect(adapted.body["model"] as? String == "sql" && named.body["model"] as? String == "sql")
 
         var unknown = ask
         unknown["adapter"] = "poet"

@@ -36,13 +36,6 @@ struct ServeStructuredOutputTests {
     @Test("completions: response_format json_schema equals run --json-schema; json_schema and grammar fields")
     func completions() throws {
         let server = try ServeProcess("stories-260k")
-        let request: [String: Any] = [
-            "prompt": "Once upon a time", "max_tokens": 80, "temperature": 0,
-            "response_format": [
-                "type": "json_schema",
-                "json_schema": ["name": "kid", "schema": Self.schema, "strict": true],
-            ],
-        ]
         // As text: the members come in the schema's order, which a dictionary would not keep.
         let body = #"{"prompt": "Once upon a time", "max_tokens": 80, "temperature": 0, "#
             + #""response_format": {"type": "json_schema", "json_schema": "#

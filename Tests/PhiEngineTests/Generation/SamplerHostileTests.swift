@@ -14,7 +14,7 @@ struct SamplerHostileTests {
     @Test("a temperature whose inverse overflows (1e-40) picks the greedy token, not the last")
     func tinyTemperature() {
         let logits: [Float] = [0.1, 3, 0.2, 0.3]
-        for temperature: Float in [1e-40, .leastNonzeroMagnitude, 1e-30] {
+        for temperature in [Float(Double(1e-40)), .leastNonzeroMagnitude, 1e-30] {  // a subnormal, the least, a tiny normal
             let p = GenerationParameters(temperature: temperature, seed: 1)
             #expect(sample(logits, p) == 1, "temperature \(temperature)")
         }

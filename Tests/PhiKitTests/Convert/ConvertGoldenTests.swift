@@ -63,7 +63,7 @@ struct ConvertGoldenTests {
         }
 
         // Files: mlx_lm's list, plus the copied tokenizer extras.
-        var goldenFiles = Set((manifest["files"]?.arrayValue ?? []).compactMap(\.stringValue))
+        let goldenFiles = Set((manifest["files"]?.arrayValue ?? []).compactMap(\.stringValue))
         let mine = Set(summary.files)
         #expect(
             goldenFiles.subtracting(mine).isEmpty,
