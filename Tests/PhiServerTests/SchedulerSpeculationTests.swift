@@ -12,20 +12,6 @@ import Testing
 /// requests join and leave the batch at different steps.
 @Suite("scheduler: drafts verified in the batch")
 struct SchedulerSpeculationTests {
-    /// The answer's text and summary.
-    static func answer(_ job: GenerationJob) -> (String, GenerationSummary?) {
-        var text = ""
-        while true {
-            for event in job.take() {
-                switch event {
-                case .text(let piece, _): text += piece
-                case .finished(let summary): return (text, summary)
-                case .failed: return (text, nil)
-                }
-            }
-        }
-    }
-
     /// Runs `requests` on a scheduler of `parallel` slots, all submitted at once (those
     /// beyond the slots wait and join as others leave); the answers in order.
     static func serve(
@@ -41,7 +27,7 @@ struct SchedulerSpeculationTests {
         defer { scheduler.shutdown() }
         let jobs = requests.map { GenerationJob($0) }
         for job in jobs { try scheduler.submit(job) }
-        return jobs.map(answer)
+        return jobs.map { GenerationHooksTests.answer($0) }
     }
 
     /// Proposes the plain answer's next tokens, every third drafted token wrong, 1…5 at a time.

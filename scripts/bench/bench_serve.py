@@ -109,7 +109,10 @@ def stream(port, prompt, tokens, out, index):
         return
     # The usage when the server sends it; else a "length" finish means exactly max_tokens.
     count = usage["completion_tokens"] if usage else tokens if finish == "length" else chunks
-    out[index] = {"ttft": first, "tokens": count, "end": end, "start": start, "finish": finish}
+    details = (usage or {}).get("completion_tokens_details") or {}
+    kept = details.get("accepted_prediction_tokens") or 0
+    out[index] = {"ttft": first, "tokens": count, "end": end, "start": start, "finish": finish,
+                  "kept": kept, "drafted": kept + (details.get("rejected_prediction_tokens") or 0)}
 
 
 TASKS = {"quote": quote_task, "edit": short_edit_task}
@@ -144,7 +147,8 @@ def measure(port, clients, tokens, tag, task="story"):
             "ttft_median": statistics.median(ttfts) if ttfts else float("nan"),
             "ttft_max": ttfts[-1] if ttfts else float("nan"),
             "short": sum(1 for r in results if r["tokens"] != tokens),
-            "load": os.getloadavg()[0]}
+            "load": os.getloadavg()[0],
+            "kept": sum(r["kept"] for r in results), "drafted": sum(r["drafted"] for r in results)}
 
 
 def variants(specs):
@@ -228,11 +232,12 @@ def main():
                             f"error {m['error']}" if "error" in m else
                             f"{m['tok_s']:7.2f} tok/s, first token {m['ttft_median']:.2f} s "
                             f"(worst {m['ttft_max']:.2f} s), load {m['load']:.1f}"
+                            + (f", drafts kept {m['kept']}/{m['drafted']}" if m["drafted"] else "")
                             + (f", {m['short']} streams ended early" if m["short"] else "")))
                         print(line, file=sys.stderr, flush=True)
                         tsv.write("\t".join(str(m.get(k, "")) for k in [
                             "round", "engine", "clients", "tok_s", "ttft_median", "ttft_max",
-                            "tokens", "short", "load", "error"]) + "\n")
+                            "tokens", "short", "load", "kept", "drafted", "error"]) + "\n")
         rss = {e: peak_rss_gib(s.process.pid) for e, s in servers.items()}
     finally:
         exits = {e: s.stop() for e, s in servers.items()}
