@@ -17,7 +17,13 @@ llama-cpp-python's server has one llama.cpp context and answers one request at a
 lock around the model); it runs with --interrupt_requests False, or each new request would
 cut the one streaming (its default), so concurrent clients queue. phikit serve runs with
 --parallel at least the largest client count, so they all decode together, and so does
-llama-server (-np the largest count, -c that many times --context)."""
+llama-server (-np the largest count, -c that many times --context).
+
+Configurations beyond the plain engines are named with --variant (e.g. 'phikit-act8=phikit
+--act-bits 8', 'phikit-nospec=phikit --no-speculative') and listed in --engines like the
+engines. --task quote or edit sends each client a chat request that repeats its input (the
+edit and quote tasks of bench_speculative.py, a nonce first), where speculative decoding
+pays; story (the default) is a short completion prompt of free prose."""
 
 import argparse
 import http.client
@@ -35,6 +41,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from serve_support import Server  # noqa: E402  (phikit serve on a free port)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llama_upstream as upstream  # noqa: E402
+from bench_speculative import quote_task, short_edit_task  # noqa: E402
 
 TOPICS = ["a lighthouse", "the river", "a small robot", "winter", "the market", "a letter",
           "the old bridge", "a garden"]
@@ -53,22 +60,7 @@ class LlamaServer:
         if flash_attn:
             command += ["--flash_attn", "True"]
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + 600
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}; "
-                                   f"see {log}")
-            try:
-                connection = http.client.HTTPConnection("127.0.0.1", self.port, timeout=5)
-                connection.request("GET", "/v1/models")
-                if connection.getresponse().status == 200:
-                    break
-            except OSError:
-                pass
-            if time.time() > deadline:
-                self.stop()
-                raise RuntimeError(f"llama_cpp.server did not answer in 600 s; see {log}")
-            time.sleep(0.5)
+        upstream.wait_until_ready(self, "/v1/models", "llama_cpp.server", log)
 
     def stop(self):
         return upstream.stop_server(self.process, self.log)
@@ -83,14 +75,17 @@ def peak_rss_gib(pid):
 
 
 def stream(port, prompt, tokens, out, index):
-    """One streamed completion: time to first text, tokens, end time, finish reason."""
-    body = {"prompt": prompt, "max_tokens": tokens, "temperature": 0,
+    """One streamed completion: time to first text, tokens, end time, finish reason. A
+    `prompt` that is a list of messages goes to /v1/chat/completions."""
+    chat = isinstance(prompt, list)
+    body = {"max_tokens": tokens, "temperature": 0,
             "stream": True, "stream_options": {"include_usage": True}}
+    body["messages" if chat else "prompt"] = prompt
+    path = "/v1/chat/completions" if chat else "/v1/completions"
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=3600)
     start = time.time()
     try:
-        connection.request("POST", "/v1/completions", json.dumps(body),
-                           {"Content-Type": "application/json"})
+        connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
         response = connection.getresponse()
         if response.status != 200:
             out[index] = {"error": f"HTTP {response.status}: {response.read()[:200]!r}"}
@@ -101,7 +96,8 @@ def stream(port, prompt, tokens, out, index):
                 continue
             chunk = json.loads(line[6:])
             for choice in chunk.get("choices") or []:
-                if choice.get("text"):
+                text = (choice.get("delta") or {}).get("content") if chat else choice.get("text")
+                if text:
                     chunks += 1
                     if first is None:
                         first = time.time() - start
@@ -113,18 +109,30 @@ def stream(port, prompt, tokens, out, index):
         return
     # The usage when the server sends it; else a "length" finish means exactly max_tokens.
     count = usage["completion_tokens"] if usage else tokens if finish == "length" else chunks
-    out[index] = {"ttft": first, "tokens": count, "end": end, "start": start, "finish": finish}
+    details = (usage or {}).get("completion_tokens_details") or {}
+    kept = details.get("accepted_prediction_tokens") or 0
+    out[index] = {"ttft": first, "tokens": count, "end": end, "start": start, "finish": finish,
+                  "kept": kept, "drafted": kept + (details.get("rejected_prediction_tokens") or 0)}
 
 
-def measure(port, clients, tokens, tag):
+TASKS = {"quote": quote_task, "edit": short_edit_task}
+
+
+def prompt_for(task, tag, i):
+    """Client i's prompt: a nonce first, so no server reuses another request's prefix."""
+    nonce = random.randrange(10**9)
+    if task == "story":
+        return f"{nonce} Story {tag}-{i}: once upon a time, {TOPICS[i % len(TOPICS)]} was"
+    return [{"role": "user", "content": f"Request {nonce}.\n\n" + TASKS[task]()}]
+
+
+def measure(port, clients, tokens, tag, task="story"):
     """`clients` concurrent streams; aggregate tok/s, median and worst time to first token."""
     results = [None] * clients
     threads = []
     for i in range(clients):
-        prompt = (f"{random.randrange(10**9)} Story {tag}-{i}: once upon a time, "
-                  f"{TOPICS[i % len(TOPICS)]} was")
         threads.append(threading.Thread(target=stream,
-                                        args=(port, prompt, tokens, results, i)))
+                                        args=(port, prompt_for(task, tag, i), tokens, results, i)))
     start = time.time()
     for t in threads:
         t.start()
@@ -138,7 +146,21 @@ def measure(port, clients, tokens, tag):
     return {"tok_s": total / (max(r["end"] for r in results) - start), "tokens": total,
             "ttft_median": statistics.median(ttfts) if ttfts else float("nan"),
             "ttft_max": ttfts[-1] if ttfts else float("nan"),
-            "short": sum(1 for r in results if r["tokens"] != tokens)}
+            "short": sum(1 for r in results if r["tokens"] != tokens),
+            "load": os.getloadavg()[0],
+            "kept": sum(r["kept"] for r in results), "drafted": sum(r["drafted"] for r in results)}
+
+
+def variants(specs):
+    """{name: (engine, [flags])} from --variant 'NAME=ENGINE FLAGS…'."""
+    found = {}
+    for spec in specs:
+        name, _, rest = spec.partition("=")
+        words = rest.split()
+        if not name or not words or words[0] not in ("phikit", "llama-server"):
+            raise SystemExit(f"error: --variant {spec!r}: expected NAME=phikit|llama-server FLAGS")
+        found[name] = (words[0], words[1:])
+    return found
 
 
 def main():
@@ -158,32 +180,42 @@ def main():
     p.add_argument("--logs", required=True, help="directory for the servers' logs")
     p.add_argument("--results", required=True, help="TSV of every measurement (appended)")
     p.add_argument("--label", default="", help="a line for the report's header")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME=ENGINE FLAGS",
+                   help="a configuration of phikit or llama-server with extra flags, named "
+                        "in --engines (e.g. 'phikit-act8=phikit --act-bits 8')")
+    p.add_argument("--task", default="story", choices=["story", *TASKS],
+                   help="story: a completion of free prose; quote, edit: chat requests that "
+                        "repeat their input")
     a = p.parse_args()
     clients = [int(c) for c in a.clients.split()]
     engines = a.engines.split()
+    configured = variants(a.variant)
     os.makedirs(a.logs, exist_ok=True)
 
     servers, ports = {}, {}
     try:
-        if "phikit" in engines:
-            os.environ["PHIKIT_BIN"] = a.phikit
-            servers["phikit"] = Server(a.phikit_model, "--parallel", str(max(clients)),
-                                       "--threads", str(a.threads), "--max-kv-size",
-                                       str(a.context), "--quiet")
-            ports["phikit"] = servers["phikit"].port
-        if "llama-cpp-python" in engines:
-            servers["llama-cpp-python"] = LlamaServer(
-                a.python, a.gguf, a.threads, a.context,
-                os.path.join(a.logs, "llama_cpp_server.log"), a.flash_attn)
-            ports["llama-cpp-python"] = servers["llama-cpp-python"].port
-        if "llama-server" in engines:
-            n = max(clients)
-            servers["llama-server"] = upstream.Server(
-                a.gguf, a.threads, os.path.join(a.logs, "llama_server.log"),
-                ["-np", str(n), "-c", str(a.context * n), "-fa", "on" if a.flash_attn else "off"])
-            ports["llama-server"] = servers["llama-server"].port
+        for engine in engines:
+            base, flags = configured.get(engine, (engine, []))
+            log = os.path.join(a.logs, f"{engine}.log")
+            if base == "phikit":
+                os.environ["PHIKIT_BIN"] = a.phikit
+                servers[engine] = Server(a.phikit_model, "--parallel", str(max(clients)),
+                                         "--threads", str(a.threads), "--max-kv-size",
+                                         str(a.context), "--quiet", *flags)
+            elif base == "llama-cpp-python":
+                servers[engine] = LlamaServer(a.python, a.gguf, a.threads, a.context, log,
+                                              a.flash_attn)
+            elif base == "llama-server":
+                n = max(clients)
+                servers[engine] = upstream.Server(
+                    a.gguf, a.threads, log,
+                    ["-np", str(n), "-c", str(a.context * n),
+                     "-fa", "on" if a.flash_attn else "off", *flags])
+            else:
+                raise SystemExit(f"error: unknown engine {engine!r}")
+            ports[engine] = servers[engine].port
         for engine in engines:  # page the weights in, compile nothing later
-            warm = measure(ports[engine], 1, 8, "warm")
+            warm = measure(ports[engine], 1, 8, "warm", a.task)
             if "error" in warm:
                 raise RuntimeError(f"{engine}: warm-up request failed: {warm['error']}")
 
@@ -193,48 +225,60 @@ def main():
                 order = engines if r % 2 else engines[::-1]
                 for engine in order:
                     for n in clients:
-                        m = measure(ports[engine], n, a.tokens, f"r{r}n{n}")
+                        m = measure(ports[engine], n, a.tokens, f"r{r}n{n}", a.task)
                         m.update(engine=engine, clients=n, round=r)
                         rows.append(m)
                         line = (f"round {r} {engine:17s} {n} clients: " + (
                             f"error {m['error']}" if "error" in m else
                             f"{m['tok_s']:7.2f} tok/s, first token {m['ttft_median']:.2f} s "
-                            f"(worst {m['ttft_max']:.2f} s)"
+                            f"(worst {m['ttft_max']:.2f} s), load {m['load']:.1f}"
+                            + (f", drafts kept {m['kept']}/{m['drafted']}" if m["drafted"] else "")
                             + (f", {m['short']} streams ended early" if m["short"] else "")))
                         print(line, file=sys.stderr, flush=True)
                         tsv.write("\t".join(str(m.get(k, "")) for k in [
                             "round", "engine", "clients", "tok_s", "ttft_median", "ttft_max",
-                            "tokens", "short", "error"]) + "\n")
+                            "tokens", "short", "load", "kept", "drafted", "error"]) + "\n")
         rss = {e: peak_rss_gib(s.process.pid) for e, s in servers.items()}
     finally:
         exits = {e: s.stop() for e, s in servers.items()}
 
-    report(rows, engines, clients, a, rss, exits)
+    report(rows, engines, clients, a, rss, exits, configured)
     # uvicorn may end by the SIGTERM itself (-15): that is llama-cpp-python's way of stopping.
-    clean = all(code == 0 or (engine != "phikit" and code == -15) for engine, code in exits.items())
+    phikits = [e for e in engines if configured.get(e, (e,))[0] == "phikit"]
+    clean = all(code == 0 or (engine not in phikits and code == -15)
+                for engine, code in exits.items())
     return 0 if all("error" not in r for r in rows) and clean else 1
 
 
-def report(rows, engines, clients, a, rss, exits):
+def report(rows, engines, clients, a, rss, exits, configured):
     def cell(engine, n, key):
         values = [r[key] for r in rows if r["engine"] == engine and r["clients"] == n
                   and "error" not in r]
         return statistics.median(values) if values else None
 
-    other = next((e for e in engines if e != "phikit"), None)
+    def base(engine):
+        return configured.get(engine, (engine, []))[0]
+
+    phikits = [e for e in engines if base(e) == "phikit"]
+    other = next((e for e in engines if base(e) != "phikit"), None)
     how = {"llama-cpp-python": "llama_cpp.server serialises requests (one context, "
                                "--interrupt_requests False)",
            "llama-server": f"upstream llama-server -np {max(clients)}, continuous batching, "
                            f"flash attention {'on' if a.flash_attn else 'off'}"}
+    loads = [r["load"] for r in rows if "load" in r]
+    flags = "; ".join(f"{e} = {base(e)} {' '.join(configured[e][1])}" for e in engines
+                      if e in configured)
     print(f"# phikit serve vs {other or 'nothing'}\n\n{a.label}\n"
           f"{a.rounds} round(s), engines alternated, medians; {a.threads} threads each; "
-          f"{a.tokens} tokens per request (greedy), streamed /v1/completions, a fresh short "
-          f"prompt per request; contexts of {a.context} positions. phikit serve --parallel "
-          f"{max(clients)}; {how.get(other, '')}.\n")
+          f"{a.tokens} tokens per request at most (greedy), streamed, task {a.task} (a fresh "
+          f"prompt per request); contexts of {a.context} positions. phikit serve --parallel "
+          f"{max(clients)}; {how.get(base(other) if other else '', '')}."
+          + (f" {flags}." if flags else "")
+          + (f" 1-minute load during the runs {min(loads):.1f}-{max(loads):.1f}." if loads else "")
+          + "\n")
     head = "| clients |" + "".join(f" {e} tok/s | {e} first token |" for e in engines)
-    pair = len(engines) == 2 and "phikit" in engines
-    if pair:
-        head += f" phikit / {other} |"
+    if other:
+        head += "".join(f" {e} / {other} |" for e in phikits)
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for n in clients:
@@ -242,21 +286,23 @@ def report(rows, engines, clients, a, rss, exits):
         for e in engines:
             tok, ttft = cell(e, n, "tok_s"), cell(e, n, "ttft_median")
             line += (f" {tok:.2f} | {ttft:.2f} s |" if tok is not None else " failed | - |")
-        if pair:
-            mine, theirs = cell("phikit", n, "tok_s"), cell(other, n, "tok_s")
-            line += f" {mine / theirs:.2f}x |" if mine and theirs else " - |"
+        if other:
+            for e in phikits:
+                mine, theirs = cell(e, n, "tok_s"), cell(other, n, "tok_s")
+                line += f" {mine / theirs:.2f}x |" if mine and theirs else " - |"
         print(line)
     print()
-    if "phikit" in engines and 1 in clients and 4 in clients:
-        one, four = cell("phikit", 1, "tok_s"), cell("phikit", 4, "tok_s")
-        if one and four:
-            print(f"- goal: phikit with 4 clients >= 2.5x its single stream: "
-                  f"{four / one:.2f}x ({'met' if four / one >= 2.5 else 'NOT met'})")
-    if pair:
-        ahead = [n for n in clients if (cell("phikit", n, "tok_s") or 0)
-                 > (cell(other, n, "tok_s") or float("inf"))]
-        print(f"- goal: ahead of {other} at every concurrency: "
-              f"{'met' if len(ahead) == len(clients) else 'NOT met'} (ahead at {ahead})")
+    for e in phikits:
+        if 1 in clients and 4 in clients:
+            one, four = cell(e, 1, "tok_s"), cell(e, 4, "tok_s")
+            if one and four:
+                print(f"- {e} with 4 clients / its single stream: {four / one:.2f}x "
+                      f"(goal with --act-bits 8: >= 2.5x)")
+        if other:
+            ahead = [n for n in clients if (cell(e, n, "tok_s") or 0)
+                     > (cell(other, n, "tok_s") or float("inf"))]
+            print(f"- {e} ahead of {other} at every concurrency: "
+                  f"{'yes' if len(ahead) == len(clients) else 'no'} (ahead at {ahead})")
     print("- peak RSS: " + ", ".join(f"{e} {v:.2f} GiB" for e, v in rss.items())
           + "; server exits: " + ", ".join(f"{e} {c}" for e, c in exits.items()))
 

@@ -18,8 +18,16 @@
 #                      default /opt/phikit-ref)
 #   BENCH_REPEAT       rounds (default 3)          BENCH_THREADS     threads each (default 2)
 #   BENCH_CLIENTS      "1 2 4 8" (default)         BENCH_GEN_TOKENS  per request (default 64)
-#   BENCH_ENGINES      "phikit llama-server" (default when upstream is built, else "phikit
-#                      llama-cpp-python"); one alone to iterate on it
+#   BENCH_ENGINES      "phikit phikit-act8 llama-server" (default when upstream is built, else
+#                      "phikit llama-cpp-python"); one alone to iterate on it
+#   BENCH_VARIANTS     configurations named in BENCH_ENGINES, ';'-separated NAME=ENGINE FLAGS
+#                      (default "phikit-act8=phikit --act-bits 8; phikit-nospec=phikit
+#                      --no-speculative; llama-server-ngram=llama-server --spec-type ngram-simple …")
+#   BENCH_TASK         story (default: free prose), quote or edit (chat requests that repeat
+#                      their input: where speculative decoding pays)
+#   BENCH_MODEL        phi35 (default: the full-size random Phi-3.5-mini) or smollm2 (the real
+#                      SmolLM2-135M-Instruct, scripts/smollm2/path.sh; PHIKIT_ASSETS)
+#   BENCH_MLX, BENCH_GGUF  the two models, when not bench_run.sh's
 #   BENCH_FLASH_ATTN   on: llama.cpp with flash attention (default off)
 #   BENCH_SMALL=1      bench_run.sh's 2-layer phi35-small models: checks the harness quickly
 set -euo pipefail
@@ -35,10 +43,13 @@ THREADS=${BENCH_THREADS:-2}
 CLIENTS=${BENCH_CLIENTS:-1 2 4 8}
 GEN_TOKENS=${BENCH_GEN_TOKENS:-64}
 LLAMA_BIN=${LLAMA_CPP_BIN:-$(python3 -c "import sys; sys.path.insert(0, '$HERE'); import llama_upstream; print(llama_upstream.bin_dir())")}
-if [ -x "$LLAMA_BIN/llama-server" ]; then DEFAULT_ENGINES="phikit llama-server"
+if [ -x "$LLAMA_BIN/llama-server" ]; then DEFAULT_ENGINES="phikit phikit-act8 llama-server"
 else DEFAULT_ENGINES="phikit llama-cpp-python"; fi
 ENGINES=${BENCH_ENGINES:-$DEFAULT_ENGINES}
 FLASH=${BENCH_FLASH_ATTN:-off}
+VARIANTS=${BENCH_VARIANTS:-phikit-act8=phikit --act-bits 8; phikit-nospec=phikit --no-speculative; llama-server-ngram=llama-server --spec-type ngram-simple --spec-ngram-simple-size-n 3 --spec-ngram-simple-size-m 8}
+TASK=${BENCH_TASK:-story}
+MODEL=${BENCH_MODEL:-phi35}
 export LLAMA_CPP_BIN=$LLAMA_BIN
 
 # shellcheck source=lib.sh
@@ -54,9 +65,16 @@ else
 fi
 [ -x "$PHIKIT_BIN" ] || die "no phikit binary at $PHIKIT_BIN (make build)"
 
+if [ "$MODEL" = smollm2 ]; then
+  name=smollm2
+  MLX=$("$REPO/scripts/smollm2/path.sh")
+  GGUF=$("$REPO/scripts/smollm2/path.sh" --gguf)
+  [ -f "$MLX/config.json" ] && [ -f "$GGUF" ] ||
+    die "no SmolLM2 at $MLX and $GGUF (scripts/smollm2/fetch_and_convert.sh; PHIKIT_ASSETS)"
+else
 name=$([ "$SMALL" = 1 ] && echo phi35-small || echo phi35)
-MLX=$BENCH_DIR/$name-mlx4
-GGUF=$BENCH_DIR/$name-Q4_0.gguf
+MLX=${BENCH_MLX:-$BENCH_DIR/$name-mlx4}
+GGUF=${BENCH_GGUF:-$BENCH_DIR/$name-Q4_0.gguf}
 if [ ! -f "$MLX/config.json" ] || [ ! -f "$GGUF" ]; then
   note "building $MLX and $GGUF with bench_run.sh"
   mkdir -p "$BENCH_DIR/logs"
@@ -67,13 +85,20 @@ if [ ! -f "$MLX/config.json" ] || [ ! -f "$GGUF" ]; then
     { tail -n 5 "$BENCH_DIR/logs/serve-models.log" >&2; die "bench_run.sh could not build the models"; }
   [ -f "$MLX/config.json" ] && [ -f "$GGUF" ] || die "bench_run.sh left no $MLX or $GGUF"
 fi
+fi
 
 STAMP=$(date +%Y%m%d-%H%M%S)
-TAG=$([ "$SMALL" = 1 ] && echo small || echo full)
+TAG=$([ "$SMALL" = 1 ] && echo small || echo full)-$name-$TASK
 mkdir -p "$BENCH_DIR/results"
 RESULTS=$BENCH_DIR/results/serve-$TAG-$STAMP
 for f in "$MLX"/*.safetensors "$GGUF"; do cat "$f" > /dev/null; done  # warm page cache
 flash=(); [ "$FLASH" = on ] && flash=(--flash-attn)
+variants=()
+IFS=';' read -ra specs <<< "$VARIANTS"
+for spec in "${specs[@]}"; do
+  spec=$(echo "$spec" | xargs)
+  [ -n "$spec" ] && variants+=(--variant "$spec")
+done
 rev=$(git -C "$REPO" describe --always --dirty 2> /dev/null || echo unknown)
 if [[ " $ENGINES " == *" llama-server "* ]]; then
   llv="upstream llama-server $("$LLAMA_BIN/llama-server" --version 2>&1 | grep -m1 version || true)"
@@ -81,10 +106,11 @@ else
   llv="llama-cpp-python $("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)' 2> /dev/null)"
 fi
 cpu="$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), CPU family $(awk -F': ' '/cpu family/ {print $2; exit}' /proc/cpuinfo)"
-note "phikit serve vs llama_cpp.server on $name ($REPEAT rounds, load $(loadavg))"
+note "phikit serve vs $ENGINES on $name, task $TASK ($REPEAT rounds, load $(loadavg))"
 "$PY" "$HERE/bench_serve.py" --phikit "$PHIKIT_BIN" --phikit-model "$MLX" --gguf "$GGUF" \
   --python "$PY" --engines "$ENGINES" --clients "$CLIENTS" --rounds "$REPEAT" \
-  --tokens "$GEN_TOKENS" --threads "$THREADS" "${flash[@]}" --logs "$RESULTS-logs" \
+  --tokens "$GEN_TOKENS" --threads "$THREADS" "${flash[@]}" "${variants[@]}" --task "$TASK" \
+  --logs "$RESULTS-logs" \
   --results "$RESULTS.tsv" \
   --label "$(date '+%Y-%m-%d %H:%M'), $name ($MLX vs $GGUF), $(nproc) CPUs ($cpu), load before \
 $(loadavg); phikit $rev, $llv." | tee "$RESULTS.md"

@@ -62,22 +62,7 @@ class Server:
         command = [path, "-m", gguf, "--host", "127.0.0.1", "--port", str(self.port),
                    "-t", str(threads), "-tb", str(threads), "--no-webui", *extra]
         self.process = subprocess.Popen(command, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.time() + timeout
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"llama-server exited with {self.process.returncode}; "
-                                   f"see {log}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health",
-                                            timeout=5) as r:
-                    if r.status == 200:
-                        return
-            except OSError:
-                pass
-            if time.time() > deadline:
-                self.stop()
-                raise RuntimeError(f"llama-server did not answer in {timeout} s; see {log}")
-            time.sleep(0.5)
+        wait_until_ready(self, "/health", "llama-server", log, timeout)
 
     def post(self, path, body, timeout=3600):
         request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
@@ -88,6 +73,26 @@ class Server:
 
     def stop(self):
         return stop_server(self.process, self.log)
+
+
+def wait_until_ready(server, path, name, log, timeout=600):
+    """Polls GET `path` on `server.port` until it answers 200 (the one wait every benchmark
+    server goes through); raises, with the server stopped, when the process exits first or
+    `timeout` seconds pass."""
+    deadline = time.time() + timeout
+    while True:
+        if server.process.poll() is not None:
+            raise RuntimeError(f"{name} exited with {server.process.returncode}; see {log}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{server.port}{path}", timeout=5) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.time() > deadline:
+            server.stop()
+            raise RuntimeError(f"{name} did not answer in {timeout} s; see {log}")
+        time.sleep(0.5)
 
 
 def stop_server(process, log):

@@ -95,12 +95,16 @@ public final class Generator {
     /// Drafted tokens to verify next (from the drafter, at most `limit` and what the length
     /// and the context leave); [] without a drafter. Feed the last step's tokens and these,
     /// then hand `verify` the logits of every position from the last step's last token on.
-    public func draft(limit: Int) -> [Int] {
+    /// In a batched step (`batch`: what the others bring), the drafter prices the draft there.
+    public func draft(limit: Int, in batch: BatchDraftContext? = nil) -> [Int] {
         guard let drafter, finishReason == nil else { return [] }
         let room = min(
             limit, parameters.maxTokens - generatedCount, maxContext - tokens.count)
         guard room > 0 else { return [] }
-        return Array(drafter.draft(after: tokens, limit: room).prefix(room))
+        let proposed =
+            batch.map { drafter.draft(after: tokens, limit: room, in: $0) }
+            ?? drafter.draft(after: tokens, limit: room)
+        return Array(proposed.prefix(room))
     }
 
     /// Verifies `draft` with the logits of `draft.count + 1` positions: `logits[i]` follows

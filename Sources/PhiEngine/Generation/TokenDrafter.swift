@@ -8,7 +8,16 @@ public protocol TokenDrafter: AnyObject {
     /// Up to `limit` tokens proposed to follow `tokens` (the whole sequence so far: the
     /// prompt and what was generated, the token about to be fed last). [] proposes nothing.
     func draft(after tokens: [Int], limit: Int) -> [Int]
+    /// `draft(after:limit:)` for a sequence whose block goes into a batched step with
+    /// others (`batch` prices a draft there). Default: as alone.
+    func draft(after tokens: [Int], limit: Int, in batch: BatchDraftContext) -> [Int]
     /// How the last proposal fared: `drafted` tokens proposed, the first `accepted` of them
     /// kept (for drafters that adapt their length).
     func observe(drafted: Int, accepted: Int)
+}
+
+extension TokenDrafter {
+    public func draft(after tokens: [Int], limit: Int, in batch: BatchDraftContext) -> [Int] {
+        draft(after: tokens, limit: limit)
+    }
 }

@@ -147,8 +147,11 @@ extension BlockForwardModel {
             cacheWidth: cacheWidth)
     }
 
-    public func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
-        try ModelBatch(model: self, maxSequences: maxSequences, threads: threads)
+    public func makeBatchState(
+        maxSequences: Int, maxTokens: Int, threads: Int
+    ) throws -> any BatchState {
+        try ModelBatch(
+            model: self, maxSequences: maxSequences, maxTokens: maxTokens, threads: threads)
     }
 
     /// (layers, kvHeads, headDim) of the KV cache.
@@ -263,42 +266,51 @@ final class ModelSequence<Model: BlockForwardModel>: SequenceState {
     }
 }
 
-/// Decode steps of up to `maxSequences` sequences of one model as one forward pass: each
-/// weight is read once for all of them; each sequence keeps its own cache and scores.
+/// Steps of up to `maxSequences` sequences of one model, `maxTokens` tokens in all, as one
+/// forward pass: each weight is read once for all of them; each sequence keeps its own cache
+/// and scores, and gets the logits after each of its tokens.
 final class ModelBatch<Model: BlockForwardModel>: BatchState {
     let model: Model
     let buffers: Model.Buffers
     let maxSequences: Int
+    let maxTokens: Int
     /// Reused across steps (nothing is allocated per token).
     private var spans: [SequenceSpan<Model>] = []
 
-    init(model: Model, maxSequences: Int, threads: Int) throws(SessionError) {
+    init(model: Model, maxSequences: Int, maxTokens: Int, threads: Int) throws(SessionError) {
         self.model = model
         self.maxSequences = maxSequences
+        self.maxTokens = max(maxTokens, maxSequences)
+        // capacity 1: the attention scores are each sequence's own (its state's buffers)
         buffers = try model.makeBuffers(
             BufferSizing(
-                block: maxSequences, capacity: 1, threads: threads, logitRows: maxSequences))
+                block: self.maxTokens, capacity: 1, threads: threads, logitRows: self.maxTokens))
         spans.reserveCapacity(maxSequences)
     }
 
     func step(
-        _ sequences: [any SequenceState], tokens: UnsafeBufferPointer<Int>, positions: [Int],
-        regimes: [Int], pool: WorkerPool
+        _ sequences: [any SequenceState], tokens: UnsafeBufferPointer<Int>, counts: [Int],
+        positions: [Int], regimes: [Int], pool: WorkerPool
     ) {
         spans.removeAll(keepingCapacity: true)
+        var first = 0
         for (i, sequence) in sequences.enumerated() {
             // swift-format-ignore: the session checked that every sequence is this model's
             let own = sequence as! ModelSequence<Model>
             spans.append(
-                SequenceSpan(sequence: own, first: i, count: 1, p0: positions[i], regime: regimes[i]))
+                SequenceSpan(
+                    sequence: own, first: first, count: counts[i], p0: positions[i],
+                    regime: regimes[i]))
+            first += counts[i]
         }
-        model.forward(
-            tokens, spans: spans, buffers: buffers, logitRows: sequences.count, pool: pool)
+        precondition(first == tokens.count && first <= maxTokens, "tokens do not match the counts")
+        // every token's logits: a drafted token's row is what checks the draft
+        model.forward(tokens, spans: spans, buffers: buffers, logitRows: first, pool: pool)
         let vocab = model.vocabularySize
-        for (i, span) in spans.enumerated() {
+        for span in spans {
             span.sequence.state.logits.pointer.update(
-                from: buffers.logits.pointer + i * vocab, count: vocab)
-            span.sequence.rowsWritten = 1
+                from: buffers.logits.pointer + span.first * vocab, count: span.count * vocab)
+            span.sequence.rowsWritten = span.count
         }
     }
 }

@@ -31,8 +31,9 @@ public protocol CausalLanguageModel: AnyObject, Sendable {
         capacity: Int, block: Int, threads: Int, cacheWidth: KVCacheWidth
     ) throws -> any SequenceState
 
-    /// Buffers for decode steps of up to `maxSequences` sequences at once (`DecodeBatch`).
-    func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState
+    /// Buffers for batched steps of up to `maxSequences` sequences and `maxTokens` tokens in
+    /// all at once (`DecodeBatch`: a decode step, or a pending token and its draft, of each).
+    func makeBatchState(maxSequences: Int, maxTokens: Int, threads: Int) throws -> any BatchState
 
 }
 
@@ -80,14 +81,18 @@ extension SequenceState {
     ) rethrows -> Bool { false }
 }
 
-/// Decode steps of several sequences of one model as one forward pass: each weight is read
-/// once for all of them. Only a `DecodeBatch` drives it.
+/// Steps of several sequences of one model as one forward pass, a few tokens of each (a
+/// decode step, or a token and the draft to verify after it): each weight is read once for
+/// all of them. Only a `DecodeBatch` drives it.
 public protocol BatchState: AnyObject {
     var maxSequences: Int { get }
+    /// The most tokens one `step` takes, all sequences together.
+    var maxTokens: Int { get }
 
-    /// Sequence i takes `tokens[i]` at `positions[i]` in `regimes[i]`; afterwards its `logits`
-    /// are those that follow the token, bit for bit what a step of its own gives.
+    /// Sequence i takes the next `counts[i]` of `tokens` (the sequences' tokens one after the
+    /// other) at positions `positions[i]…` in `regimes[i]`; afterwards its `logits` hold one
+    /// row after each of its tokens, bit for bit what a block of its own gives.
     func step(
-        _ sequences: [any SequenceState], tokens: UnsafeBufferPointer<Int>, positions: [Int],
-        regimes: [Int], pool: WorkerPool)
+        _ sequences: [any SequenceState], tokens: UnsafeBufferPointer<Int>, counts: [Int],
+        positions: [Int], regimes: [Int], pool: WorkerPool)
 }

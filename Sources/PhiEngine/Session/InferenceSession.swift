@@ -312,12 +312,13 @@ public final class InferenceSession {
         }
     }
 
-    /// For `DecodeBatch`: appends `token` (already checked) and returns the regime to compute
-    /// it in, or nil without appending when the token crosses a regime switch or the cache is
-    /// stale (the caller then steps this session alone, which recomputes the sequence).
-    func appendForBatch(_ token: Int) -> Int? {
-        guard !stale, positionRegime(tokens.count + 1) == regime else { return nil }
-        tokens.append(token)
+    /// For `DecodeBatch`: appends `block` (already checked) and returns the regime to compute
+    /// it in, or nil without appending when the block crosses a regime switch (the regime
+    /// only changes once, as the sequence grows) or the cache is stale (the caller then
+    /// verifies this session alone, which recomputes what it must).
+    func appendForBatch(_ block: [Int]) -> Int? {
+        guard !stale, positionRegime(tokens.count + block.count) == regime else { return nil }
+        tokens.append(contentsOf: block)
         return regime
     }
 

@@ -106,10 +106,20 @@ struct DraftCostModel {
     /// The draft length (0…`limit`) with the most expected tokens per decode step for a
     /// match of class `c`; 0 when no length beats a plain step by `margin`.
     func bestLength(matchClass c: Int, limit: Int) -> Int {
+        bestLength(matchClass: c, limit: limit, otherTokens: 0, cost: cost)
+    }
+
+    /// The draft length for a sequence in a batched step: one whose other sequences produce
+    /// `otherTokens` tokens per step, with `cost(n)` the step's time when this sequence feeds
+    /// n tokens, in plain steps. A draft must raise the step's tokens per time by `margin`
+    /// (alone: otherTokens 0, this sequence's own block costs).
+    func bestLength(
+        matchClass c: Int, limit: Int, otherTokens: Double, cost: (Int) -> Double
+    ) -> Int {
         let a = acceptance(matchClass: c)
         var best = 0
-        var bestRate = Self.margin
-        var expected = 1.0  // 1 + a + … + a^k
+        var bestRate = Self.margin * (otherTokens + 1)
+        var expected = otherTokens + 1  // others' tokens and 1 + a + … + a^k
         var power = 1.0
         for k in stride(from: 1, through: min(limit, maxBlock - 1), by: 1) {
             power *= a

@@ -51,6 +51,36 @@ public final class PromptLookupDrafter: TokenDrafter {
         let now = clock()
         if let lastCall { costs.recordBlock(tokens: lastLength + 1, seconds: now - lastCall) }
         lastCall = now
+        return propose(after: tokens, limit: limit) { [costs] in
+            costs.bestLength(matchClass: $0, limit: $1)
+        }
+    }
+
+    /// In a batched step the time between calls is the whole batch's, so the batch's own
+    /// measurements price the draft (`BatchVerifyCost`); this drafter's block timings wait
+    /// for it to run alone again. A strong match may draft a little where the batch has not
+    /// measured its rows, so the curve gets measured where drafts would go.
+    public func draft(after tokens: [Int], limit: Int, in batch: BatchDraftContext) -> [Int] {
+        lastCall = nil
+        return propose(after: tokens, limit: limit) { [costs] matchClass, limit in
+            let best = costs.bestLength(
+                matchClass: matchClass, limit: limit, otherTokens: batch.otherTokens,
+                cost: batch.cost)
+            guard best == 0, limit > 0, costs.acceptance(matchClass: matchClass) >= Self.exploreAbove,
+                batch.costs.mayExplore(rows: batch.otherRows + 2)
+            else { return best }
+            return 1
+        }
+    }
+
+    /// The least share of drafts kept at which a match may draft to measure the batch's cost.
+    static let exploreAbove = 0.6
+
+    /// What followed the longest earlier match of the context's end, `length(class, limit)`
+    /// tokens of it.
+    private func propose(
+        after tokens: [Int], limit: Int, length: (Int, Int) -> Int
+    ) -> [Int] {
         lastLength = 0
         lastClass = nil
         sync(tokens)
@@ -58,12 +88,11 @@ public final class PromptLookupDrafter: TokenDrafter {
         else { return [] }
         let end = match.length >= Self.latestFrom ? match.latestEnd : match.end
         let available = index.text.count - (end + 1)
-        let length = costs.bestLength(
-            matchClass: matchClass, limit: min(limit, maxDraft, available))
-        guard length > 0 else { return [] }
-        lastLength = length
+        let count = length(matchClass, min(limit, maxDraft, available))
+        guard count > 0 else { return [] }
+        lastLength = count
         lastClass = matchClass
-        return Array(index.text[(end + 1)..<(end + 1 + length)])
+        return Array(index.text[(end + 1)..<(end + 1 + count)])
     }
 
     public func observe(drafted count: Int, accepted kept: Int) {

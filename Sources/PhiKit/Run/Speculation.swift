@@ -18,10 +18,11 @@ public struct Speculation: Sendable, Equatable {
     /// SmolLM2): quoting 2.04x, editing 1.27x, extracting 1.19x, new prose 1.02x — the
     /// cost model steps aside on new text by itself, so it is not slower there.
     public static let `default` = Speculation.suggested
-    /// What `serve` uses unless told: off. A drafting slot verifies its draft outside the
-    /// batched decode step, which delays the other slots; until drafts are verified inside
-    /// the batch, a server drafts only when asked.
-    public static let serveDefault = Speculation.off
+    /// What `serve` uses unless told: on, as run's. Drafts are verified inside the batched
+    /// decode step, priced by what the batch's steps measure (`BatchVerifyCost`): a slot
+    /// drafts when the step's tokens grow more than its time, so with several clients on a
+    /// compute-bound machine it mostly does not, and alone it drafts as `run` does.
+    public static let serveDefault = Speculation.suggested
     /// The most `--draft-max` takes (verifying more on a CPU costs more than it can gain).
     public static let maxDraftLimit = 32
 

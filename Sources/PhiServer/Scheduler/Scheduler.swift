@@ -6,9 +6,11 @@ import PhiKit
 /// Runs every generation on one thread: up to `parallel` requests at a time, each in its own
 /// slot (session, sampler), more waiting in a bounded queue. Each turn steps every active
 /// slot once — the decoding ones together in one forward pass (`DecodeBatch`: the weights
-/// are read once for all of them), then a chunk of each new prompt — and admits waiting
-/// requests, so a new request joins between steps (continuous batching) and a long prompt
-/// does not stall the answers already streaming. Batched or not, each session computes bit
+/// are read once for all of them), each with its pending token and the draft it chose to
+/// verify (speculative decoding inside the batch, priced by what the batch's steps measure,
+/// `BatchVerifyCost`), then a chunk of each new prompt — and admits waiting requests, so a
+/// new request joins between steps (continuous batching) and a long prompt does not stall
+/// the answers already streaming. Batched or not, drafting or not, each session computes bit
 /// for bit what it would alone, so a greedy answer equals `phikit run`'s. Requests with
 /// different run-time adapters (`GenerationRequest.adapter`) share the batch: the base
 /// product once, each row its own adapter's correction; the prompt caches key the adapter.
@@ -77,6 +79,8 @@ public final class Scheduler: @unchecked Sendable {
     private var sessionCount = 0
     private var clock: UInt64 = 0
     private var batch: DecodeBatch?
+    /// What the batched steps cost by their rows, for the slots' drafters.
+    private let stepCosts: BatchVerifyCost
 
     public init(container: ModelContainer, configuration: Configuration) {
         self.container = container
@@ -86,6 +90,15 @@ public final class Scheduler: @unchecked Sendable {
             bytesPerToken: 2 * config.layerCount * config.kvHeads
                 * configuration.cacheWidth.bytesPerRow(headDim: config.headDim),
             budgetBytes: configuration.cacheBytes, maxEntries: 2 * configuration.parallel)
+        stepCosts = BatchVerifyCost(maxRows: Self.batchTokens(configuration))
+    }
+
+    /// Tokens one batched step takes: each slot's token and a full draft at the server's
+    /// length (at least `suggested`'s, for requests that bring a drafter), within one prompt
+    /// block. Blocks beyond it go into a second pass of the turn.
+    static func batchTokens(_ configuration: Configuration) -> Int {
+        let draft = max(configuration.speculation.maxDraft, Speculation.suggested.maxDraft)
+        return min(configuration.parallel * (1 + draft), max(prefillChunk, configuration.parallel))
     }
 
     /// Starts the scheduler thread.
@@ -216,34 +229,22 @@ public final class Scheduler: @unchecked Sendable {
     }
 
     /// One step of every active slot: slots whose client left are ended first; then the
-    /// decoding slots advance one token in one batched forward pass (a slot with a forced
-    /// run or a draft to verify steps alone), and every prefilling slot feeds one chunk of
-    /// its prompt.
+    /// decoding slots advance in one batched forward pass (each its pending tokens and the
+    /// draft it chose), and every prefilling slot feeds one chunk of its prompt.
     private func turn() {
         var decoding: [Slot] = []
-        var alone: [Slot] = []
         var prefilling: [Slot] = []
         for slot in active {
             if slot.job.isAbandoned {
                 end(slot, .cancelled)
             } else if slot.isPrefilling {
                 prefilling.append(slot)
-            } else if slot.stepsInBatch {
-                decoding.append(slot)
             } else {
-                alone.append(slot)
+                decoding.append(slot)
             }
         }
         active = []
-        if !decoding.isEmpty {
-            do {
-                try decodeStep(decoding)
-                for slot in decoding { advance(slot) { try slot.accept(slot.session.logits) } }
-            } catch {
-                for slot in decoding { fail(slot, error) }
-            }
-        }
-        for slot in alone { advance(slot) { try slot.stepAlone() } }
+        if !decoding.isEmpty { decode(decoding) }
         for slot in prefilling {
             advance(slot) {
                 guard let logits = try slot.prefillChunk(Self.prefillChunk) else { return nil }
@@ -260,16 +261,60 @@ public final class Scheduler: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Feeds each slot's last token: one forward pass for all (a lone slot steps alone).
-    private func decodeStep(_ slots: [Slot]) throws {
+    /// Drafts for each decoding slot (priced in this step: what the others bring), feeds
+    /// every slot's block in one forward pass (more when the blocks exceed the batch), and
+    /// takes each slot's next tokens; the step's time goes to the cost model.
+    private func decode(_ slots: [Slot]) {
+        var ready: [Slot] = []
+        var rows = slots.reduce(0) { $0 + $1.pending.count }
+        for slot in slots {
+            let context = BatchDraftContext(
+                costs: stepCosts, otherRows: rows - slot.pending.count,
+                otherTokens: Double(slots.count - 1))
+            do {
+                try slot.planDraft(in: context)
+                rows += slot.block.count - slot.pending.count
+                ready.append(slot)
+            } catch {
+                fail(slot, error)
+            }
+        }
+        let start = monotonicSeconds()
+        var groups: [[Slot]] = [[]]
+        var groupTokens = 0
+        for slot in ready {
+            if groupTokens + slot.block.count > Self.batchTokens(configuration), !groups[0].isEmpty {
+                groups.append([])
+                groupTokens = 0
+            }
+            groups[groups.count - 1].append(slot)
+            groupTokens += slot.block.count
+        }
+        for group in groups where !group.isEmpty {
+            let blocks = group.map(\.block)
+            do {
+                let logits = try forward(group, blocks)
+                for (slot, rows) in zip(group, logits) { advance(slot) { try slot.accept(rows: rows) } }
+            } catch {
+                for slot in group { fail(slot, error) }
+            }
+        }
+        if groups.count == 1 {
+            stepCosts.record(rows: rows, seconds: monotonicSeconds() - start)
+        }
+    }
+
+    /// Feeds each slot's block: one forward pass for all (a lone slot verifies alone).
+    private func forward(_ slots: [Slot], _ blocks: [[Int]]) throws -> [LogitRows] {
         if slots.count == 1 {
-            _ = try slots[0].session.step(slots[0].pending[0])
-            return
+            return [try slots[0].session.verify(blocks[0])]
         }
         if batch == nil {
-            batch = try DecodeBatch(model: container.model, maxSequences: configuration.parallel)
+            batch = try DecodeBatch(
+                model: container.model, maxSequences: configuration.parallel,
+                maxTokens: Self.batchTokens(configuration))
         }
-        try batch!.step(slots.map(\.session), tokens: slots.map { $0.pending[0] })
+        return try batch!.verify(slots.map(\.session), blocks: blocks)
     }
 
     /// Runs one step of `slot`; ends it (finished or failed) or keeps it active.

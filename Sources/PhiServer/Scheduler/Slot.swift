@@ -4,8 +4,8 @@ import PhiText
 
 /// One request being generated: its session and its `Generator` (the same one `phikit run`
 /// drives, so a greedy answer equals `run`'s). The slot only feeds: the prompt in chunks
-/// between other slots' steps, then each step's tokens — alone or in the scheduler's batch —
-/// and turns the generator's steps into the job's events.
+/// between other slots' steps, then each step's block — its pending tokens and a draft, in
+/// the scheduler's batched step — and turns the generator's steps into the job's events.
 final class Slot {
     let job: GenerationJob
     let entry: CachedSession
@@ -47,8 +47,9 @@ final class Slot {
 
     var isPrefilling: Bool { fed != job.request.prompt.count }
 
-    /// Whether the next step is one token with no draft: what the batched forward pass takes.
-    var stepsInBatch: Bool { pending.count == 1 && draft.isEmpty }
+    /// What the slot feeds at its next step: the tokens chosen last and the draft to verify
+    /// after them.
+    var block: [Int] { pending + draft }
 
     /// Feeds the next chunk of the prompt (the first through `prepare`, which keeps the
     /// cached prefix); returns the logits once the whole prompt is in. A token's result does
@@ -71,22 +72,32 @@ final class Slot {
     /// Picks the next tokens from the logits after the last ones fed and reports their text;
     /// returns why the answer ended, or nil to go on.
     func accept(_ logits: UnsafeBufferPointer<Float>) throws -> FinishReason? {
-        try report(try started().step(logits))
+        report(try started().step(logits))
     }
 
-    /// Feeds what `stepsInBatch` leaves out — a forced run, or the pending token and a draft
-    /// to verify — on this slot's session alone, and takes the next step.
-    func stepAlone() throws -> FinishReason? {
-        guard !draft.isEmpty else { return try accept(try session.prefill(pending)) }
+    /// Drafts what to verify with the pending tokens at the next step (nothing without a
+    /// drafter, or when the drafter judges it not worth its rows in `batch`).
+    func planDraft(in batch: BatchDraftContext) throws {
+        draft =
+            try started().draft(
+                limit: min(draftLength, session.maxVerifyTokens - pending.count), in: batch)
+    }
+
+    /// Takes the logits after each token of `block` (fed in the batched step): the next
+    /// step's tokens from the last row, or, with a draft, the agreeing prefix of the draft
+    /// and the model's own token after it; a rejected draft's positions are forgotten.
+    func accept(rows: LogitRows) throws -> FinishReason? {
         let generator = try started()
         let drafted = draft
-        // Only the rows the draft check reads: a forced run before the draft needs none.
-        let rows = try session.verify(pending + drafted, lastRows: drafted.count + 1)
-        let step = try generator.verify(draft: drafted, logits: (0...drafted.count).map { rows[$0] })
+        guard !drafted.isEmpty else { return report(try generator.step(rows[rows.count - 1])) }
+        // the rows the draft check reads: the last pending token's and each drafted token's
+        let first = rows.count - drafted.count - 1
+        let step = try generator.verify(
+            draft: drafted, logits: (first..<rows.count).map { rows[$0] })
         session.rewind(to: session.position - drafted.count + step.acceptedDraft)
         draftedTokens += drafted.count
         acceptedDraftTokens += step.acceptedDraft
-        return try report(step)
+        return report(step)
     }
 
     /// Sends what is still held back (unless a stop string ended the answer) and the summary.
@@ -148,9 +159,6 @@ final class Slot {
         case nil: break
         }
         pending = Array(step.ids.dropFirst(step.acceptedDraft))
-        draft =
-            generator?.draft(
-                limit: min(draftLength, session.maxVerifyTokens - pending.count)) ?? []
         return nil
     }
 

@@ -65,6 +65,17 @@ struct Act8SessionTests {
             _ = try other.prefill([1, 5, 9])
             try batch.step([one, other], tokens: [Self.tokens.last!, 4])
             #expect(Array(one.logits) == block, "group \(group): batch vs one block")
+            // a batched verify: one session's last 4 tokens as a block with another's 3
+            let verifying = try DecodeBatch(model: model, maxSequences: 2, maxTokens: 8, pool: a8.pool)
+            one.rewind(to: Self.tokens.count - 4)
+            other.rewind(to: 3)
+            let pair = [Array(Self.tokens.suffix(4)), [4, 8, 2]]
+            let both = try verifying.verify([one, other], blocks: pair)
+            #expect(Array(both[0][3]) == block, "group \(group): batched verify vs one block")
+            let batched = (0..<3).map { Array(both[1][$0]) }  // the session's next call overwrites them
+            other.rewind(to: 3)
+            let own = try other.verify([4, 8, 2])
+            #expect((0..<3).map { Array(own[$0]) } == batched, "group \(group): batched verify vs own")
             // close to the exact path, and not equal to it
             let gap = zip(block, exact).map { abs($0 - $1) }.max()!
             let spread = exact.map(abs).max()!

@@ -125,8 +125,8 @@ final class RefusingRewindModel: CausalLanguageModel, @unchecked Sendable {
             try inner.makeSequenceState(
                 capacity: capacity, block: block, threads: threads, cacheWidth: cacheWidth))
     }
-    func makeBatchState(maxSequences: Int, threads: Int) throws -> any BatchState {
-        try inner.makeBatchState(maxSequences: maxSequences, threads: threads)
+    func makeBatchState(maxSequences: Int, maxTokens: Int, threads: Int) throws -> any BatchState {
+        try inner.makeBatchState(maxSequences: maxSequences, maxTokens: maxTokens, threads: threads)
     }
 
     final class Refusing: SequenceState {
