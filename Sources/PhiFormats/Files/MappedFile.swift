@@ -160,9 +160,9 @@ public final class MappedFile: @unchecked Sendable {
         let huge = hugePages && size >= Self.hugePageSize
         var p = try Self.map(fd, size, path: path, aligned: huge)
         var mapped = false
-        if huge && madvise(p, size, 14) == 0 {  // MADV_HUGEPAGE
-            mapped = Self.probeHugePage(p)
-            #if os(Linux)
+        #if os(Linux)
+            if huge && madvise(p, size, 14) == 0 {  // MADV_HUGEPAGE
+                mapped = Self.probeHugePage(p)
                 if !mapped {  // small folios in the page cache: drop them, map again
                     munmap(p, size)
                     _ = posix_fadvise(fd, 0, off_t(size), POSIX_FADV_DONTNEED)
@@ -170,8 +170,8 @@ public final class MappedFile: @unchecked Sendable {
                     _ = madvise(p, size, 14)
                     mapped = Self.probeHugePage(p)
                 }
-            #endif
-        }
+            }
+        #endif
         base = UnsafeRawPointer(p)
         count = size
         advisedHuge = huge
