@@ -165,4 +165,27 @@ private func element(_ data: UnsafeRawBufferPointer, _ dtype: DType, _ i: Int) -
         #expect(Array(file.bytes) == bytes)
         #expect(throws: FileError.self) { _ = try MappedFile(path: dir.file("missing")) }
     }
+
+    /// A file mapped for huge pages (a model about to run) reads as the file, whether or not
+    /// the kernel could map it in 2 MiB pages (a file over 2 MiB is mapped at a 2 MiB boundary
+    /// and probed; its page cache may be dropped and read again).
+    @Test func hugePageMappingHoldsTheFile() throws {
+        let dir = try TempDir()
+        for count in [0, 1, 20_000, 5 << 20 | 12_345] {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: ($0 &* 131) ^ ($0 >> 11)) }
+            let path = try dir.write("data\(count)", bytes)
+            let first = try MappedFile(path: path, hugePages: true)
+            let second = try MappedFile(path: path, hugePages: true)  // while the first maps it
+            for file in [first, second] {
+                #expect(Array(file.bytes) == bytes)
+                file.dropPages(0..<count)
+                file.willNeed(0..<count)
+                #expect(Array(file.bytes) == bytes)
+                if count < 2 << 20 { #expect(!file.isHugePageMapped) }
+            }
+        }
+        #expect(throws: FileError.self) {
+            _ = try MappedFile(path: dir.file("missing"), hugePages: true)
+        }
+    }
 }

@@ -19,6 +19,8 @@ protocol BlockForwardModel: CausalLanguageModel {
     /// Whether LongRoPE scales cos/sin by `short_mscale`/`long_mscale` (phimoe) rather than
     /// by the attention factor. Default: false.
     static var ropeUsesMscales: Bool { get }
+    /// Whether the weight files are mapped in 2 MiB pages (see the default below).
+    static var readsAllWeightsEachToken: Bool { get }
 
     /// What `load` made of the directory: the same parts for every architecture.
     var loaded: LoadedModel<Shape, Weights> { get }
@@ -90,8 +92,9 @@ extension RunnableSchema {
 
 extension BlockForwardModel {
     /// Reads config.json (validated: other `model_type`s are refused), maps the safetensors
-    /// files and checks every tensor against the schema. Costs milliseconds: weights are read
-    /// by the first forward pass (the kernel is asked to read ahead right away).
+    /// files (dense models in 2 MiB pages, `readsAllWeightsEachToken`) and checks every tensor
+    /// against the schema. Costs milliseconds: weights are read by the first forward pass
+    /// (the kernel asked to read ahead right away where the pages are small).
     public static func load(directory: String, threads: Int? = nil) throws -> Self {
         try load(directory: directory, config: ModelConfig.load(directory: directory), threads: threads)
     }
@@ -111,7 +114,9 @@ extension BlockForwardModel {
             for adapter in adapters { try adapter.check(against: layout) }
         }
         let generationConfig = try GenerationConfig.load(directory: directory)
-        let weights = try Weights(ModelWeights(directory: directory), config: config, adapters: adapters)
+        let weights = try Weights(
+            ModelWeights(directory: directory, hugePages: readsAllWeightsEachToken),
+            config: config, adapters: adapters)
         weights.prefetch()
         return Self(
             LoadedModel(
@@ -122,6 +127,12 @@ extension BlockForwardModel {
     }
 
     static var ropeUsesMscales: Bool { false }
+
+    /// Whether every token reads every weight (dense models): their files are then mapped in
+    /// 2 MiB pages (`MappedFile`'s `hugePages`: decode streams them ~35% faster than through
+    /// 4 KiB pages). Mixtures of experts read a few experts a token, on demand, and keep
+    /// small pages, read ahead.
+    static var readsAllWeightsEachToken: Bool { true }
 
     public var directory: String { loaded.directory }
     public var config: ModelConfig { loaded.config }

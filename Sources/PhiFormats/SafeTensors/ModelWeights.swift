@@ -26,7 +26,9 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
     public let tensorNames: [String]
     private let lookup: [String: (file: Int, info: TensorInfo)]
 
-    public init(directory: String) throws {
+    /// `hugePages`: every file mapped in 2 MiB pages where the kernel can (`MappedFile`):
+    /// weights a model streams in full every token.
+    public init(directory: String, hugePages: Bool = false) throws {
         self.directory = directory
         let names = try Self.listSafetensors(directory)
         let indexPath = (directory as NSString).appendingPathComponent(ShardIndex.fileName)
@@ -49,7 +51,7 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
         var lookup: [String: (file: Int, info: TensorInfo)] = [:]
         for (i, name) in chosen.enumerated() {
             let file = try SafeTensorsFile(
-                path: (directory as NSString).appendingPathComponent(name))
+                path: (directory as NSString).appendingPathComponent(name), hugePages: hugePages)
             for info in file.tensors {
                 if let first = lookup[info.name] {
                     throw WeightsError.duplicateTensor(

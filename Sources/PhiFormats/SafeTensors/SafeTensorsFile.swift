@@ -38,10 +38,12 @@ public final class SafeTensorsFile: @unchecked Sendable {  // immutable after in
     private let file: MappedFile
     private let indexByName: [String: Int]
 
-    public init(path: String) throws(SafeTensorsError) {
+    /// `hugePages`: mapped in 2 MiB pages where the kernel can (`MappedFile`), for a model
+    /// about to run.
+    public init(path: String, hugePages: Bool = false) throws(SafeTensorsError) {
         self.path = path
         do {
-            file = try MappedFile(path: path)
+            file = try MappedFile(path: path, hugePages: hugePages)
         } catch {
             throw .io(error)
         }

@@ -3,7 +3,7 @@
 //   .build/release/engine-bench <model-dir> [--prompt 128] [--generate 64] [--threads N]
 //                               [--runs 3] [--bandwidth-gbs 31.4] [--kv-bits 32]
 //                               [--act-bits 16]   (8: the 8-bit-activation path; every mode
-//                                                  below takes it)
+//                                                  below takes it) [--no-warm-up]
 //   .build/release/engine-bench <model-dir> --load-only     (load time, three times)
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
 //   .build/release/engine-bench <model-dir> --batch N       (aggregate decode tok/s of N
@@ -171,7 +171,9 @@ do {
     }
     var prefill: [Double] = []
     var decode: [Double] = []
-    for run in 0...runs {
+    // run 0 warms up (pages, caches) and is left out of the median; --no-warm-up skips it
+    // (a 4,096-token prompt's prefill takes minutes on 2 cores)
+    for run in (arguments.contains("--no-warm-up") ? 1 : 0)...runs {
         session.reset()
         let outcome = try generate(
             session: session, prompt: prompt,

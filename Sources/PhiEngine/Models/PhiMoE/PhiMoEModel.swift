@@ -6,6 +6,7 @@ import PhiFormats
 /// LongRoPE scales by its short/long mscales.
 public final class PhiMoEModel: CausalLanguageModel, BlockForwardModel {
     static let ropeUsesMscales = true
+    static let readsAllWeightsEachToken = false
     let loaded: LoadedModel<PhiMoEShape, PhiMoEWeights>
     let router: PhiMoERouter
 
