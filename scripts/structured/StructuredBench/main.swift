@@ -125,6 +125,9 @@ for entry in suite {
             matcher.allow(&mask)
             times[times.count - 1] = Double(now() - t1) / 1e6
         }
+        if ProcessInfo.processInfo.environment["STRUCTURED_BENCH_STEPS"] != nil {
+            FileHandle.standardError.write(Data("step \(name) \(times.count - 1) \(String(format: "%.3f", times.last!)) allowed=\(mask.allowedTokens.count) next=\(String(decoding: vocabulary.piece(token) ?? [], as: UTF8.self).debugDescription)\n".utf8))
+        }
         guard mask[token] else { fail("\(name): token \(token) of the instance is not allowed") }
         do { try matcher.advance(token) } catch { fail("\(name): \(error)") }
     }
