@@ -466,9 +466,7 @@ public final class GrammarMatcher: TokenConstraint {
         let outside = (~(run?.codes.0 ?? 0), ~(run?.codes.1 ?? 0))
         let runLongest = run?.longest ?? 0
         let runFarthest = run?.farthest ?? 0
-        let subtreeBytes = trie.subtreeBytes
-        let subtreeDepth = trie.subtreeDepth
-        let tokensFrom = trie.tokensFrom
+        let subtrees = trie.subtrees
         let tokensInOrder = trie.tokensInOrder
         var count = 0
         var farthest = allowed.farthest
@@ -491,13 +489,16 @@ public final class GrammarMatcher: TokenConstraint {
                                     if skips {
                                         let on = onRun[depth &- 1] && member[Int(node.byte)]
                                         onRun[depth] = on
-                                        if on && subtreeBytes[2 &* i] & outside.0 == 0
-                                            && subtreeBytes[2 &* i &+ 1] & outside.1 == 0
-                                            && Int(subtreeDepth[i]) <= runLongest
+                                        if on, case let subtree = subtrees[i],
+                                            subtree.bytes.0 & outside.0 == 0
+                                                && subtree.bytes.1 & outside.1 == 0
+                                                && Int(subtree.depth) <= runLongest
                                         {
                                             // Every token below runs along the chain.
-                                            let from = Int(tokensFrom[i])
-                                            let to = Int(tokensFrom[Int(node.next)])
+                                            let from = Int(subtree.tokensFrom)
+                                            let to =
+                                                Int(node.next) < subtrees.count
+                                                ? Int(subtrees[Int(node.next)].tokensFrom) : tokensInOrder.count
                                             for k in from..<to {
                                                 let t = tokensInOrder[k]
                                                 bits[Int(t) >> 6] |= 1 << UInt64(t & 63)

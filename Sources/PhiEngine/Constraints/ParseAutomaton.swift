@@ -43,13 +43,34 @@ final class ParseAutomaton {
     private var stateIndex: [StateKey: Int32] = [:]
     private var nodePosition: [Int32] = []
     private var nodeParent: [Int32] = []
-    private var nodeIndex: [Int64: Int32] = [:]
+    private var nodeIndex = Int64Table()
+    /// The items a closure has seen (reused: cleared per closure).
+    private var visited = Int64Table()
     private(set) var start: Int32 = 0
 
     private struct StateKey: Hashable {
         let stacks: [Int32]
         let accepting: Bool
         var touchesContext = false
+        /// A multiplicative hash of the rest, computed once: hashing the stacks element by
+        /// element with SipHash cost more than building the state.
+        let hash: UInt64
+
+        init(stacks: [Int32], accepting: Bool, touchesContext: Bool = false) {
+            self.stacks = stacks
+            self.accepting = accepting
+            self.touchesContext = touchesContext
+            var h: UInt64 = (accepting ? 1 : 2) &+ (touchesContext ? 4 : 0)
+            for s in stacks { h = (h ^ UInt64(UInt32(bitPattern: s))) &* 0x100_0000_01B3 }
+            hash = h
+        }
+
+        static func == (a: StateKey, b: StateKey) -> Bool {
+            a.hash == b.hash && a.accepting == b.accepting && a.touchesContext == b.touchesContext
+                && a.stacks == b.stacks
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
     }
 
     /// `rest` is `CompletionLengths.rest` for the vocabulary at hand.
@@ -108,7 +129,7 @@ final class ParseAutomaton {
         nodeParent.append(parent)
         let below = parent >= 0 ? nodeDistance[Int(parent)] : 0
         nodeDistance.append(CompletionLengths.add(rest[Int(position)], below))
-        nodeIndex[key] = id
+        nodeIndex.insert(key, id)
         return id
     }
 
@@ -117,13 +138,12 @@ final class ParseAutomaton {
     private func closure(_ seeds: [(position: Int32, parent: Int32)]) -> StateKey {
         let elements = grammar.elements
         var work = seeds
-        var visited = Set<Int64>()
+        visited.removeAll()
         var result: [Int32] = []
         var accepts = false
         var touches = false
         while let (position, parent) = work.popLast() {
-            guard visited.insert(Int64(position) << 32 | Int64(UInt32(bitPattern: parent)))
-                .inserted
+            guard visited.insertIfAbsent(Int64(position) << 32 | Int64(UInt32(bitPattern: parent)))
             else { continue }
             let element = elements[Int(position)]
             if element >= 0 {

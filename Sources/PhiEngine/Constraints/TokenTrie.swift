@@ -15,15 +15,21 @@ struct TokenTrie: Sendable {
     let nodes: [Node]
     let duplicates: [[Int32]]
     let maxDepth: Int
-    /// subtreeBytes[2n], [2n + 1]: the bytes of node n's subtree (its own included) as
-    /// `byteCode` bits, so a walk can tell a subtree made only of bytes it takes.
-    let subtreeBytes: [UInt64]
-    /// The depth of the deepest node of each node's subtree: its longest token.
-    let subtreeDepth: [UInt16]
-    /// The tokens in trie order (duplicates included), and where each node's subtree's
-    /// tokens start in it (one more entry for the end): a subtree's tokens are one run.
+    /// What each node's subtree holds, one entry per node (apart from `nodes`: a plain walk
+    /// reads only those).
+    struct Subtree {
+        /// The bytes of the subtree (the node's own included) as `byteCode` bits, so a walk
+        /// can tell a subtree made only of bytes it takes.
+        var bytes: (UInt64, UInt64)
+        /// Where the subtree's tokens start in `tokensInOrder` (they are one run there).
+        var tokensFrom: Int32
+        /// The depth of its deepest node: its longest token.
+        var depth: UInt16
+    }
+
+    let subtrees: [Subtree]
+    /// The tokens in trie order (duplicates included).
     let tokensInOrder: [Int32]
-    let tokensFrom: [Int32]
 
     /// A byte's bit in `subtreeBytes`: one per printable ASCII byte, one for all the control
     /// bytes below 0x20, one for all the bytes from 0x80 (JSON strings take them in bulk).
@@ -106,7 +112,7 @@ struct TokenTrie: Sendable {
         self.maxDepth = maxDepth
 
         var inOrder: [Int32] = []
-        var from = [Int32](repeating: 0, count: nodes.count + 1)
+        var from = [Int32](repeating: 0, count: nodes.count + 1)  // one more: the end
         for (i, node) in nodes.enumerated() {
             from[i] = Int32(inOrder.count)
             if node.token >= 0 {
@@ -117,7 +123,6 @@ struct TokenTrie: Sendable {
         }
         from[nodes.count] = Int32(inOrder.count)
         tokensInOrder = inOrder
-        tokensFrom = from
         // Backwards, each node's children are done when it comes: below[d] gathers the
         // subtrees at depth d until their parent takes them.
         var bytes = [UInt64](repeating: 0, count: 2 * nodes.count)
@@ -139,8 +144,9 @@ struct TokenTrie: Sendable {
             below[d].1 |= summary.1
             belowDepth[d] = max(belowDepth[d], depth)
         }
-        subtreeBytes = bytes
-        subtreeDepth = deepest
+        subtrees = nodes.indices.map { i in
+            Subtree(bytes: (bytes[2 * i], bytes[2 * i + 1]), tokensFrom: from[i], depth: deepest[i])
+        }
     }
 
     /// A token ending at or below node `n` (its first bytes are the path to `n`).
