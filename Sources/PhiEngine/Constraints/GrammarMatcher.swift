@@ -267,7 +267,7 @@ public final class GrammarMatcher: TokenConstraint {
         var allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
         if let loop, automaton.distance[Int(loop)] <= limit {
             allowed = AllowedTokens(
-                words: vocabulary.stringBody, count: vocabulary.stringBodyCount,
+                words: vocabulary.stringBodyByCharacters.all, count: vocabulary.stringBodyByCharacters.count,
                 farthest: automaton.distance[Int(loop)])
         }
         let trie = loop != nil ? vocabulary.outsideStringBody : vocabulary.all

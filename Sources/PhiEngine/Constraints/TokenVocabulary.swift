@@ -20,10 +20,7 @@ public final class TokenVocabulary: Sendable {
     let encode: (@Sendable (String) -> [Int])?
     /// The tokens outside the string-body slice.
     let outsideStringBody: TokenTrie
-    /// The slice's tokens as bits over the vocabulary, and how many.
-    let stringBody: [UInt64]
-    let stringBodyCount: Int
-    /// The slice's tokens by how many characters they are.
+    /// The slice's tokens by how many characters they are (`all`: the whole slice).
     let stringBodyByCharacters: LengthSlice
     /// The bytes some token is exactly (byte-level BPE has all 256, SentencePiece with byte
     /// fallback too): what the budget's lengths count in (`CompletionLengths`).
@@ -53,19 +50,15 @@ public final class TokenVocabulary: Sendable {
         for id in ids where kept[id]!.count == 1 { oneByte.insert(kept[id]![0]) }
         oneByteTokens = oneByte
         all = TokenTrie(ids: ids, pieces: kept)
-        var words = [UInt64](repeating: 0, count: (pieces.count + 63) / 64)
         var outside: [Int] = []
         var body: [(token: Int, length: Int)] = []
         for id in ids {
             if let characters = Self.stringBodyCharacterCount(kept[id]!) {
-                words[id >> 6] |= 1 << UInt64(id & 63)
                 body.append((id, characters))
             } else {
                 outside.append(id)
             }
         }
-        stringBody = words
-        stringBodyCount = ids.count - outside.count
         stringBodyByCharacters = LengthSlice(vocabularySize: pieces.count, members: body)
         outsideStringBody = TokenTrie(ids: outside, pieces: kept)
     }
