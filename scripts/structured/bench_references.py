@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Times llguidance (and xgrammar, if installed) on the token paths structured-bench wrote:
 the same tokenizer, schemas and steps, one mask per step, a fresh matcher per schema, CPU time
-of this thread (the machine is shared; structured-bench measures the same way).
+of this thread (the machine is shared; structured-bench measures the same way). Then prints
+phikit's times (from the paths file) and theirs side by side, the worst step also as a share
+of a decode step (DECODE_STEP_MS, default 94: a quiet Phi-4-mini step on the 2-core host).
 
     python3 scripts/structured/bench_references.py TOKENIZER_JSON PATHS_JSON
 """
 import json
+import os
 import sys
 import time
+
+ROWS = []
 
 
 def summary(name, times, compiles):
@@ -17,9 +22,21 @@ def summary(name, times, compiles):
         return times[min(len(times) - 1, int((len(times) - 1) * p))]
 
     compiles = sorted(compiles)
+    mean = sum(times) / len(times)
+    ROWS.append((name, len(times), pct(0.5), pct(0.9), pct(0.99), times[-1], mean))
     print(f"{name}: {len(times)} steps: mask median {pct(0.5):.3f} ms, p90 {pct(0.9):.3f} ms, "
-          f"p99 {pct(0.99):.3f} ms, worst {times[-1]:.3f} ms; mean {sum(times) / len(times):.3f} ms; "
-          f"compile median {compiles[len(compiles) // 2]:.2f} ms")
+          f"p99 {pct(0.99):.3f} ms, worst {times[-1]:.3f} ms; mean {mean:.3f} ms"
+          + (f"; compile median {compiles[len(compiles) // 2]:.2f} ms" if compiles else ""))
+
+
+def table():
+    step = float(os.environ.get("DECODE_STEP_MS", "94"))
+    print(f"\nmask per token, ms (CPU time; decode step {step:g} ms)")
+    print(f"{'engine':34} {'steps':>5} {'median':>7} {'p90':>7} {'p99':>7} {'worst':>7} {'mean':>7} "
+          f"{'worst/step':>10}")
+    for name, n, median, p90, p99, worst, mean in ROWS:
+        print(f"{name[:34]:34} {n:5d} {median:7.3f} {p90:7.3f} {p99:7.3f} {worst:7.3f} {mean:7.3f} "
+              f"{100 * worst / step:9.2f}%")
 
 
 def clock():
@@ -92,8 +109,12 @@ def main():
     tokenizer_path, paths_path = sys.argv[1], sys.argv[2]
     with open(paths_path) as f:
         paths = json.load(f)
+    phikit = [t for entry in paths for t in entry.get("phikit_mask_ms", [])]
+    if phikit:
+        summary("phikit", phikit, [])
     bench_llguidance(tokenizer_path, paths)
     bench_xgrammar(tokenizer_path, paths)
+    table()
 
 
 if __name__ == "__main__":

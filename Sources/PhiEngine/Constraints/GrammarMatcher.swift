@@ -13,6 +13,11 @@ public final class GrammarMatcher: TokenConstraint {
     private var contextFreeCache: [Int32: ContextFreeMask] = [:]
     private var forcedTextCache: [Int32: [Int]] = [:]
     private var walkStates: [Int32]
+    /// walkOnRun[d]: whether the walk's first d bytes are all of the byte-set run it skips.
+    private var walkOnRun: [Bool]
+    private var runPlans: [Int32: RunPlan] = [:]
+    /// Masks as written, per state: a cached step costs a copy-on-write reference.
+    private var written: [Int32: TokenMask] = [:]
 
     /// The most masks kept (each is vocabulary/8 bytes: 25 KB at 200k tokens).
     static let cachedMasks = 256
@@ -38,11 +43,29 @@ public final class GrammarMatcher: TokenConstraint {
         automaton = ParseAutomaton(grammar: grammar, rest: lengths.rest)
         state = automaton.start
         walkStates = [Int32](repeating: 0, count: vocabulary.maxDepth + 1)
+        walkOnRun = [Bool](repeating: false, count: vocabulary.maxDepth + 1)
     }
+
+    /// Byte sets smaller than this are not worth a run: few tokens are made of them.
+    static let smallestRun = 16
+    /// The longest byte run followed: each step may build automaton states, and deeper
+    /// subtrees are few (the walk takes them node by node).
+    static let longestByteRun = 8
 
     // MARK: TokenConstraint
 
-    public func allow(_ mask: inout TokenMask) { write(allowedTokens(in: state), into: &mask) }
+    public func allow(_ mask: inout TokenMask) {
+        if let known = written[state], known.vocabularySize == mask.vocabularySize {
+            mask = known
+            return
+        }
+        write(allowedTokens(in: state), into: &mask)
+        if written.count >= Self.writtenMasks { written.removeAll(keepingCapacity: true) }
+        written[state] = mask
+    }
+
+    /// The most written masks kept (each vocabulary/8 bytes).
+    static let writtenMasks = 64
 
     /// The grammar's tokens after which the answer can still finish within `budget` tokens
     /// counting this one (see `TokenConstraint.allow(_:budget:)`). While every allowed token
@@ -222,6 +245,7 @@ public final class GrammarMatcher: TokenConstraint {
     public func dropCachedMasks() {
         cache.removeAll()
         contextFreeCache.removeAll()
+        written.removeAll()
     }
 
     /// Back to the start, as for a new answer.
@@ -243,7 +267,7 @@ public final class GrammarMatcher: TokenConstraint {
         var allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
         if let loop, automaton.distance[Int(loop)] <= limit {
             allowed = AllowedTokens(
-                words: vocabulary.stringBody, count: vocabulary.stringBodyCount,
+                words: vocabulary.stringBodyByCharacters.all, count: vocabulary.stringBodyByCharacters.count,
                 farthest: automaton.distance[Int(loop)])
         }
         let trie = loop != nil ? vocabulary.outsideStringBody : vocabulary.all
@@ -300,26 +324,91 @@ public final class GrammarMatcher: TokenConstraint {
         var uncertain: [UncertainRange]
     }
 
-    /// Every token whose bytes the automaton takes from state `s`. Where the state accepts
-    /// any run of string-body characters, the slice's tokens are allowed at once and only the
-    /// others are walked.
+    /// What a walk from a state takes from the vocabulary's slices instead of walking them.
+    enum RunPlan {
+        case none
+        /// Runs of string-body characters (a string's inside, bounded or not): the slice's
+        /// tokens as long as the chain allows are allowed at once, the others are walked.
+        case stringBody(ParseAutomaton.RunChain)
+        /// Runs of one byte set (`[a-z0-9]{0,39}`, a key off the declared ones): the walk
+        /// allows a subtree whose path and bytes are all of the set, and no deeper than the
+        /// chain, at once (its tokens are one run in trie order) instead of walking it.
+        case byteSet(ByteRun)
+    }
+
+    struct ByteRun {
+        var chain: ParseAutomaton.RunChain
+        var member: [Bool]
+        /// `TokenTrie.byteCode` bits of the codes whose bytes are all in the set.
+        var codes: (UInt64, UInt64)
+        /// The largest distance of the chain's states.
+        var farthest: Int32
+        /// The longest run of tokens allowed (Int.max when the chain loops).
+        var longest: Int
+    }
+
+    /// The plan for walks from `s`, cached: string-body runs first, then byte runs.
+    private func runPlan(_ s: Int32) -> RunPlan {
+        if let known = runPlans[s] { return known }
+        var plan = RunPlan.none
+        let body = vocabulary.stringBodyByCharacters
+        if body.longest > 0,
+            let chain = automaton.runChain(from: s, longest: body.longest, step: automaton.stringBodyStep)
+        {
+            plan = .stringBody(chain)
+        } else if let (chain, member) = automaton.byteRunChain(
+            from: s, longest: min(vocabulary.maxDepth, Self.longestByteRun), smallest: Self.smallestRun)
+        {
+            plan = .byteSet(
+                ByteRun(
+                    chain: chain, member: member, codes: TokenTrie.codes(allIn: member),
+                    farthest: chain.states.map { automaton.distance[Int($0)] }.max()!,
+                    longest: chain.loops ? .max : chain.states.count))
+        }
+        runPlans[s] = plan
+        return plan
+    }
+
+    /// The tokens of `slice` that a run along `chain` takes (every one no longer than the
+    /// chain, or all when it loops), with the farthest distance they lead to.
+    private func runTokens(_ chain: ParseAutomaton.RunChain, _ slice: LengthSlice) -> AllowedTokens {
+        let longest = chain.loops ? slice.longest : min(chain.states.count, slice.longest)
+        guard longest > 0 else {
+            return AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+        }
+        let (words, count) = slice.tokens(upTo: longest)
+        var farthest: Int32 = 0
+        for length in 1...longest where slice.countOfLength[length] > 0 {
+            let s = chain.states[min(length, chain.states.count) - 1]
+            farthest = max(farthest, automaton.distance[Int(s)])
+        }
+        return AllowedTokens(words: words, count: count, farthest: farthest)
+    }
+
+    /// Every token whose bytes the automaton takes from state `s`. Where the state takes
+    /// runs of string-body characters or of one byte set, the slice's tokens are allowed at
+    /// once and only the others are walked (see `RunPlan`).
     private func walk(from s: Int32, recordingContext: Bool, uncertain: inout [UncertainRange])
         -> AllowedTokens
     {
-        let loop = automaton.stringBodyLoop(s)
-        let sliced = loop != nil
-        var allowed =
-            if let loop {
-                AllowedTokens(
-                    words: vocabulary.stringBody, count: vocabulary.stringBodyCount,
-                    farthest: vocabulary.stringBodyCount > 0 ? automaton.distance[Int(loop)] : 0)
-            } else {
-                AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
-            }
-        let trie = sliced ? vocabulary.outsideStringBody : vocabulary.all
+        var allowed: AllowedTokens
+        var trie = vocabulary.all
+        var sliced = false
+        var run: ByteRun? = nil
+        switch runPlan(s) {
+        case .none:
+            allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+        case .stringBody(let chain):
+            allowed = runTokens(chain, vocabulary.stringBodyByCharacters)
+            trie = vocabulary.outsideStringBody
+            sliced = true
+        case .byteSet(let byteRun):
+            allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+            run = byteRun
+        }
         walk(
             trie, nodes: 0..<trie.nodes.count, depth: 1, state: s, into: &allowed,
-            recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain)
+            recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain, run: run)
         return allowed
     }
 
@@ -342,15 +431,17 @@ public final class GrammarMatcher: TokenConstraint {
     private func walk(
         _ trie: TokenTrie, nodes: Range<Int>, depth: Int, state: Int32,
         into allowed: inout AllowedTokens, recordingContext: Bool, sliced: Bool,
-        uncertain: inout [UncertainRange], limit: Int32 = .max
+        uncertain: inout [UncertainRange], limit: Int32 = .max,
+        run: ByteRun? = nil
     ) {
         walkStates[depth - 1] = state
+        walkOnRun[depth - 1] = run != nil
         var position = nodes.lowerBound
         while position < nodes.upperBound {
             let stop = walkUntilUnknown(
                 trie, from: position, to: nodes.upperBound, into: &allowed,
                 recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain,
-                limit: limit)
+                limit: limit, run: run)
             position = stop.position
             if let (state, byteClass) = stop.pending {
                 _ = automaton.computeTransition(state, byteClass)
@@ -361,12 +452,22 @@ public final class GrammarMatcher: TokenConstraint {
     /// The walk's inner loop over nodes `start..<end`, until the end or a transition not
     /// built yet (returned as `pending`, with the node to resume at). Locals only: the
     /// closure-captured variables of a first version cost a memory round trip per node.
+    /// With a byte run from the walk's root, a node whose path and subtree are all of the
+    /// run's set, and no deeper than its chain, has its subtree's tokens allowed at once.
     private func walkUntilUnknown(
         _ trie: TokenTrie, from start: Int, to end: Int, into allowed: inout AllowedTokens,
-        recordingContext: Bool, sliced: Bool, uncertain: inout [UncertainRange], limit: Int32
+        recordingContext: Bool, sliced: Bool, uncertain: inout [UncertainRange], limit: Int32,
+        run: ByteRun?
     ) -> (position: Int, pending: (Int32, Int)?) {
         let classCount = automaton.classCount
         let duplicates = trie.duplicates
+        let skips = run != nil
+        let member = run?.member ?? []
+        let outside = (~(run?.codes.0 ?? 0), ~(run?.codes.1 ?? 0))
+        let runLongest = run?.longest ?? 0
+        let runFarthest = run?.farthest ?? 0
+        let subtrees = trie.subtrees
+        let tokensInOrder = trie.tokensInOrder
         var count = 0
         var farthest = allowed.farthest
         defer {
@@ -379,11 +480,37 @@ public final class GrammarMatcher: TokenConstraint {
                 automaton.touchesContext.withUnsafeBufferPointer { touches in
                     grammar.classOf.withUnsafeBufferPointer { classOf in
                         walkStates.withUnsafeMutableBufferPointer { states in
+                          walkOnRun.withUnsafeMutableBufferPointer { onRun in
                             allowed.words.withUnsafeMutableBufferPointer { bits in
                                 var i = start
                                 while i < end {
                                     let node = nodes[i]
                                     let depth = Int(node.depth)
+                                    if skips {
+                                        let on = onRun[depth &- 1] && member[Int(node.byte)]
+                                        onRun[depth] = on
+                                        if on, case let subtree = subtrees[i],
+                                            subtree.bytes.0 & outside.0 == 0
+                                                && subtree.bytes.1 & outside.1 == 0
+                                                && Int(subtree.depth) <= runLongest
+                                        {
+                                            // Every token below runs along the chain.
+                                            let from = Int(subtree.tokensFrom)
+                                            let to =
+                                                Int(node.next) < subtrees.count
+                                                ? Int(subtrees[Int(node.next)].tokensFrom) : tokensInOrder.count
+                                            for k in from..<to {
+                                                let t = tokensInOrder[k]
+                                                bits[Int(t) >> 6] |= 1 << UInt64(t & 63)
+                                            }
+                                            if to > from {
+                                                count &+= to &- from
+                                                if runFarthest > farthest { farthest = runFarthest }
+                                            }
+                                            i = Int(node.next)
+                                            continue
+                                        }
+                                    }
                                     let from = states[depth &- 1]
                                     let byteClass = Int(classOf[Int(node.byte)])
                                     let to = transitions[Int(from) &* classCount &+ byteClass]
@@ -423,6 +550,7 @@ public final class GrammarMatcher: TokenConstraint {
                                 }
                                 return (end, nil)
                             }
+                          }
                         }
                     }
                 }

@@ -43,13 +43,34 @@ final class ParseAutomaton {
     private var stateIndex: [StateKey: Int32] = [:]
     private var nodePosition: [Int32] = []
     private var nodeParent: [Int32] = []
-    private var nodeIndex: [Int64: Int32] = [:]
+    private var nodeIndex = Int64Table()
+    /// The items a closure has seen (reused: cleared per closure).
+    private var visited = Int64Table()
     private(set) var start: Int32 = 0
 
     private struct StateKey: Hashable {
         let stacks: [Int32]
         let accepting: Bool
         var touchesContext = false
+        /// A multiplicative hash of the rest, computed once: hashing the stacks element by
+        /// element with SipHash cost more than building the state.
+        let hash: UInt64
+
+        init(stacks: [Int32], accepting: Bool, touchesContext: Bool = false) {
+            self.stacks = stacks
+            self.accepting = accepting
+            self.touchesContext = touchesContext
+            var h: UInt64 = (accepting ? 1 : 2) &+ (touchesContext ? 4 : 0)
+            for s in stacks { h = (h ^ UInt64(UInt32(bitPattern: s))) &* 0x100_0000_01B3 }
+            hash = h
+        }
+
+        static func == (a: StateKey, b: StateKey) -> Bool {
+            a.hash == b.hash && a.accepting == b.accepting && a.touchesContext == b.touchesContext
+                && a.stacks == b.stacks
+        }
+
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
     }
 
     /// `rest` is `CompletionLengths.rest` for the vocabulary at hand.
@@ -108,7 +129,7 @@ final class ParseAutomaton {
         nodeParent.append(parent)
         let below = parent >= 0 ? nodeDistance[Int(parent)] : 0
         nodeDistance.append(CompletionLengths.add(rest[Int(position)], below))
-        nodeIndex[key] = id
+        nodeIndex.insert(key, id)
         return id
     }
 
@@ -117,13 +138,12 @@ final class ParseAutomaton {
     private func closure(_ seeds: [(position: Int32, parent: Int32)]) -> StateKey {
         let elements = grammar.elements
         var work = seeds
-        var visited = Set<Int64>()
+        visited.removeAll()
         var result: [Int32] = []
         var accepts = false
         var touches = false
         while let (position, parent) = work.popLast() {
-            guard visited.insert(Int64(position) << 32 | Int64(UInt32(bitPattern: parent)))
-                .inserted
+            guard visited.insertIfAbsent(Int64(position) << 32 | Int64(UInt32(bitPattern: parent)))
             else { continue }
             let element = elements[Int(position)]
             if element >= 0 {
@@ -221,40 +241,155 @@ final class ParseAutomaton {
     /// character), without popping into a cut-off context.
     func acceptsStringBody(_ state: Int32) -> Bool { stringBodyLoop(state) != nil }
 
-    /// The state every token of the string-body slice leads to from `state` (see
-    /// `acceptsStringBody`), nil when the slice does not apply.
+    /// The state every token of the string-body slice leads to from `state`, and back to
+    /// itself (see `acceptsStringBody`), nil when the slice does not apply.
     func stringBodyLoop(_ state: Int32) -> Int32? {
         if let known = stringBodyLoopCache[state] { return known >= 0 ? known : nil }
         var loop: Int32 = -1
-        if let next = stringBodySuccessor(state), next == state || stringBodySuccessor(next) == next {
+        if case .to(let next) = stringBodyStep(state), next == state || stringBodyStep(next) == .to(next) {
             loop = next
         }
         stringBodyLoopCache[state] = loop
         return loop >= 0 ? loop : nil
     }
 
-    /// The one state every string-body character leads to from `state`, if there is one.
-    private func stringBodySuccessor(_ state: Int32) -> Int32? {
+    /// Where one character of a kind (a string-body character, a byte of a set) leads.
+    enum RunStep: Equatable {
+        /// Every such character is refused.
+        case refused
+        /// Every one leads to this state, which does not pop into a cut-off context.
+        case to(Int32)
+        /// Some are refused or they part ways: no run from here.
+        case mixed
+    }
+
+    /// How runs of characters of one kind move the automaton from a state: `states[i]` after
+    /// i + 1 characters, whichever they are. When `loops`, longer runs stay in `states.last`;
+    /// otherwise one character more is refused, or no token is longer than the chain.
+    struct RunChain {
+        var states: [Int32]
+        var loops: Bool
+    }
+
+    /// The chain of runs from `state` (see `RunChain`) up to `longest` characters, following
+    /// `step`; nil when no run of one character is allowed or the characters part ways.
+    func runChain(from state: Int32, longest: Int, step: (Int32) -> RunStep) -> RunChain? {
+        var states: [Int32] = []
+        var s = state
+        while states.count < longest {
+            switch step(s) {
+            case .mixed: return nil
+            case .refused: return states.isEmpty ? nil : RunChain(states: states, loops: false)
+            case .to(let t):
+                if !states.isEmpty && t == s { return RunChain(states: states, loops: true) }
+                states.append(t)
+                s = t
+            }
+        }
+        return states.isEmpty ? nil : RunChain(states: states, loops: false)
+    }
+
+    /// Where one string-body character (every scalar but `"`, `\` and the controls) leads
+    /// from `state`.
+    func stringBodyStep(_ state: Int32) -> RunStep {
         var target: Int32? = nil
-        for sequence in Self.stringBodySequences {
-            var frontier: Set<Int32> = [state]
-            for (low, high) in sequence {
-                var classes = Set<UInt8>()
-                for b in low...high { classes.insert(grammar.classOf[Int(b)]) }
-                var next = Set<Int32>()
+        var refused = 0
+        sequences: for sequence in stringBodyClassSequences {
+            var frontier: [Int32] = [state]
+            for (i, classes) in sequence.enumerated() {
+                var next: [Int32] = []
+                var dead = 0
                 for s in frontier {
                     for c in classes {
-                        let t = self.next(s, grammar.classRepresentative[Int(c)])
-                        guard t >= 0, !touchesContext[Int(t)] else { return nil }
-                        next.insert(t)
+                        var t = transitions[Int(s) * classCount + c]
+                        if t == Self.unknown { t = computeTransition(s, c) }
+                        if t < 0 {
+                            dead += 1
+                        } else if touchesContext[Int(t)] {
+                            return .mixed
+                        } else if !next.contains(t) {
+                            next.append(t)
+                        }
                     }
                 }
+                if i == 0 && next.isEmpty {  // no character of this sequence may come
+                    refused += 1
+                    continue sequences
+                }
+                guard dead == 0 else { return .mixed }
                 frontier = next
             }
             guard frontier.count == 1, let end = frontier.first, target == nil || target == end
-            else { return nil }
+            else { return .mixed }
             target = end
         }
-        return target
+        if refused == stringBodyClassSequences.count { return .refused }
+        guard refused == 0, let target else { return .mixed }
+        return .to(target)
     }
+
+    /// A chain of runs of bytes of one set from `state` (see `RunChain`), with the set (256
+    /// flags): the bytes that every step sends to one state, chosen at each step as the most
+    /// bytes going one way (on to one state, or refused to end the chain). Nil when fewer
+    /// than `smallest` bytes are left or no run of one byte is allowed.
+    func byteRunChain(from state: Int32, longest: Int, smallest: Int) -> (RunChain, [Bool])? {
+        var classes = Array(0..<classCount)
+        let bytesIn = classSizes
+        var steps = 0
+        var targets: [Int32] = []
+        var bytes: [Int] = []
+        let chain = runChain(from: state, longest: longest) { s in
+            steps += 1
+            // The classes' targets (dead included), and the bytes going to each.
+            targets.removeAll(keepingCapacity: true)
+            bytes.removeAll(keepingCapacity: true)
+            var targetOf = [Int32](repeating: 0, count: classes.count)
+            for (k, c) in classes.enumerated() {
+                var t = transitions[Int(s) * classCount + c]
+                if t == Self.unknown { t = computeTransition(s, c) }
+                if t >= 0 && touchesContext[Int(t)] { t = Self.context }  // never chosen
+                targetOf[k] = t
+                if let j = targets.firstIndex(of: t) {
+                    bytes[j] += bytesIn[c]
+                } else {
+                    targets.append(t)
+                    bytes.append(bytesIn[c])
+                }
+            }
+            var best = -1
+            for j in targets.indices where targets[j] != Self.context && (steps > 1 || targets[j] >= 0) {
+                if best < 0 || bytes[j] > bytes[best] { best = j }
+            }
+            guard best >= 0, bytes[best] >= smallest else { return .mixed }
+            let chosen = targets[best]
+            classes = classes.indices.filter { targetOf[$0] == chosen }.map { classes[$0] }
+            return chosen < 0 ? .refused : .to(chosen)
+        }
+        guard let chain else { return nil }
+        var member = [Bool](repeating: false, count: 256)
+        let kept = Set(classes)
+        for b in 0..<256 where kept.contains(Int(grammar.classOf[b])) { member[b] = true }
+        return (chain, member)
+    }
+
+    /// The string-body characters' UTF-8 sequences as the byte classes of each byte, the
+    /// sequences that are the same in classes merged.
+    private lazy var stringBodyClassSequences: [[[Int]]] = {
+        var seen = Set<[[Int]]>()
+        var sequences: [[[Int]]] = []
+        for sequence in Self.stringBodySequences {
+            let classes = sequence.map { (low, high) in
+                Set((low...high).map { Int(grammar.classOf[Int($0)]) }).sorted()
+            }
+            if seen.insert(classes).inserted { sequences.append(classes) }
+        }
+        return sequences
+    }()
+
+    /// How many bytes each byte class has.
+    private lazy var classSizes: [Int] = {
+        var sizes = [Int](repeating: 0, count: classCount)
+        for b in 0..<256 { sizes[Int(grammar.classOf[b])] += 1 }
+        return sizes
+    }()
 }

@@ -15,6 +15,38 @@ struct TokenTrie: Sendable {
     let nodes: [Node]
     let duplicates: [[Int32]]
     let maxDepth: Int
+    /// What each node's subtree holds, one entry per node (apart from `nodes`: a plain walk
+    /// reads only those).
+    struct Subtree {
+        /// The bytes of the subtree (the node's own included) as `byteCode` bits, so a walk
+        /// can tell a subtree made only of bytes it takes.
+        var bytes: (UInt64, UInt64)
+        /// Where the subtree's tokens start in `tokensInOrder` (they are one run there).
+        var tokensFrom: Int32
+        /// The depth of its deepest node: its longest token.
+        var depth: UInt16
+    }
+
+    let subtrees: [Subtree]
+    /// The tokens in trie order (duplicates included).
+    let tokensInOrder: [Int32]
+
+    /// A byte's bit in `subtreeBytes`: one per printable ASCII byte, one for all the control
+    /// bytes below 0x20, one for all the bytes from 0x80 (JSON strings take them in bulk).
+    static func byteCode(_ byte: UInt8) -> Int {
+        byte < 0x20 ? 0 : byte < 0x80 ? Int(byte) - 0x1F : 97
+    }
+
+    /// The `byteCode` bits of the codes whose every byte is in `member` (256 flags).
+    static func codes(allIn member: [Bool]) -> (UInt64, UInt64) {
+        var bits: (UInt64, UInt64) = (0, 0)
+        for code in 0...97 {
+            let bytes = code == 0 ? 0...0x1F : code == 97 ? 0x80...0xFF : (code + 0x1F)...(code + 0x1F)
+            guard bytes.allSatisfy({ member[$0] }) else { continue }
+            if code < 64 { bits.0 |= 1 << UInt64(code) } else { bits.1 |= 1 << UInt64(code - 64) }
+        }
+        return bits
+    }
 
     /// The trie of `ids`, whose bytes are `pieces[id]` (non-empty, at most 65,535 bytes).
     init(ids: [Int], pieces: [[UInt8]?]) {
@@ -78,6 +110,43 @@ struct TokenTrie: Sendable {
         self.nodes = nodes
         self.duplicates = duplicates
         self.maxDepth = maxDepth
+
+        var inOrder: [Int32] = []
+        var from = [Int32](repeating: 0, count: nodes.count + 1)  // one more: the end
+        for (i, node) in nodes.enumerated() {
+            from[i] = Int32(inOrder.count)
+            if node.token >= 0 {
+                inOrder.append(node.token)
+            } else if node.token != -1 {
+                inOrder += duplicates[Int(-2 - node.token)]
+            }
+        }
+        from[nodes.count] = Int32(inOrder.count)
+        tokensInOrder = inOrder
+        // Backwards, each node's children are done when it comes: below[d] gathers the
+        // subtrees at depth d until their parent takes them.
+        var bytes = [UInt64](repeating: 0, count: 2 * nodes.count)
+        var deepest = [UInt16](repeating: 0, count: nodes.count)
+        var below = [(UInt64, UInt64)](repeating: (0, 0), count: maxDepth + 2)
+        var belowDepth = [UInt16](repeating: 0, count: maxDepth + 2)
+        for i in nodes.indices.reversed() {
+            let d = Int(nodes[i].depth)
+            var summary = below[d + 1]
+            let code = Self.byteCode(nodes[i].byte)
+            if code < 64 { summary.0 |= 1 << UInt64(code) } else { summary.1 |= 1 << UInt64(code - 64) }
+            let depth = max(UInt16(d), belowDepth[d + 1])
+            below[d + 1] = (0, 0)
+            belowDepth[d + 1] = 0
+            bytes[2 * i] = summary.0
+            bytes[2 * i + 1] = summary.1
+            deepest[i] = depth
+            below[d].0 |= summary.0
+            below[d].1 |= summary.1
+            belowDepth[d] = max(belowDepth[d], depth)
+        }
+        subtrees = nodes.indices.map { i in
+            Subtree(bytes: (bytes[2 * i], bytes[2 * i + 1]), tokensFrom: from[i], depth: deepest[i])
+        }
     }
 
     /// A token ending at or below node `n` (its first bytes are the path to `n`).

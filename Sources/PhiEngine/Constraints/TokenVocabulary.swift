@@ -4,6 +4,9 @@
 /// the grammar loops over those characters, and a trie of the others, the only ones such a
 /// state still has to walk.
 ///
+/// The slice is also grouped by characters (`stringBodyByCharacters`), for strings of bounded
+/// length.
+///
 /// Built once per tokenizer and shared by every sequence (immutable). The engine knows
 /// nothing of tokenizers: the caller gives each token's bytes (byte-level BPE pieces mapped
 /// back to bytes, SentencePiece's ▁ as a space and `<0xNN>` as the byte) and the ids never
@@ -17,9 +20,8 @@ public final class TokenVocabulary: Sendable {
     let encode: (@Sendable (String) -> [Int])?
     /// The tokens outside the string-body slice.
     let outsideStringBody: TokenTrie
-    /// The slice's tokens as bits over the vocabulary, and how many.
-    let stringBody: [UInt64]
-    let stringBodyCount: Int
+    /// The slice's tokens by how many characters they are (`all`: the whole slice).
+    let stringBodyByCharacters: LengthSlice
     /// The bytes some token is exactly (byte-level BPE has all 256, SentencePiece with byte
     /// fallback too): what the budget's lengths count in (`CompletionLengths`).
     let oneByteTokens: ByteSet
@@ -48,24 +50,29 @@ public final class TokenVocabulary: Sendable {
         for id in ids where kept[id]!.count == 1 { oneByte.insert(kept[id]![0]) }
         oneByteTokens = oneByte
         all = TokenTrie(ids: ids, pieces: kept)
-        var words = [UInt64](repeating: 0, count: (pieces.count + 63) / 64)
         var outside: [Int] = []
+        var body: [(token: Int, length: Int)] = []
         for id in ids {
-            if Self.isStringBody(kept[id]!) {
-                words[id >> 6] |= 1 << UInt64(id & 63)
+            if let characters = Self.stringBodyCharacterCount(kept[id]!) {
+                body.append((id, characters))
             } else {
                 outside.append(id)
             }
         }
-        stringBody = words
-        stringBodyCount = ids.count - outside.count
+        stringBodyByCharacters = LengthSlice(vocabularySize: pieces.count, members: body)
         outsideStringBody = TokenTrie(ids: outside, pieces: kept)
     }
 
-    /// Whether the bytes are whole UTF-8 characters, none a quote, backslash or control.
-    static func isStringBody(_ bytes: [UInt8]) -> Bool {
-        guard let text = String(validating: bytes, as: UTF8.self) else { return false }
-        return text.unicodeScalars.allSatisfy { $0.value >= 0x20 && $0 != "\"" && $0 != "\\" }
+    /// How many characters the bytes are when they are whole UTF-8 characters, none a quote,
+    /// backslash or control; nil otherwise.
+    static func stringBodyCharacterCount(_ bytes: [UInt8]) -> Int? {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+        var count = 0
+        for scalar in text.unicodeScalars {
+            guard scalar.value >= 0x20 && scalar != "\"" && scalar != "\\" else { return nil }
+            count += 1
+        }
+        return count
     }
 
     /// The bytes of a token that appears as text, nil for special and unknown ids.

@@ -95,6 +95,8 @@ if samples > 0 {
     exit(0)
 }
 
+// STRUCTURED_BENCH_STEPS=1: each step's time, allowed count and next token on stderr.
+let printSteps = ProcessInfo.processInfo.environment["STRUCTURED_BENCH_STEPS"] != nil
 var all: [Double] = []
 var paths: [JSONValue] = []
 var compileTimes: [Double] = []
@@ -125,6 +127,11 @@ for entry in suite {
             matcher.allow(&mask)
             times[times.count - 1] = Double(now() - t1) / 1e6
         }
+        if printSteps {
+            let next = String(decoding: vocabulary.piece(token) ?? [], as: UTF8.self).debugDescription
+            FileHandle.standardError.write(
+                Data("step \(name) \(times.count - 1) \(String(format: "%.3f", times.last!)) ms allowed=\(mask.allowedCount) next=\(next)\n".utf8))
+        }
         guard mask[token] else { fail("\(name): token \(token) of the instance is not allowed") }
         do { try matcher.advance(token) } catch { fail("\(name): \(error)") }
     }
@@ -134,7 +141,11 @@ for entry in suite {
     print(
         name.padding(toLength: 28, withPad: " ", startingAt: 0)
             + String(format: "%6d  %10.2f  %14.3f  %11.3f", tokens.count, compileMS, percentile(sorted, 0.5), sorted.last ?? 0))
-    paths.append(.object([("name", .string(name)), ("schema", entry["schema"]!), ("tokens", .array(tokens.map { .int($0) }))]))
+    paths.append(
+        .object([
+            ("name", .string(name)), ("schema", entry["schema"]!), ("tokens", .array(tokens.map { .int($0) })),
+            ("phikit_mask_ms", .array(times.map { .double($0) })),
+        ]))
 }
 let sorted = all.sorted()
 print("trie nodes: \(vocabulary.trieNodeCount)")
