@@ -2,7 +2,7 @@
  * full-size matrices of one layer, 4-bit affine (group 64, as MLX converts; group 32, as a
  * GGUF Q4_0 comes over), one thread, the two alternated (issue 31 §2).
  *
- *   cc -O3 -fno-math-errno -ffp-contract=fast -ISources/CKernels/include \
+ *   clang -O3 -fno-math-errno -ffp-contract=fast -ISources/CKernels/include \
  *      scripts/bench/act8_kernel_bench.c Sources/CKernels/*.c -lm -o /tmp/act8_kernel_bench
  *   /tmp/act8_kernel_bench [ROUNDS] [TOKENS]
  *
