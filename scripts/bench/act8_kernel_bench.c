@@ -2,17 +2,21 @@
  * full-size matrices of one layer, 4-bit affine (group 64, as MLX converts; group 32, as a
  * GGUF Q4_0 comes over), one thread, the two alternated (issue 31 §2).
  *
- *   cc -O3 -fno-math-errno -ffp-contract=fast -ISources/CKernels/include \
+ *   clang -O3 -fno-math-errno -ffp-contract=fast -ISources/CKernels/include \
  *      scripts/bench/act8_kernel_bench.c Sources/CKernels/*.c -lm -o /tmp/act8_kernel_bench
  *   /tmp/act8_kernel_bench [ROUNDS] [TOKENS]
  *
  * Per shape (Phi-3.5-mini: qkv 9216x3072, o 3072x3072, gate_up 16384x3072, down 3072x8192;
- * Phi-4-mini: qkv 5120x3072, the rest the same), TOKENS inputs (default 64) are prepared
- * (timed: part of the cost) and multiplied by every matrix in row chunks of ~64 KB, as a
- * prefill block does (jobs.c). Time is the process's CPU time, so a machine shared with
+ * Phi-4-mini: qkv 5120x3072, the rest the same), TOKENS inputs (default 64; a prompt block
+ * is 512) are prepared (timed: part of the cost) and multiplied by every matrix in the pool
+ * tasks a prefill block is split into (jobs.c: row chunks of ~64 KB, and for 8 bits token
+ * blocks), one after another. Weights sit 8 bytes past a cache line, as the tensors of the
+ * benchmark models' safetensors files do (mapped, they are not 64-byte aligned); the
+ * prepared inputs are aligned, as the engine's page-aligned buffers are. Time is the process's CPU time, so a machine shared with
  * other jobs slows both kernels alike instead of adding its waits; medians of ROUNDS
  * (default 5) alternated rounds. Weights are random bytes, scales near 2^-6. */
 #include "pk_affine_quant.h"
+#include "pk_jobs.h"
 #include "pk_matvec.h"
 
 #include <stdio.h>
@@ -38,7 +42,8 @@ static unsigned long long next(void) {
 
 static pk_matrix make(shape_t s, int group) {
     long bytes = s.rows * s.cols / 2, groups = s.rows * s.cols / group;
-    unsigned char *w = malloc(bytes);
+    /* 8 bytes past a 64-byte boundary: where the benchmark models' tensors lie */
+    unsigned char *w = (unsigned char *)aligned_alloc(64, (bytes + 127) / 64 * 64) + 8;
     for (long i = 0; i < bytes; i++) w[i] = (unsigned char)next();
     unsigned short *sc = malloc(groups * 2), *bi = malloc(groups * 2);
     for (long i = 0; i < groups; i++) {
@@ -66,15 +71,12 @@ static double layer(const pk_matrix *ms, int count, int act8, long tokens, const
             else pk_matvec_prepare(isa, m, x + t * m->cols, prep + t * stride);
         }
         prep_seconds += cpu_seconds() - p0;
-        long chunk = (65536 / (m->cols / 2) + 15) / 16 * 16;
-        for (long r0 = 0; r0 < m->rows; r0 += chunk) {
-            long r1 = r0 + chunk < m->rows ? r0 + chunk : m->rows;
-            if (act8)
-                pk_matvec_tokens_act8_isa(isa, m, tokens, prep, stride, y + r0, m->rows, r0, r1);
-            else
-                pk_matvec_tokens_isa(isa, m, tokens, x, m->cols, prep, stride, y + r0, m->rows, r0,
-                                     r1);
-        }
+        /* the engine's own split of the product into pool tasks (jobs.c), run in order */
+        pk_matvec_job job = {.m = m, .tokens = tokens, .x = x, .ldx = m->cols, .prep = prep,
+                             .prep_stride = stride, .y = y, .ldy = m->rows, .isa = isa,
+                             .act_bits = act8 ? 8 : 16};
+        const long chunks = pk_matvec_chunks(&job);
+        for (long c = 0; c < chunks; c++) pk_matvec_task(&job, c, 0);
     }
     return cpu_seconds() - t0;
 }
@@ -94,7 +96,8 @@ int main(int argc, char **argv) {
     };
     float *x = malloc(sizeof(float) * tokens * 8192);
     for (long i = 0; i < tokens * 8192; i++) x[i] = (float)((long)(next() % 2001) - 1000) / 400.0f;
-    float *prep = malloc(sizeof(float) * tokens * pk_matvec_prep_floats(8192));
+    const long prep_bytes = (long)sizeof(float) * tokens * pk_matvec_prep_floats(8192);
+    float *prep = aligned_alloc(4096, (prep_bytes + 4095) / 4096 * 4096);
     float *y = malloc(sizeof(float) * tokens * 16384);
     printf("isa %d, one thread, %ld tokens, medians of %d alternated rounds (CPU time)\n",
            pk_matvec_best_isa(), tokens, rounds);
@@ -124,7 +127,7 @@ int main(int argc, char **argv) {
                    models[k].name, group, macs / a / 1e9, a / tokens * 1e3, macs / b / 1e9,
                    b / tokens * 1e3, a / b, 100 * p16[rounds / 2], 100 * p8[rounds / 2]);
             for (int i = 0; i < 4; i++) {
-                free((void *)ms[i].w);
+                free((unsigned char *)ms[i].w - 8);
                 free((void *)ms[i].scales);
                 free((void *)ms[i].biases);
             }

@@ -65,6 +65,46 @@ struct Act8MatvecTests {
         }
     }
 
+    @Test("a prompt block split into token blocks and row chunks (jobs.c) gives every token's rows alone", arguments: [32, 64])
+    func tokenBlocks(group: Int) {
+        var random = KernelRandom(seed: UInt64(group) + 90)
+        // 8,192 columns: a token block is a few dozen tokens, so 44 tokens make two of them;
+        // 40 rows make several chunks
+        let (rows, cols, tokens) = (40, 8192, 44)
+        let m = TestMatrix(
+            bits: 4, group: group, scaleDType: Int32(PK_AQ_BF16), rows: rows, cols: cols,
+            random: &random)
+        let xs = (0..<tokens).map { _ in random.floats(cols) }
+        let isa = pk_matvec_best_isa()
+        let stride = pk_matvec_prep_floats(cols)
+        var prep = [Float](repeating: .nan, count: tokens * stride)
+        var y = [Float](repeating: .nan, count: tokens * rows)
+        let x = xs.flatMap { $0 }
+        var chunks = 0
+        m.withMatrix { matrix in
+            x.withUnsafeBufferPointer { xp in
+                prep.withUnsafeMutableBufferPointer { p in
+                    y.withUnsafeMutableBufferPointer { out in
+                        var job = pk_matvec_job(
+                            m: matrix, tokens: tokens, x: xp.baseAddress!, ldx: cols,
+                            prep: p.baseAddress!, prep_stride: stride, y: out.baseAddress!, ldy: rows,
+                            isa: isa, chunk_rows: 0, act_bits: 8)
+                        for t in 0..<pk_prepare_chunks(&job) { pk_prepare_task(&job, t, 0) }
+                        chunks = pk_matvec_chunks(&job)
+                        // any order a pool may take them in
+                        for c in (0..<chunks).reversed() { pk_matvec_task(&job, c, 0) }
+                    }
+                }
+            }
+        }
+        let rowChunks = (rows + 15) / 16
+        #expect(chunks > rowChunks, "the block was split into token blocks")
+        for (t, xt) in xs.enumerated() {
+            let alone = run(m, [xt], isa: isa, tokens: 1)
+            #expect(Array(y[(t * rows)..<((t + 1) * rows)]) == alone, "group \(group) token \(t)")
+        }
+    }
+
     /// y (tokens × rows) from preparing each input and one multiply per two row ranges.
     private func run(_ m: TestMatrix, _ xs: [[Float]], isa: Int32, tokens: Int) -> [Float] {
         let stride = pk_matvec_prep_floats(m.cols)
