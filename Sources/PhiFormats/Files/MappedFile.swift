@@ -210,7 +210,7 @@ public final class MappedFile: @unchecked Sendable {
             throw FileError(path: path, operation: "map", errno: failure)
         }
         if start > reserved { munmap(reserved, start - reserved) }
-        let end = (Int(bitPattern: start) + size + 4095) / 4096 * 4096
+        let end = (Int(bitPattern: start) + size + pageSize - 1) / pageSize * pageSize
         let tail = Int(bitPattern: reserved) + span - end
         if tail > 0 { munmap(UnsafeMutableRawPointer(bitPattern: end), tail) }
         return p
