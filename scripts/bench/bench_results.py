@@ -143,6 +143,13 @@ def count_notes(rows, prompt_tokens, gen_tokens):
     return out
 
 
+def median_or_none(values):
+    """The median of the non-empty values, None when there are none: upstream llama-bench
+    reports no load time (its rows leave load_s empty)."""
+    present = [float(v) for v in values if v]
+    return statistics.median(present) if present else None
+
+
 def report_context(shape, ctx, rows, bandwidth, a):
     """One table: every engine (phikit per cache width, llama.cpp per flash setting) at one
     context: a ctx-token prompt, then gen_tokens decoded."""
@@ -171,11 +178,11 @@ def report_context(shape, ctx, rows, bandwidth, a):
         bpt = bytes_per_token(ok[0]["model"], ok[0]["config"], mean_ctx, bits)
         ceiling = bandwidth / bpt["total"]
         med[(engine, form)] = (statistics.median(pp), statistics.median(tg), ok)
-        load = statistics.median(float(r["load_s"]) for r in ok)
+        load = median_or_none(r["load_s"] for r in ok)
         rss = statistics.median(int(r["maxrss_kb"]) for r in ok) / 1e6
         fails = f" ({len(rs) - len(ok)} failed)" if len(ok) < len(rs) else ""
         print(f"| {engine}{fails} | {form} | {cache} | {fmt_pair(pp, 1)} | {fmt_pair(tg, 2)} | "
-              f"{load:.2f} | {rss:.2f} | {bpt['weights'] / 1e9:.3f} + {bpt['kv'] / 1e9:.3f} KV | "
+              f"{'–' if load is None else f'{load:.2f}'} | {rss:.2f} | {bpt['weights'] / 1e9:.3f} + {bpt['kv'] / 1e9:.3f} KV | "
               f"{ceiling:.1f} | {100 * statistics.median(tg) / ceiling:.0f}% / "
               f"{100 * max(tg) / ceiling:.0f}% |")
     print()
@@ -209,10 +216,14 @@ def goals_line(engine, phikit, llama, cfg, ctx, bandwidth, a):
                                         ctx + a.gen_tokens // 2, bits)["total"] / bandwidth
     ceiling_goal = (f", ≥ 85% of the ceiling at 512 ({yes(share >= 0.85)}, {100 * share:.0f}%)"
                     if ctx == 512 else "")
+    # The exact path's goals are issues 22 and 31's; `--act-bits 8` trades exactness for a
+    # prompt goal of its own (issue 31 §2).
+    prompt_goal = 1.6 if " act8" in engine else 1.1
     return (f"{engine} / llama.cpp Q4_0 (medians; the faster flash-attention setting of each "
             f"phase: {best_pp[0][0]} for prompt, {best_tg[0][0]} for generation): prompt "
-            f"{ratio_pp:.2f}×, generation {ratio_tg:.2f}×. Issue 22 goals: generation ≥ 1.1× "
-            f"({yes(ratio_tg >= 1.1)}), prompt ≥ 1.1× ({yes(ratio_pp >= 1.1)}){ceiling_goal}, "
+            f"{ratio_pp:.2f}×, generation {ratio_tg:.2f}×. Goals: generation ≥ 1.1× "
+            f"({yes(ratio_tg >= 1.1)}), prompt ≥ {prompt_goal}× "
+            f"({yes(ratio_pp >= prompt_goal)}){ceiling_goal}, "
             f"peak RSS ≤ 1.1 × (weight files + {bits}-bit KV at {ctx + a.gen_tokens}) = "
             f"{budget / 1e9:.2f} GB ({yes(rss <= budget)}, {rss / 1e9:.2f}), load < 1 s "
             f"({yes(load < 1)}, {load:.2f} s).")

@@ -61,6 +61,7 @@ FLASH=${BENCH_FLASH_ATTN:-off on}
 THREADS=${BENCH_THREADS:-2}
 CONTEXTS=${BENCH_CONTEXT:-${BENCH_PROMPT_TOKENS:-512}}
 KV_BITS=${BENCH_KV_BITS:-16}
+ACT_BITS=${BENCH_ACT_BITS:-16}
 GEN_TOKENS=${BENCH_GEN_TOKENS:-128}
 REBUILD=${BENCH_REBUILD:-0}
 WAIT_QUIET=${BENCH_WAIT_QUIET:-0}
@@ -108,6 +109,7 @@ for v in REPEAT THREADS GEN_TOKENS; do
 done
 for c in $CONTEXTS; do [[ "$c" =~ ^[1-9][0-9]*$ ]] || die "BENCH_CONTEXT: '$c' is not a positive integer"; done
 for b in $KV_BITS; do has "8 16 32" "$b" || die "BENCH_KV_BITS: '$b' is not 8, 16 or 32"; done
+for b in $ACT_BITS; do has "8 16" "$b" || die "BENCH_ACT_BITS: '$b' is not 8 or 16"; done
 [[ "$WAIT_QUIET" =~ ^[0-9]+$ ]] || die "BENCH_WAIT_QUIET must be a number of seconds, got '$WAIT_QUIET'"
 [[ "$QUIET_CPUS" =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_QUIET_CPUS must be a number, got '$QUIET_CPUS'"
 for e in $ENGINES; do has "phikit llama.cpp" "$e" || die "BENCH_ENGINES: unknown engine '$e' (phikit, llama.cpp)"; done
@@ -285,17 +287,17 @@ warm() {  # read a model (file or directory) into the page cache, so the disk is
   if [ -d "$1" ]; then cat "$1"/*.safetensors > /dev/null; else cat "$1" > /dev/null; fi
 }
 
-run_one() {  # shape engine(phikit|llama.cpp) format flash run; uses CTX and BITS
+run_one() {  # shape engine(phikit|llama.cpp) format flash run; uses CTX, BITS and ACT
   local shape=$1 engine=$2 fmt=$3 fa=$4 i=$5 model label cmd prompt=${PROMPT["$1 $CTX"]}
   if [ "$engine" = phikit ]; then
-    model=${MLX[$shape]}; label="phikit kv$BITS"
+    model=${MLX[$shape]}; label="phikit kv$BITS"; [ "$ACT" = 16 ] || label+=" act$ACT"
     if [ "$PHIKIT_RUN" != yes ] || [ ! -d "$model" ]; then
       local why=$PHIKIT_WHY; [ "$PHIKIT_RUN" = yes ] && why="not available: phikit convert failed"
       record "$shape" "$label" "$fmt" "$i" "${model:-none}" n/a "" "" "$(loadavg)" "$why"
       return
     fi
     cmd=("$PHIKIT_BIN" run "$model" --no-chat-template -p "$(cat "$prompt.txt")"
-         -m "$GEN_TOKENS" --temp 0 --ignore-eos --threads "$THREADS" --kv-bits "$BITS" --stats --json)
+         -m "$GEN_TOKENS" --temp 0 --ignore-eos --threads "$THREADS" --kv-bits "$BITS" --act-bits "$ACT" --stats --json)
   else
     model=${GGUF["$shape $fmt"]}; label="llama.cpp fa-$fa"
     if [ "$UPSTREAM" = yes ]; then
@@ -328,7 +330,9 @@ for shape in $SHAPES; do
       for engine in $ENGINES; do
         if [ "$engine" = phikit ]; then
           for BITS in $KV_BITS; do
-            run_one "$shape" phikit "${PHIKIT_FORMAT[$shape]:-MLX 4-bit g64}" - "$i"
+            for ACT in $ACT_BITS; do
+              run_one "$shape" phikit "${PHIKIT_FORMAT[$shape]:-MLX 4-bit g64}" - "$i"
+            done
           done
         else
           BITS=16  # llama.cpp's default f16 cache

