@@ -35,6 +35,8 @@
 #                        at (default "512"; issue 22 asks for "512 4096")
 #   BENCH_KV_BITS        phikit's KV cache widths to run, each its own engine row: "16"
 #                        (default), "16 8", "32 16 8" (llama.cpp keeps its fp16 cache)
+#   BENCH_ACT_BITS       phikit's activation widths, each its own engine row: "16 8" (default:
+#                        the exact path and `--act-bits 8`, issue 31's goals) or "16" (exact only)
 #   BENCH_GEN_TOKENS     generated tokens (default 128); BENCH_PROMPT_TOKENS: old name of a
 #                        single BENCH_CONTEXT
 #   BENCH_SMALL=1        2-layer models of both shapes, 1 round: checks the harness in a minute
@@ -61,7 +63,7 @@ FLASH=${BENCH_FLASH_ATTN:-off on}
 THREADS=${BENCH_THREADS:-2}
 CONTEXTS=${BENCH_CONTEXT:-${BENCH_PROMPT_TOKENS:-512}}
 KV_BITS=${BENCH_KV_BITS:-16}
-ACT_BITS=${BENCH_ACT_BITS:-16}
+ACT_BITS=${BENCH_ACT_BITS:-16 8}
 GEN_TOKENS=${BENCH_GEN_TOKENS:-128}
 REBUILD=${BENCH_REBUILD:-0}
 WAIT_QUIET=${BENCH_WAIT_QUIET:-0}
