@@ -89,27 +89,7 @@ public final class GrammarMatcher: TokenConstraint {
     }
 
     private func write(_ allowed: AllowedTokens, into mask: inout TokenMask) {
-        let size = min(mask.vocabularySize, vocabulary.size)
-        if allowed.count * 2 > size {
-            mask.allowAll()
-            for t in size..<mask.vocabularySize { mask.forbid(t) }
-            for (w, word) in allowed.words.enumerated() where word != ~0 {
-                var missing = ~word
-                while missing != 0 {
-                    let t = w * 64 + missing.trailingZeroBitCount
-                    if t < size { mask.forbid(t) }
-                    missing &= missing - 1
-                }
-            }
-        } else {
-            for (w, word) in allowed.words.enumerated() where word != 0 {
-                var bits = word
-                while bits != 0 {
-                    mask.allow(w * 64 + bits.trailingZeroBitCount)
-                    bits &= bits - 1
-                }
-            }
-        }
+        mask.allow(bits: allowed.words)
     }
 
     /// The tokens that must come next: first those that are the only allowed token in a row;
