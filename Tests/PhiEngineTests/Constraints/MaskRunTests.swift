@@ -89,6 +89,20 @@ struct MaskRunTests {
         try Self.check(schema, seed: 9)
     }
 
+    /// A run's skeleton (`ByteRunSkeleton`) is kept per vocabulary and shared by grammars
+    /// that continue differently where the run is left: the keys below run like those of
+    /// `byteRuns` (first any byte but `i`, then any) with another declared key after the
+    /// `i`, and the emails in an array close into `,` and `]`, not the string's end.
+    @Test("byte-run skeletons shared across grammars", arguments: [
+        #"{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":{"type":"string","maxLength":9}}"#,
+        #"{"type":"object","properties":{"in":{"type":"boolean"}},"additionalProperties":{"type":"integer"}}"#,
+        #"{"type":"array","items":{"type":"string","format":"email"},"maxItems":3}"#,
+        #"{"type":"string","format":"email"}"#,
+    ])
+    func sharedSkeletons(schema: String) throws {
+        try Self.check(schema, runs: 2, seed: 21)
+    }
+
     @Test("per-length masks: the tokens no longer than k, for every k")
     func lengthSlice() {
         var rng = SplitMix(seed: 3)
