@@ -20,6 +20,30 @@ struct ByteRunShape: Hashable, Sendable {
         self.length = length
     }
 
+    private init(bits: [UInt64], loops: Bool, length: Int) {
+        self.bits = bits
+        self.loops = loops
+        self.length = length
+    }
+
+    /// The run of a key off the declared ones once past its first byte: any byte of a
+    /// key (`JSONSchemaCompiler.keyBytes`), looping. Built with the vocabulary, since every
+    /// such key's shape narrows it (see `narrowedLoop`).
+    static let keyLoop: ByteRunShape = {
+        let set = (0..<256).map { JSONSchemaCompiler.keyBytes.contains(UInt8($0)) }
+        return ByteRunShape(sets: [set, set], loops: true, length: 1)
+    }()
+
+    /// For a loop whose first step takes some of the loop's bytes only (a key that may not
+    /// start as a declared one does): the loop itself, whose skeleton narrows to this one
+    /// (`ByteRunSkeleton.init(narrowing:to:trie:)`); nil for any other shape.
+    var narrowedLoop: ByteRunShape? {
+        guard loops, length == 1, setCount == 2 else { return nil }
+        let first = bits[0..<4], loop = bits[4..<8]
+        guard zip(first, loop).allSatisfy({ $0 & ~$1 == 0 }), !first.elementsEqual(loop) else { return nil }
+        return ByteRunShape(bits: Array(loop + loop), loops: true, length: 1)
+    }
+
     var setCount: Int { bits.count / 4 }
 
     /// Whether step `k` (from 1) takes `byte`; past the sets, the loop's or none.
@@ -124,24 +148,69 @@ struct ByteRunSkeleton: Sendable {
                 }
             }
         }
+        self.words = words
+        self.count = count
+        (groups, exits) = Self.grouped(keys: exitKeys, nodes: exitNodes, length: shape.length)
+    }
+
+    /// The skeleton of `shape` from that of its loop (`ByteRunShape.narrowedLoop`): the
+    /// same tokens and exits but those under a first byte the shape's first step refuses,
+    /// whose nodes now leave the run at once. A few thousand tokens to clear instead of a
+    /// walk of the run's ~35k nodes.
+    init(narrowing loop: ByteRunSkeleton, to shape: ByteRunShape, trie: TokenTrie) {
+        var words = loop.words
+        var count = loop.count
+        var dropped: [Range<Int32>] = []  // the subtrees of the first bytes refused
+        var i = 0
+        while i < trie.nodes.count {
+            let node = trie.nodes[i]
+            let next = Int(node.next)
+            if !shape.takes(step: 1, node.byte) && shape.takes(step: 2, node.byte) {
+                dropped.append(Int32(i)..<node.next)
+                let end = next < trie.subtrees.count ? Int(trie.subtrees[next].tokensFrom) : trie.tokensInOrder.count
+                for t in trie.tokensInOrder[Int(trie.subtrees[i].tokensFrom)..<end]
+                where words[Int(t) >> 6] & (1 << UInt64(t & 63)) != 0 {
+                    words[Int(t) >> 6] &= ~(1 << UInt64(t & 63))
+                    count -= 1
+                }
+            }
+            i = next
+        }
+        var exitKeys: [Int32] = []
+        var exitNodes: [Int32] = []
+        for group in loop.groups {
+            for node in loop.exits[Int(group.from)..<Int(group.to)]
+            where !dropped.contains(where: { $0.contains(node) }) {
+                exitKeys.append(group.step << 8 | Int32(group.byte))
+                exitNodes.append(node)
+            }
+        }
+        for range in dropped {
+            exitKeys.append(Int32(trie.nodes[Int(range.lowerBound)].byte))
+            exitNodes.append(range.lowerBound)
+        }
+        self.words = words
+        self.count = count
+        (groups, exits) = Self.grouped(keys: exitKeys, nodes: exitNodes, length: shape.length)
+    }
+
+    /// Exits sorted into groups by key (step << 8 | byte): a counting sort.
+    private static func grouped(keys: [Int32], nodes: [Int32], length: Int)
+        -> ([(step: Int32, byte: UInt8, from: Int32, to: Int32)], [Int32])
+    {
         var groups: [(step: Int32, byte: UInt8, from: Int32, to: Int32)] = []
-        var exits: [Int32] = []
-        // A counting sort by key.
-        var starts = [Int32](repeating: 0, count: (shape.length + 1) << 8 + 1)
-        for key in exitKeys { starts[Int(key) + 1] += 1 }
+        var starts = [Int32](repeating: 0, count: (length + 1) << 8 + 1)
+        for key in keys { starts[Int(key) + 1] += 1 }
         for k in 1..<starts.count { starts[k] += starts[k - 1] }
         for k in 0..<starts.count - 1 where starts[k + 1] > starts[k] {
             groups.append((Int32(k >> 8), UInt8(k & 0xFF), starts[k], starts[k + 1]))
         }
-        exits = [Int32](repeating: 0, count: exitNodes.count)
+        var exits = [Int32](repeating: 0, count: nodes.count)
         var next = starts
-        for (key, node) in zip(exitKeys, exitNodes) {
+        for (key, node) in zip(keys, nodes) {
             exits[Int(next[Int(key)])] = node
             next[Int(key)] += 1
         }
-        self.words = words
-        self.count = count
-        self.groups = groups
-        self.exits = exits
+        return (groups, exits)
     }
 }

@@ -68,6 +68,8 @@ public final class TokenVocabulary: Sendable {
         }
         stringBodyByCharacters = LengthSlice(vocabularySize: pieces.count, members: body)
         outsideStringBody = TokenTrie(ids: outside, pieces: kept)
+        // The run of a key off the declared ones: ~1 ms to build, so not during a mask.
+        _ = skeleton(ByteRunShape.keyLoop)
     }
 
     /// How many characters the bytes are when they are whole UTF-8 characters, none a quote,
@@ -87,13 +89,24 @@ public final class TokenVocabulary: Sendable {
         token >= 0 && token < size ? pieces[token] : nil
     }
 
-    /// The walk along a run of `shape` (see `ByteRunSkeleton`), built on first use.
+    /// The walk along a run of `shape` (see `ByteRunSkeleton`), built on first use (a
+    /// narrowed loop from its loop's).
     func skeleton(_ shape: ByteRunShape) -> ByteRunSkeleton {
         if let known = byteRunSkeletons.withLock({ $0[shape] }) { return known }
         // Built outside the lock: two matchers may both build it, and either copy is right.
-        let built = ByteRunSkeleton(shape: shape, trie: all, vocabularySize: size)
+        let built =
+            if let loop = shape.narrowedLoop {
+                ByteRunSkeleton(narrowing: skeleton(loop), to: shape, trie: all)
+            } else {
+                ByteRunSkeleton(shape: shape, trie: all, vocabularySize: size)
+            }
         byteRunSkeletons.withLock { skeletons in
-            if skeletons.count >= Self.keptSkeletons { skeletons.removeAll() }
+            if skeletons.count >= Self.keptSkeletons {
+                // Forget all but the key loop, which the vocabulary built ahead.
+                let keyLoop = skeletons[ByteRunShape.keyLoop]
+                skeletons.removeAll()
+                skeletons[ByteRunShape.keyLoop] = keyLoop
+            }
             skeletons[shape] = built
         }
         return built

@@ -103,6 +103,23 @@ struct MaskRunTests {
         try Self.check(schema, runs: 2, seed: 21)
     }
 
+    @Test("a key's skeleton narrowed from the key loop's is the one a walk builds")
+    func narrowedSkeleton() {
+        for vocabulary in Self.vocabularies {
+            let key = (0..<256).map { JSONSchemaCompiler.keyBytes.contains(UInt8($0)) }
+            var first = key
+            for byte in "ia ".utf8 { first[Int(byte)] = false }
+            let shape = ByteRunShape(sets: [first, key], loops: true, length: 1)
+            #expect(shape.narrowedLoop == ByteRunShape.keyLoop)
+            let narrowed = vocabulary.skeleton(shape)
+            let walked = ByteRunSkeleton(shape: shape, trie: vocabulary.all, vocabularySize: vocabulary.size)
+            #expect(narrowed.words == walked.words)
+            #expect(narrowed.count == walked.count)
+            #expect(narrowed.exits == walked.exits)
+            #expect(narrowed.groups.map { [$0.step, Int32($0.byte), $0.from, $0.to] } == walked.groups.map { [$0.step, Int32($0.byte), $0.from, $0.to] })
+        }
+    }
+
     @Test("per-length masks: the tokens no longer than k, for every k")
     func lengthSlice() {
         var rng = SplitMix(seed: 3)
