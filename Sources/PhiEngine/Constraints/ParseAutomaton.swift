@@ -280,7 +280,9 @@ final class ParseAutomaton {
 
     /// How runs of characters of one kind move the automaton from a state: `states[i]` after
     /// i + 1 characters, whichever they are. When `loops`, longer runs stay in `states.last`;
-    /// otherwise one character more is refused, or no token is longer than the chain.
+    /// otherwise one character more is refused, or no token is longer than the chain (a
+    /// byte-run chain also ends where too few bytes go one way: the walk takes what follows
+    /// the chain node by node).
     struct RunChain {
         var states: [Int32]
         var loops: Bool
