@@ -4,7 +4,7 @@
 # side on the same token paths, then the validity check of sampled answers, then the extraction
 # benchmark (constrained against unconstrained wall time) on SmolLM2-135M-Instruct.
 #
-#   TOKENIZER=path/to/tokenizer.json [MODEL=dir] [ROUNDS=2] [DECODE_STEP_MS=94] \
+#   TOKENIZER=path/to/tokenizer.json [MODEL=dir] [ROUNDS=2] [DECODE_STEP_MS=67] \
 #       scripts/structured/bench_structured.sh
 set -eu
 cd "$(dirname "$0")/../.."

@@ -13,8 +13,6 @@ public final class GrammarMatcher: TokenConstraint {
     private var contextFreeCache: [Int32: ContextFreeMask] = [:]
     private var forcedTextCache: [Int32: [Int]] = [:]
     private var walkStates: [Int32]
-    /// walkOnRun[d]: whether the walk's first d bytes are all of the byte-set run it skips.
-    private var walkOnRun: [Bool]
     private var runPlans: [Int32: RunPlan] = [:]
     /// Masks as written, per state: a cached step costs a copy-on-write reference.
     private var written: [Int32: TokenMask] = [:]
@@ -43,14 +41,13 @@ public final class GrammarMatcher: TokenConstraint {
         automaton = ParseAutomaton(grammar: grammar, rest: lengths.rest)
         state = automaton.start
         walkStates = [Int32](repeating: 0, count: vocabulary.maxDepth + 1)
-        walkOnRun = [Bool](repeating: false, count: vocabulary.maxDepth + 1)
     }
 
     /// Byte sets smaller than this are not worth a run: few tokens are made of them.
     static let smallestRun = 16
     /// The longest byte run followed: each step may build automaton states, and deeper
     /// subtrees are few (the walk takes them node by node).
-    static let longestByteRun = 8
+    static let longestByteRun = 32
 
     // MARK: TokenConstraint
 
@@ -89,27 +86,7 @@ public final class GrammarMatcher: TokenConstraint {
     }
 
     private func write(_ allowed: AllowedTokens, into mask: inout TokenMask) {
-        let size = min(mask.vocabularySize, vocabulary.size)
-        if allowed.count * 2 > size {
-            mask.allowAll()
-            for t in size..<mask.vocabularySize { mask.forbid(t) }
-            for (w, word) in allowed.words.enumerated() where word != ~0 {
-                var missing = ~word
-                while missing != 0 {
-                    let t = w * 64 + missing.trailingZeroBitCount
-                    if t < size { mask.forbid(t) }
-                    missing &= missing - 1
-                }
-            }
-        } else {
-            for (w, word) in allowed.words.enumerated() where word != 0 {
-                var bits = word
-                while bits != 0 {
-                    mask.allow(w * 64 + bits.trailingZeroBitCount)
-                    bits &= bits - 1
-                }
-            }
-        }
+        mask.allow(bits: allowed.words)
     }
 
     /// The tokens that must come next: first those that are the only allowed token in a row;
@@ -330,21 +307,18 @@ public final class GrammarMatcher: TokenConstraint {
         /// Runs of string-body characters (a string's inside, bounded or not): the slice's
         /// tokens as long as the chain allows are allowed at once, the others are walked.
         case stringBody(ParseAutomaton.RunChain)
-        /// Runs of one byte set (`[a-z0-9]{0,39}`, a key off the declared ones): the walk
-        /// allows a subtree whose path and bytes are all of the set, and no deeper than the
-        /// chain, at once (its tokens are one run in trie order) instead of walking it.
+        /// Runs of bytes of known sets (`[a-z0-9]{0,39}`, a key off the declared ones): the
+        /// walk allows a subtree whose path bytes are each of their step's set, whose bytes
+        /// are all of every set from its depth on, and no deeper than the chain, at once (its
+        /// tokens are one run in trie order) instead of walking it.
         case byteSet(ByteRun)
     }
 
     struct ByteRun {
         var chain: ParseAutomaton.RunChain
-        var member: [Bool]
-        /// `TokenTrie.byteCode` bits of the codes whose bytes are all in the set.
-        var codes: (UInt64, UInt64)
+        var shape: ByteRunShape
         /// The largest distance of the chain's states.
         var farthest: Int32
-        /// The longest run of tokens allowed (Int.max when the chain loops).
-        var longest: Int
     }
 
     /// The plan for walks from `s`, cached: string-body runs first, then byte runs.
@@ -356,14 +330,13 @@ public final class GrammarMatcher: TokenConstraint {
             let chain = automaton.runChain(from: s, longest: body.longest, step: automaton.stringBodyStep)
         {
             plan = .stringBody(chain)
-        } else if let (chain, member) = automaton.byteRunChain(
+        } else if let (chain, sets) = automaton.byteRunChain(
             from: s, longest: min(vocabulary.maxDepth, Self.longestByteRun), smallest: Self.smallestRun)
         {
             plan = .byteSet(
                 ByteRun(
-                    chain: chain, member: member, codes: TokenTrie.codes(allIn: member),
-                    farthest: chain.states.map { automaton.distance[Int($0)] }.max()!,
-                    longest: chain.loops ? .max : chain.states.count))
+                    chain: chain, shape: ByteRunShape(sets: sets, loops: chain.loops, length: chain.states.count),
+                    farthest: chain.states.map { automaton.distance[Int($0)] }.max()!))
         }
         runPlans[s] = plan
         return plan
@@ -386,29 +359,50 @@ public final class GrammarMatcher: TokenConstraint {
     }
 
     /// Every token whose bytes the automaton takes from state `s`. Where the state takes
-    /// runs of string-body characters or of one byte set, the slice's tokens are allowed at
-    /// once and only the others are walked (see `RunPlan`).
+    /// runs of string-body characters or of byte sets, the slice's or the skeleton's tokens
+    /// are allowed at once and only the others are walked (see `RunPlan`).
     private func walk(from s: Int32, recordingContext: Bool, uncertain: inout [UncertainRange])
         -> AllowedTokens
     {
-        var allowed: AllowedTokens
-        var trie = vocabulary.all
-        var sliced = false
-        var run: ByteRun? = nil
         switch runPlan(s) {
         case .none:
-            allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+            var allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
+            walk(
+                vocabulary.all, nodes: 0..<vocabulary.all.nodes.count, depth: 1, state: s, into: &allowed,
+                recordingContext: recordingContext, sliced: false, uncertain: &uncertain)
+            return allowed
         case .stringBody(let chain):
-            allowed = runTokens(chain, vocabulary.stringBodyByCharacters)
-            trie = vocabulary.outsideStringBody
-            sliced = true
-        case .byteSet(let byteRun):
-            allowed = AllowedTokens(words: [UInt64](repeating: 0, count: (vocabulary.size + 63) / 64), count: 0)
-            run = byteRun
+            var allowed = runTokens(chain, vocabulary.stringBodyByCharacters)
+            let trie = vocabulary.outsideStringBody
+            walk(
+                trie, nodes: 0..<trie.nodes.count, depth: 1, state: s, into: &allowed,
+                recordingContext: recordingContext, sliced: true, uncertain: &uncertain)
+            return allowed
+        case .byteSet(let run):
+            return walk(from: s, along: run, recordingContext: recordingContext, uncertain: &uncertain)
         }
-        walk(
-            trie, nodes: 0..<trie.nodes.count, depth: 1, state: s, into: &allowed,
-            recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain, run: run)
+    }
+
+    /// The walk from `s` along a byte run: the skeleton's tokens, then the subtrees leaving
+    /// the run where the automaton takes their first byte.
+    private func walk(
+        from s: Int32, along run: ByteRun, recordingContext: Bool, uncertain: inout [UncertainRange]
+    ) -> AllowedTokens {
+        let skeleton = vocabulary.skeleton(run.shape)
+        let trie = vocabulary.all
+        var allowed = AllowedTokens(
+            words: skeleton.words, count: skeleton.count, farthest: skeleton.count > 0 ? run.farthest : 0)
+        for group in skeleton.groups {
+            let from = group.step == 0 ? s : run.chain.states[Int(group.step) - 1]
+            guard automaton.next(from, group.byte) >= 0 else { continue }
+            for k in Int(group.from)..<Int(group.to) {
+                let node = Int(skeleton.exits[k])
+                walk(
+                    trie, nodes: node..<Int(trie.nodes[node].next), depth: Int(trie.nodes[node].depth),
+                    state: from, into: &allowed, recordingContext: recordingContext, sliced: false,
+                    uncertain: &uncertain)
+            }
+        }
         return allowed
     }
 
@@ -431,17 +425,15 @@ public final class GrammarMatcher: TokenConstraint {
     private func walk(
         _ trie: TokenTrie, nodes: Range<Int>, depth: Int, state: Int32,
         into allowed: inout AllowedTokens, recordingContext: Bool, sliced: Bool,
-        uncertain: inout [UncertainRange], limit: Int32 = .max,
-        run: ByteRun? = nil
+        uncertain: inout [UncertainRange], limit: Int32 = .max
     ) {
         walkStates[depth - 1] = state
-        walkOnRun[depth - 1] = run != nil
         var position = nodes.lowerBound
         while position < nodes.upperBound {
             let stop = walkUntilUnknown(
                 trie, from: position, to: nodes.upperBound, into: &allowed,
                 recordingContext: recordingContext, sliced: sliced, uncertain: &uncertain,
-                limit: limit, run: run)
+                limit: limit)
             position = stop.position
             if let (state, byteClass) = stop.pending {
                 _ = automaton.computeTransition(state, byteClass)
@@ -452,22 +444,12 @@ public final class GrammarMatcher: TokenConstraint {
     /// The walk's inner loop over nodes `start..<end`, until the end or a transition not
     /// built yet (returned as `pending`, with the node to resume at). Locals only: the
     /// closure-captured variables of a first version cost a memory round trip per node.
-    /// With a byte run from the walk's root, a node whose path and subtree are all of the
-    /// run's set, and no deeper than its chain, has its subtree's tokens allowed at once.
     private func walkUntilUnknown(
         _ trie: TokenTrie, from start: Int, to end: Int, into allowed: inout AllowedTokens,
-        recordingContext: Bool, sliced: Bool, uncertain: inout [UncertainRange], limit: Int32,
-        run: ByteRun?
+        recordingContext: Bool, sliced: Bool, uncertain: inout [UncertainRange], limit: Int32
     ) -> (position: Int, pending: (Int32, Int)?) {
         let classCount = automaton.classCount
         let duplicates = trie.duplicates
-        let skips = run != nil
-        let member = run?.member ?? []
-        let outside = (~(run?.codes.0 ?? 0), ~(run?.codes.1 ?? 0))
-        let runLongest = run?.longest ?? 0
-        let runFarthest = run?.farthest ?? 0
-        let subtrees = trie.subtrees
-        let tokensInOrder = trie.tokensInOrder
         var count = 0
         var farthest = allowed.farthest
         defer {
@@ -480,37 +462,11 @@ public final class GrammarMatcher: TokenConstraint {
                 automaton.touchesContext.withUnsafeBufferPointer { touches in
                     grammar.classOf.withUnsafeBufferPointer { classOf in
                         walkStates.withUnsafeMutableBufferPointer { states in
-                          walkOnRun.withUnsafeMutableBufferPointer { onRun in
                             allowed.words.withUnsafeMutableBufferPointer { bits in
                                 var i = start
                                 while i < end {
                                     let node = nodes[i]
                                     let depth = Int(node.depth)
-                                    if skips {
-                                        let on = onRun[depth &- 1] && member[Int(node.byte)]
-                                        onRun[depth] = on
-                                        if on, case let subtree = subtrees[i],
-                                            subtree.bytes.0 & outside.0 == 0
-                                                && subtree.bytes.1 & outside.1 == 0
-                                                && Int(subtree.depth) <= runLongest
-                                        {
-                                            // Every token below runs along the chain.
-                                            let from = Int(subtree.tokensFrom)
-                                            let to =
-                                                Int(node.next) < subtrees.count
-                                                ? Int(subtrees[Int(node.next)].tokensFrom) : tokensInOrder.count
-                                            for k in from..<to {
-                                                let t = tokensInOrder[k]
-                                                bits[Int(t) >> 6] |= 1 << UInt64(t & 63)
-                                            }
-                                            if to > from {
-                                                count &+= to &- from
-                                                if runFarthest > farthest { farthest = runFarthest }
-                                            }
-                                            i = Int(node.next)
-                                            continue
-                                        }
-                                    }
                                     let from = states[depth &- 1]
                                     let byteClass = Int(classOf[Int(node.byte)])
                                     let to = transitions[Int(from) &* classCount &+ byteClass]
@@ -550,7 +506,6 @@ public final class GrammarMatcher: TokenConstraint {
                                 }
                                 return (end, nil)
                             }
-                          }
                         }
                     }
                 }

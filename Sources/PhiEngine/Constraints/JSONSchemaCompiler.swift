@@ -436,11 +436,17 @@ struct JSONSchemaCompiler {
         return braces("{", first, "}")
     }
 
+    /// The bytes of a key off the declared ones: printable ASCII but `"` and `\`.
+    static let keyBytes: ByteSet = {
+        var plain = ByteSet()
+        for b in UInt8(0x20)...0x7E where b != 0x22 && b != 0x5C { plain.insert(b) }
+        return plain
+    }()
+
     /// A JSON string (printable ASCII, no escapes) that is none of `keys`: the keys' trie,
     /// where a string may leave the trie at any point but end only off a key.
     static func keyNotIn(_ keys: Set<String>) -> Pattern {
-        var plain = ByteSet()
-        for b in UInt8(0x20)...0x7E where b != 0x22 && b != 0x5C { plain.insert(b) }
+        let plain = keyBytes
         let tail = Pattern.sequence([.star(.bytes(plain)), .literal("\"")])
         struct TrieNode {
             var children: [UInt8: Int] = [:]

@@ -117,7 +117,22 @@ final class ParseAutomaton {
             }
         }
         let target = items.isEmpty ? Self.dead : intern(closure(items))
-        transitions[Int(state) * classCount + byteClass] = target
+        // Every class that the same stacks take (and the same refuse) gives the same items,
+        // so the same state: filled now, a run's chain or a first walk builds one closure
+        // per distinct move instead of one per class (a key's letters are a class each).
+        let row = Int(state) * classCount
+        let tops = stacks[Int(state)]
+        for c in 0..<classCount where transitions[row + c] == Self.unknown {
+            var same = true
+            for node in tops {
+                let set = Int(elements[Int(nodePosition[Int(node)])]) * classCount
+                if grammar.setContainsClass[set + c] != grammar.setContainsClass[set + byteClass] {
+                    same = false
+                    break
+                }
+            }
+            if same { transitions[row + c] = target }
+        }
         return target
     }
 
@@ -265,7 +280,9 @@ final class ParseAutomaton {
 
     /// How runs of characters of one kind move the automaton from a state: `states[i]` after
     /// i + 1 characters, whichever they are. When `loops`, longer runs stay in `states.last`;
-    /// otherwise one character more is refused, or no token is longer than the chain.
+    /// otherwise one character more is refused, or no token is longer than the chain (a
+    /// byte-run chain also ends where too few bytes go one way: the walk takes what follows
+    /// the chain node by node).
     struct RunChain {
         var states: [Int32]
         var loops: Bool
@@ -328,27 +345,28 @@ final class ParseAutomaton {
         return .to(target)
     }
 
-    /// A chain of runs of bytes of one set from `state` (see `RunChain`), with the set (256
-    /// flags): the bytes that every step sends to one state, chosen at each step as the most
-    /// bytes going one way (on to one state, or refused to end the chain). Nil when fewer
-    /// than `smallest` bytes are left or no run of one byte is allowed.
-    func byteRunChain(from state: Int32, longest: Int, smallest: Int) -> (RunChain, [Bool])? {
-        var classes = Array(0..<classCount)
+    /// A chain of runs of bytes from `state` (see `RunChain`), with the bytes each step takes
+    /// (256 flags per step): at each step, the most bytes that go on to one state. A step
+    /// has its own set (a key off the declared ones refuses `i` first, then takes any
+    /// character), so `sets[k]` is the bytes of step k + 1; when the chain loops, the last
+    /// set is the loop's, for every step past the chain. The chain ends where no state takes
+    /// `smallest` bytes. Nil when no run of one byte is allowed.
+    func byteRunChain(from state: Int32, longest: Int, smallest: Int) -> (RunChain, [[Bool]])? {
         let bytesIn = classSizes
-        var steps = 0
         var targets: [Int32] = []
         var bytes: [Int] = []
+        var targetOf = [Int32](repeating: 0, count: classCount)
+        var sets: [[Bool]] = []
         let chain = runChain(from: state, longest: longest) { s in
-            steps += 1
-            // The classes' targets (dead included), and the bytes going to each.
+            // The classes' targets, and the bytes going to each live one.
             targets.removeAll(keepingCapacity: true)
             bytes.removeAll(keepingCapacity: true)
-            var targetOf = [Int32](repeating: 0, count: classes.count)
-            for (k, c) in classes.enumerated() {
+            for c in 0..<classCount {
                 var t = transitions[Int(s) * classCount + c]
                 if t == Self.unknown { t = computeTransition(s, c) }
                 if t >= 0 && touchesContext[Int(t)] { t = Self.context }  // never chosen
-                targetOf[k] = t
+                targetOf[c] = t
+                guard t >= 0 else { continue }
                 if let j = targets.firstIndex(of: t) {
                     bytes[j] += bytesIn[c]
                 } else {
@@ -356,20 +374,16 @@ final class ParseAutomaton {
                     bytes.append(bytesIn[c])
                 }
             }
-            var best = -1
-            for j in targets.indices where targets[j] != Self.context && (steps > 1 || targets[j] >= 0) {
-                if best < 0 || bytes[j] > bytes[best] { best = j }
-            }
-            guard best >= 0, bytes[best] >= smallest else { return .mixed }
+            guard let best = bytes.indices.max(by: { bytes[$0] < bytes[$1] }), bytes[best] >= smallest
+            else { return .refused }
             let chosen = targets[best]
-            classes = classes.indices.filter { targetOf[$0] == chosen }.map { classes[$0] }
-            return chosen < 0 ? .refused : .to(chosen)
+            var member = [Bool](repeating: false, count: 256)
+            for b in 0..<256 where targetOf[Int(grammar.classOf[b])] == chosen { member[b] = true }
+            sets.append(member)
+            return .to(chosen)
         }
         guard let chain else { return nil }
-        var member = [Bool](repeating: false, count: 256)
-        let kept = Set(classes)
-        for b in 0..<256 where kept.contains(Int(grammar.classOf[b])) { member[b] = true }
-        return (chain, member)
+        return (chain, sets)
     }
 
     /// The string-body characters' UTF-8 sequences as the byte classes of each byte, the

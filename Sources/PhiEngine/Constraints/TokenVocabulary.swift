@@ -1,3 +1,5 @@
+import Synchronization
+
 /// A tokenizer's pieces as bytes, ready for the matcher: a trie of every text token, and
 /// the split llguidance calls a slice — the tokens that are whole characters of a JSON
 /// string's body (no quote, backslash or control character), allowed all at once wherever
@@ -25,6 +27,11 @@ public final class TokenVocabulary: Sendable {
     /// The bytes some token is exactly (byte-level BPE has all 256, SentencePiece with byte
     /// fallback too): what the budget's lengths count in (`CompletionLengths`).
     let oneByteTokens: ByteSet
+
+    /// The walks along byte runs, per run shape, shared by every matcher of the vocabulary.
+    private let byteRunSkeletons = Mutex<[ByteRunShape: ByteRunSkeleton]>([:])
+    /// The most skeletons kept (each vocabulary/8 bytes and a list of nodes).
+    static let keptSkeletons = 64
 
     /// The characters of the slice: every scalar but `"`, `\` and the controls below U+0020.
     static let stringBodyCharacters = ScalarSet([0x20...0x21, 0x23...0x5B, 0x5D...ScalarSet.maxScalar])
@@ -61,6 +68,8 @@ public final class TokenVocabulary: Sendable {
         }
         stringBodyByCharacters = LengthSlice(vocabularySize: pieces.count, members: body)
         outsideStringBody = TokenTrie(ids: outside, pieces: kept)
+        // The run of a key off the declared ones: ~1 ms to build, so not during a mask.
+        _ = skeleton(ByteRunShape.keyLoop)
     }
 
     /// How many characters the bytes are when they are whole UTF-8 characters, none a quote,
@@ -78,6 +87,29 @@ public final class TokenVocabulary: Sendable {
     /// The bytes of a token that appears as text, nil for special and unknown ids.
     public func piece(_ token: Int) -> [UInt8]? {
         token >= 0 && token < size ? pieces[token] : nil
+    }
+
+    /// The walk along a run of `shape` (see `ByteRunSkeleton`), built on first use (a
+    /// narrowed loop from its loop's).
+    func skeleton(_ shape: ByteRunShape) -> ByteRunSkeleton {
+        if let known = byteRunSkeletons.withLock({ $0[shape] }) { return known }
+        // Built outside the lock: two matchers may both build it, and either copy is right.
+        let built =
+            if let loop = shape.narrowedLoop {
+                ByteRunSkeleton(narrowing: skeleton(loop), to: shape, trie: all)
+            } else {
+                ByteRunSkeleton(shape: shape, trie: all, vocabularySize: size)
+            }
+        byteRunSkeletons.withLock { skeletons in
+            if skeletons.count >= Self.keptSkeletons {
+                // Forget all but the key loop, which the vocabulary built ahead.
+                let keyLoop = skeletons[ByteRunShape.keyLoop]
+                skeletons.removeAll()
+                skeletons[ByteRunShape.keyLoop] = keyLoop
+            }
+            skeletons[shape] = built
+        }
+        return built
     }
 
     var maxDepth: Int { all.maxDepth }

@@ -89,6 +89,37 @@ struct MaskRunTests {
         try Self.check(schema, seed: 9)
     }
 
+    /// A run's skeleton (`ByteRunSkeleton`) is kept per vocabulary and shared by grammars
+    /// that continue differently where the run is left: the keys below run like those of
+    /// `byteRuns` (first any byte but `i`, then any) with another declared key after the
+    /// `i`, and the emails in an array close into `,` and `]`, not the string's end.
+    @Test("byte-run skeletons shared across grammars", arguments: [
+        #"{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":{"type":"string","maxLength":9}}"#,
+        #"{"type":"object","properties":{"in":{"type":"boolean"}},"additionalProperties":{"type":"integer"}}"#,
+        #"{"type":"array","items":{"type":"string","format":"email"},"maxItems":3}"#,
+        #"{"type":"string","format":"email"}"#,
+    ])
+    func sharedSkeletons(schema: String) throws {
+        try Self.check(schema, runs: 2, seed: 21)
+    }
+
+    @Test("a key's skeleton narrowed from the key loop's is the one a walk builds")
+    func narrowedSkeleton() {
+        for vocabulary in Self.vocabularies {
+            let key = (0..<256).map { JSONSchemaCompiler.keyBytes.contains(UInt8($0)) }
+            var first = key
+            for byte in "ia ".utf8 { first[Int(byte)] = false }
+            let shape = ByteRunShape(sets: [first, key], loops: true, length: 1)
+            #expect(shape.narrowedLoop == ByteRunShape.keyLoop)
+            let narrowed = vocabulary.skeleton(shape)
+            let walked = ByteRunSkeleton(shape: shape, trie: vocabulary.all, vocabularySize: vocabulary.size)
+            #expect(narrowed.words == walked.words)
+            #expect(narrowed.count == walked.count)
+            #expect(narrowed.exits == walked.exits)
+            #expect(narrowed.groups.map { [$0.step, Int32($0.byte), $0.from, $0.to] } == walked.groups.map { [$0.step, Int32($0.byte), $0.from, $0.to] })
+        }
+    }
+
     @Test("per-length masks: the tokens no longer than k, for every k")
     func lengthSlice() {
         var rng = SplitMix(seed: 3)

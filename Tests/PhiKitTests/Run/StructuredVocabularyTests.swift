@@ -59,4 +59,35 @@ struct StructuredVocabularyTests {
         #expect(matcher.forcedTokens(limit: 20) == [])  // another digit, or the end
         #expect(matcher.canEnd == false && matcher.copyAccepts(prefix: Array("}".utf8)))
     }
+
+    /// The walks along byte runs take the run's tokens from a skeleton kept per vocabulary
+    /// (the key loop's built ahead, a key's first-byte shape narrowed from it): on the real
+    /// 200k-token vocabulary, each mask is exactly the tokens whose bytes the grammar takes.
+    @Test(
+        "byte-level BPE: masks along keys off the declared ones and emails are every token the grammar takes",
+        .tags(.slow), .skippedWhenFast)
+    func byteRunsExact() throws {
+        let (_, vocabulary) = try Self.vocabulary("_derived/microsoft--Phi-4-mini-instruct")
+        let cases: [(schema: String, prefixes: [String])] = [
+            (
+                #"{"type":"object","properties":{"id":{"type":"integer"}},"required":["id"],"additionalProperties":{"type":"string"}}"#,
+                [#"{"id":3,""#, #"{"id":3,"i"#, #"{"id":3,"ex"#]
+            ),
+            (
+                #"{"type":"array","items":{"type":"string","format":"email"}}"#,
+                [#"[""#, #"["ada.l"#, #"["ada@ex"#, #"["a@b.co"#]
+            ),
+        ]
+        for (schema, prefixes) in cases {
+            let grammar = try OutputFormat.jsonSchema(text: schema).compile()
+            for prefix in prefixes {
+                let matcher = GrammarMatcher(grammar: grammar, vocabulary: vocabulary)
+                #expect(matcher.advance(bytes: Array(prefix.utf8)))
+                let expected = (0..<vocabulary.size).filter { t in
+                    vocabulary.piece(t).map { matcher.copyAccepts(prefix: $0) } ?? false
+                }
+                #expect(matcher.allowedTokenIDs() == expected, "after \(prefix)")
+            }
+        }
+    }
 }
