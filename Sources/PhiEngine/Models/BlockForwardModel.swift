@@ -84,9 +84,12 @@ extension RunnableSchema {
     }
 
     func loadModel(
-        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters]
+        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters],
+        placement: WeightPlacement?
     ) throws -> any CausalLanguageModel {
-        try Model.load(directory: directory, config: config, threads: threads, adapters: adapters)
+        try Model.load(
+            directory: directory, config: config, threads: threads, adapters: adapters,
+            placement: placement)
     }
 }
 
@@ -102,8 +105,11 @@ extension BlockForwardModel {
     /// `load` with config.json already read and validated, and `adapters` (LoRA/DoRA
     /// fine-tunes a session may select, applied at run time) checked against the schema's
     /// modules.
+    /// `placement`: how the weight files are held; nil: this architecture's
+    /// `defaultPlacement`.
     static func load(
-        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters] = []
+        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters] = [],
+        placement: WeightPlacement? = nil
     ) throws -> Self {
         let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema
         guard schema?.isRun(by: Self.self) == true else {
@@ -115,7 +121,7 @@ extension BlockForwardModel {
         }
         let generationConfig = try GenerationConfig.load(directory: directory)
         let weights = try Weights(
-            ModelWeights(directory: directory, hugePages: readsAllWeightsEachToken),
+            ModelWeights(directory: directory, placement: placement ?? defaultPlacement),
             config: config, adapters: adapters)
         weights.prefetch()
         return Self(
@@ -133,6 +139,12 @@ extension BlockForwardModel {
     /// 4 KiB pages). Mixtures of experts read a few experts a token, on demand, and keep
     /// small pages, read ahead.
     static var readsAllWeightsEachToken: Bool { true }
+
+    /// How the weight files are held unless the caller says: dense models in 2 MiB pages,
+    /// mixtures of experts mapped on demand.
+    static var defaultPlacement: WeightPlacement {
+        readsAllWeightsEachToken ? .hugePages : .mapped
+    }
 
     public var directory: String { loaded.directory }
     public var config: ModelConfig { loaded.config }
