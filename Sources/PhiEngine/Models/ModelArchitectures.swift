@@ -16,11 +16,12 @@ public enum ModelArchitectures {
     /// weights.
     /// `adapters`: LoRA/DoRA fine-tunes applied at run time (`LowRankDelta`), each by its
     /// index, to the sessions that select it (`InferenceSession.adapter`).
-    /// `placement`: how the weight files are held (a benchmark compares them); nil: what the
-    /// architecture does by default.
+    /// `placement`: how a dense model's weight files are held (nil: mapped in 2 MiB pages;
+    /// `serve` asks for `.resident`); `cancellation` stops a resident copy's reads
+    /// (`Interrupted`).
     public static func load(
         directory: String, threads: Int? = nil, adapters: [LowRankAdapters] = [],
-        placement: WeightPlacement? = nil
+        placement: WeightPlacement? = nil, cancellation: CancellationToken? = nil
     ) throws -> any CausalLanguageModel {
         let config = try ModelConfig.load(directory: directory)
         guard let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema else {
@@ -28,6 +29,6 @@ public enum ModelArchitectures {
         }
         return try schema.loadModel(
             directory: directory, config: config, threads: threads, adapters: adapters,
-            placement: placement)
+            placement: placement, cancellation: cancellation)
     }
 }

@@ -31,4 +31,17 @@ struct WeightPlacementTests {
         #expect(results[1] == results[0], "2 MiB pages vs mapped")
         #expect(results[2] == results[0], "resident vs mapped")
     }
+
+    /// A dense model takes the placement asked for; a mixture of experts stays mapped (its
+    /// experts are read on demand: a copy would read them all).
+    @Test func mixtureOfExpertsStaysMapped() throws {
+        let dense = try Act8SessionTests.directory(group: 64)
+        let phi3 = try #require(
+            try ModelArchitectures.load(directory: dense.path, placement: .resident) as? Phi3Model)
+        #expect(phi3.weights.storage.files.files.allSatisfy { $0.isResident })
+        let moe = try PhiMoETests.write("phimoe4x2", split: false)
+        let experts = try #require(
+            try ModelArchitectures.load(directory: moe.path, placement: .resident) as? PhiMoEModel)
+        #expect(!experts.weights.storage.files.files.contains { $0.isResident })
+    }
 }
