@@ -39,7 +39,7 @@ let package = Package(
             name: "phikit", dependencies: ["PhiKit", "PhiServer", "PhiEngine", "PhiFormats"]),
         // Timing tool for the inference core (decode/prefill tokens/s on a model directory).
         .executableTarget(
-            name: "engine-bench", dependencies: ["PhiEngine", "CKernels"],
+            name: "engine-bench", dependencies: ["PhiEngine", "PhiFormats", "CKernels"],
             path: "scripts/engine/EngineBench"),
         // Structured output's mask cost per token over the suite (make bench-structured).
         .executableTarget(

@@ -20,14 +20,16 @@ final class PullProgressView {
     /// pull, and one pressed while the model loaded ends the command once it has.
     static func loadModel(
         _ model: String, threads: Int?, activationWidth: ActivationWidth = .int16,
-        adapterPath: String? = nil, adapters: [NamedAdapter] = []
+        adapterPath: String? = nil, adapters: [NamedAdapter] = [],
+        placement: WeightPlacement? = nil
     ) throws -> ModelContainer {
         try InterruptibleJob.run { cancel in
             let view = PullProgressView()
             defer { view.clear() }
             let container = try ModelContainer.load(
                 model, threads: threads, activationWidth: activationWidth,
-                adapterPath: adapterPath, adapters: adapters, pull: { view.show($0) },
+                adapterPath: adapterPath, adapters: adapters, placement: placement,
+                pull: { view.show($0) },
                 cancellation: cancel)
             try cancel.check()
             return container

@@ -3,7 +3,7 @@
  * next to mxfp4, nvfp4, mxfp8 and the mixed_3_6 recipe's widths (affine 3 and 6 bits).
  *
  *   make bench-mx       (builds with the CKernels sources, runs, prints a table)
- *   mx_kernel_bench [THREADS] [SECONDS_PER_CASE] [GBS]
+ *   mx_kernel_bench [THREADS] [SECONDS_PER_CASE] [GBS] [WEIGHT_OFFSET]
  *
  * One "token" multiplies every Linear of the 32 layers (qkv 9216x3072, o 3072x3072,
  * gate_up 16384x3072, down 3072x8192) and lm_head (32064x3072) once, as decode does; rows
@@ -12,7 +12,9 @@
  * are random bytes of the right layout (the kernels do the same work for any bytes; scale
  * bytes are kept near 2^0 so no float turns subnormal). "prompt" runs 8 tokens per call
  * (pk_matvec_tokens_isa), as prefill does. GBS is the machine's read bandwidth (membw.c) for
- * the ceiling column: bytes per token / GBS is the fastest a decode could be.
+ * the ceiling column: bytes per token / GBS is the fastest a decode could be. WEIGHT_OFFSET
+ * (default 0) puts every matrix's packed weights that many bytes past a 64-byte line: 8 and
+ * 40 are where the benchmark models' mapped tensors lie (scripts/bench/README.md, Alignment).
  */
 #include "pk_affine_quant.h"
 #include "pk_matvec.h"
@@ -42,19 +44,21 @@ static double now(void) {
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+static long weight_offset;  /* bytes past a 64-byte line (argv[4]) */
+
 static pk_matrix make(const format_t *f, shape_t s, unsigned *seed) {
     pk_matrix m = {0};
     m.kind = f->kind; m.bits = f->bits; m.group = f->group; m.rows = s.rows; m.cols = s.cols;
     m.scale_dtype = PK_AQ_BF16;
     size_t wbytes = (size_t)s.rows * s.cols * f->bits / 8, groups = (size_t)s.rows * s.cols / f->group;
     size_t words64 = (wbytes + 63) / 64 * 8;
-    uint64_t *w = aligned_alloc(64, words64 * 8), z = 0x9e3779b97f4a7c15ull ^ *seed;
+    uint64_t *w = aligned_alloc(64, words64 * 8 + 64), z = 0x9e3779b97f4a7c15ull ^ *seed;
     for (size_t i = 0; i < words64; i++) {  /* xorshift64: 2 GB of random bytes quickly */
         z ^= z << 13; z ^= z >> 7; z ^= z << 17;
         w[i] = z;
     }
     *seed += 1;
-    m.w = w;
+    m.w = (const uint8_t *)w + weight_offset;
     if (f->kind == PK_W_AFFINE) {
         uint16_t *sc = malloc(groups * 2), *bi = malloc(groups * 2);
         for (size_t i = 0; i < groups; i++) { sc[i] = 0x3c00 + (rand_r(seed) & 0xff); bi[i] = 0xbc00; }
@@ -92,8 +96,11 @@ int main(int argc, char **argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     double seconds = argc > 2 ? atof(argv[2]) : 3;
     double gbs = argc > 3 ? atof(argv[3]) : 0;
+    weight_offset = argc > 4 ? atol(argv[4]) : 0;
+    if (weight_offset < 0 || weight_offset > 63) return 64;
     int isa = pk_matvec_best_isa();
-    printf("isa %d, %d threads, %.0f s per case%s\n", isa, threads, seconds,
+    printf("isa %d, %d threads, %.0f s per case, weights %ld bytes past a line%s\n", isa,
+           threads, seconds, weight_offset,
            gbs > 0 ? "" : " (no bandwidth given: no ceiling column)");
     printf("%-15s %10s %12s %12s %10s\n", "format", "MB/token", "decode tok/s", "prompt tok/s",
            "of ceiling");
@@ -152,7 +159,8 @@ int main(int argc, char **argv) {
                rate[1], ceiling);
         fflush(stdout);
         for (int i = 0; i < count; i++) {
-            free((void *)mats[i].w); free((void *)mats[i].scales); free((void *)mats[i].biases);
+            free((void *)((const uint8_t *)mats[i].w - weight_offset));
+            free((void *)mats[i].scales); free((void *)mats[i].biases);
         }
         free(mats);
     }

@@ -84,9 +84,12 @@ extension RunnableSchema {
     }
 
     func loadModel(
-        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters]
+        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters],
+        placement: WeightPlacement?, cancellation: CancellationToken?
     ) throws -> any CausalLanguageModel {
-        try Model.load(directory: directory, config: config, threads: threads, adapters: adapters)
+        try Model.load(
+            directory: directory, config: config, threads: threads, adapters: adapters,
+            placement: placement, cancellation: cancellation)
     }
 }
 
@@ -102,8 +105,12 @@ extension BlockForwardModel {
     /// `load` with config.json already read and validated, and `adapters` (LoRA/DoRA
     /// fine-tunes a session may select, applied at run time) checked against the schema's
     /// modules.
+    /// `placement`: how a dense model's weight files are held (nil: in 2 MiB pages); a
+    /// mixture of experts is always mapped on demand (`readsAllWeightsEachToken`).
+    /// `cancellation` stops a resident copy's reads.
     static func load(
-        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters] = []
+        directory: String, config: ModelConfig, threads: Int?, adapters: [LowRankAdapters] = [],
+        placement: WeightPlacement? = nil, cancellation: CancellationToken? = nil
     ) throws -> Self {
         let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema
         guard schema?.isRun(by: Self.self) == true else {
@@ -115,7 +122,10 @@ extension BlockForwardModel {
         }
         let generationConfig = try GenerationConfig.load(directory: directory)
         let weights = try Weights(
-            ModelWeights(directory: directory, hugePages: readsAllWeightsEachToken),
+            ModelWeights(
+                directory: directory,
+                placement: readsAllWeightsEachToken ? placement ?? .hugePages : .mapped,
+                cancellation: cancellation),
             config: config, adapters: adapters)
         weights.prefetch()
         return Self(
@@ -130,8 +140,9 @@ extension BlockForwardModel {
 
     /// Whether every token reads every weight (dense models): their files are then mapped in
     /// 2 MiB pages (`MappedFile`'s `hugePages`: decode streams them ~35% faster than through
-    /// 4 KiB pages). Mixtures of experts read a few experts a token, on demand, and keep
-    /// small pages, read ahead.
+    /// 4 KiB pages), or copied on 64-byte lines where the caller asks (`.resident`). Mixtures
+    /// of experts read a few experts a token, on demand, and keep small pages, read ahead: a
+    /// copy would read every expert.
     static var readsAllWeightsEachToken: Bool { true }
 
     public var directory: String { loaded.directory }

@@ -16,14 +16,19 @@ public enum ModelArchitectures {
     /// weights.
     /// `adapters`: LoRA/DoRA fine-tunes applied at run time (`LowRankDelta`), each by its
     /// index, to the sessions that select it (`InferenceSession.adapter`).
+    /// `placement`: how a dense model's weight files are held (nil: mapped in 2 MiB pages;
+    /// `serve` asks for `.resident`); `cancellation` stops a resident copy's reads
+    /// (`Interrupted`).
     public static func load(
-        directory: String, threads: Int? = nil, adapters: [LowRankAdapters] = []
+        directory: String, threads: Int? = nil, adapters: [LowRankAdapters] = [],
+        placement: WeightPlacement? = nil, cancellation: CancellationToken? = nil
     ) throws -> any CausalLanguageModel {
         let config = try ModelConfig.load(directory: directory)
         guard let schema = Architectures.schema(for: config.modelType) as? any RunnableSchema else {
             throw ConfigError.unsupportedArchitecture(path: config.source, modelType: config.modelType)
         }
         return try schema.loadModel(
-            directory: directory, config: config, threads: threads, adapters: adapters)
+            directory: directory, config: config, threads: threads, adapters: adapters,
+            placement: placement, cancellation: cancellation)
     }
 }

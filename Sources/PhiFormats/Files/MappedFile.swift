@@ -224,9 +224,13 @@ public final class MappedFile: @unchecked Sendable {
         return filePmdMappedKB() > before
     }
 
-    /// FilePmdMapped of /proc/self/smaps_rollup in kB (0 where there is none). A proc file
-    /// says it is empty to stat, so LocalFile.read does not do.
-    private static func filePmdMappedKB() -> Int {
+    /// FilePmdMapped of /proc/self/smaps_rollup in kB: file pages mapped 2 MiB at a time.
+    private static func filePmdMappedKB() -> Int { smapsRollupKB("FilePmdMapped:") }
+
+    /// The field `key` ("FilePmdMapped:", "AnonHugePages:") of /proc/self/smaps_rollup in kB
+    /// (0 where there is none). A proc file says it is empty to stat, so LocalFile.read does
+    /// not do.
+    static func smapsRollupKB(_ key: String) -> Int {
         let fd = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return 0 }
         defer { close(fd) }
@@ -241,7 +245,7 @@ public final class MappedFile: @unchecked Sendable {
             filled += n
         }
         let text = String(decoding: buffer[..<filled], as: UTF8.self)
-        for line in text.split(separator: "\n") where line.hasPrefix("FilePmdMapped:") {
+        for line in text.split(separator: "\n") where line.hasPrefix(key) {
             return line.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
         }
         return 0

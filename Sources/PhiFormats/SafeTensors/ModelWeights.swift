@@ -26,9 +26,12 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
     public let tensorNames: [String]
     private let lookup: [String: (file: Int, info: TensorInfo)]
 
-    /// `hugePages`: every file mapped in 2 MiB pages where the kernel can (`MappedFile`):
-    /// weights a model streams in full every token.
-    public init(directory: String, hugePages: Bool = false) throws {
+    /// `placement`: how every file is held (`WeightPlacement`); `cancellation` stops a
+    /// resident copy's reads (`Interrupted`).
+    public init(
+        directory: String, placement: WeightPlacement = .mapped,
+        cancellation: CancellationToken? = nil
+    ) throws {
         self.directory = directory
         let names = try Self.listSafetensors(directory)
         let indexPath = (directory as NSString).appendingPathComponent(ShardIndex.fileName)
@@ -50,8 +53,14 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
         var files: [SafeTensorsFile] = []
         var lookup: [String: (file: Int, info: TensorInfo)] = [:]
         for (i, name) in chosen.enumerated() {
-            let file = try SafeTensorsFile(
-                path: (directory as NSString).appendingPathComponent(name), hugePages: hugePages)
+            let path = (directory as NSString).appendingPathComponent(name)
+            let file =
+                switch placement {
+                case .mapped: try SafeTensorsFile(path: path)
+                case .hugePages: try SafeTensorsFile(path: path, hugePages: true)
+                case .resident:
+                    try SafeTensorsFile(residentCopyOf: path, cancellation: cancellation)
+                }
             for info in file.tensors {
                 if let first = lookup[info.name] {
                     throw WeightsError.duplicateTensor(
@@ -145,6 +154,20 @@ public final class ModelWeights: @unchecked Sendable {  // immutable after init
             return fm.fileExists(atPath: path, isDirectory: &dir) && !dir.boolValue
         }.sorted()
     }
+}
+
+/// How a model's safetensors files are held in memory.
+public enum WeightPlacement: String, Sendable, CaseIterable {
+    /// Mapped, paged in on demand in small pages, read ahead: tensors a model reads a few at a
+    /// time (a mixture of experts' experts), a convert's stream.
+    case mapped
+    /// Mapped in 2 MiB pages where the kernel can (`MappedFile`'s `hugePages`): the page
+    /// cache's copy, shared by every process that runs the model, at the file's alignment.
+    case hugePages
+    /// Read into the process's own 2 MiB pages with each file's data section on a 64-byte line
+    /// (`ResidentFile`): weights every token streams, for kernels whose loads must not split
+    /// a line. Costs a read of the whole model at load and memory of its own.
+    case resident
 }
 
 /// The weight files of a model directory are missing or inconsistent.

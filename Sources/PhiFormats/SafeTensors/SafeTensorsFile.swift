@@ -18,11 +18,12 @@ public struct TensorInfo: Sendable, Equatable {
     public var byteCount: Int { dataOffsets.count }
 }
 
-/// A memory-mapped .safetensors file (8-byte little-endian header length, JSON header, data).
+/// A .safetensors file (8-byte little-endian header length, JSON header, data), memory-mapped
+/// or read into memory (`init(residentCopyOf:)`).
 ///
 /// `init` validates everything a reader could trip over — header length, UTF-8, JSON, every
 /// dtype, shape and offset, and that the tensors tile the data section exactly — so afterwards
-/// `data(_:)` is a plain, zero-copy slice of the mapping.
+/// `data(_:)` is a plain, zero-copy slice of the file's image.
 public final class SafeTensorsFile: @unchecked Sendable {  // immutable after init
     /// The largest header accepted, as in the safetensors library.
     public static let maxHeaderSize = 100_000_000
@@ -35,19 +36,52 @@ public final class SafeTensorsFile: @unchecked Sendable {  // immutable after in
     /// Byte offset of the data section in the file (8 + header length).
     public let dataSectionOffset: Int
 
-    private let file: MappedFile
+    /// Where the bytes are: the file mapped (paged in on demand, pages the kernel may drop), or
+    /// a resident copy placed for the kernels.
+    private enum Image {
+        case mapped(MappedFile)
+        case resident(ResidentFile)
+    }
+    private let image: Image
+    private let bytes: UnsafeRawBufferPointer
     private let indexByName: [String: Int]
 
     /// `hugePages`: mapped in 2 MiB pages where the kernel can (`MappedFile`), for a model
     /// about to run.
-    public init(path: String, hugePages: Bool = false) throws(SafeTensorsError) {
-        self.path = path
+    public convenience init(path: String, hugePages: Bool = false) throws(SafeTensorsError) {
+        let file: MappedFile
         do {
             file = try MappedFile(path: path, hugePages: hugePages)
         } catch {
             throw .io(error)
         }
-        let header = try SafeTensorsFile.validate(file.bytes, path: path)
+        try self.init(path: path, image: .mapped(file), bytes: file.bytes)
+    }
+
+    /// The file read whole into anonymous 2 MiB pages with its data section on a 64-byte line
+    /// (`ResidentFile`), so every tensor whose offset is a multiple of 64 (all of them in the
+    /// files mlx writes) starts on a line: the 4-bit prompt kernels' 64-byte weight loads then
+    /// never split one. Throws `SafeTensorsError` (`.io` for a failed read) or `Interrupted`.
+    public convenience init(residentCopyOf path: String, cancellation: CancellationToken? = nil)
+        throws
+    {
+        let file: ResidentFile
+        do {
+            file = try ResidentFile(
+                path: path, alignedOffset: Self.dataSectionOffset(head:), cancellation: cancellation)
+        } catch let error as FileError {
+            throw SafeTensorsError.io(error)
+        }
+        try self.init(path: path, image: .resident(file), bytes: file.bytes)
+    }
+
+    private init(path: String, image: Image, bytes: UnsafeRawBufferPointer)
+        throws(SafeTensorsError)
+    {
+        self.path = path
+        self.image = image
+        self.bytes = bytes
+        let header = try SafeTensorsFile.validate(bytes, path: path)
         tensors = header.tensors
         metadata = header.metadata
         dataSectionOffset = header.dataSectionOffset
@@ -55,30 +89,49 @@ public final class SafeTensorsFile: @unchecked Sendable {  // immutable after in
             tensors.enumerated().map { ($1.name, $0) }, uniquingKeysWith: { a, _ in a })
     }
 
+    /// 8 + the header length the first 8 bytes declare (0 when they cannot be one: the
+    /// validation that follows the read names the problem).
+    static func dataSectionOffset(head: [UInt8]) -> Int {
+        guard head.count == 8 else { return 0 }
+        let length = head.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return length <= UInt64(maxHeaderSize) ? 8 + Int(length) : 0
+    }
+
+    /// Whether the tensors are a resident copy (`init(residentCopyOf:)`), not a mapping.
+    public var isResident: Bool {
+        if case .resident = image { return true }
+        return false
+    }
+
     public func info(_ name: String) -> TensorInfo? {
         indexByName[name].map { tensors[$0] }
     }
 
-    /// The tensor's bytes, straight from the mapping (little-endian; not necessarily aligned).
-    /// Valid while this object is alive.
+    /// The tensor's bytes, straight from the file's image (little-endian; aligned only in a
+    /// resident copy). Valid while this object is alive.
     public func data(_ t: TensorInfo) -> UnsafeRawBufferPointer {
-        let range = absoluteRange(t)
-        return UnsafeRawBufferPointer(rebasing: file.bytes[range])
+        UnsafeRawBufferPointer(rebasing: bytes[absoluteRange(t)])
     }
 
     /// Lets the kernel drop the tensor's pages (a streaming convert calls this after each one).
-    public func release(_ t: TensorInfo) { file.dropPages(absoluteRange(t)) }
+    /// A resident copy keeps its bytes: they are not the file's pages.
+    public func release(_ t: TensorInfo) {
+        if case .mapped(let file) = image { file.dropPages(absoluteRange(t)) }
+    }
 
-    /// Asks the kernel to start reading the tensor's pages ahead of use.
-    public func willNeed(_ t: TensorInfo) { file.willNeed(absoluteRange(t)) }
+    /// Asks the kernel to start reading the tensor's pages ahead of use (a resident copy has
+    /// read them all).
+    public func willNeed(_ t: TensorInfo) {
+        if case .mapped(let file) = image { file.willNeed(absoluteRange(t)) }
+    }
 
-    /// Size of the whole file in bytes.
-    public var fileSize: Int { file.bytes.count }
+    /// Size of the whole file in bytes (as read, for a resident copy).
+    public var fileSize: Int { bytes.count }
 
     private func absoluteRange(_ t: TensorInfo) -> Range<Int> {
         let lower = dataSectionOffset + t.dataOffsets.lowerBound
         let upper = dataSectionOffset + t.dataOffsets.upperBound
-        precondition(upper <= file.bytes.count, "tensor '\(t.name)' is not from \(path)")
+        precondition(upper <= bytes.count, "tensor '\(t.name)' is not from \(path)")
         return lower..<upper
     }
 }

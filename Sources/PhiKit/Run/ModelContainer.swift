@@ -49,10 +49,12 @@ public final class ModelContainer: Sendable {
     /// is pulled first when `pull` is given and `HF_HUB_OFFLINE` is not set; `pull` then
     /// receives the download's progress. `adapterPath`: an mlx-lm LoRA/DoRA adapter folder
     /// applied at run time (`RuntimeAdapter`) to every session; `adapters`: more that a
-    /// session (a server's request) selects by name.
+    /// session (a server's request) selects by name. `placement`: how a dense model's weights
+    /// are held (`ModelArchitectures.load`); `cancellation` also stops a resident copy.
     public static func load(
         _ model: String, threads: Int? = nil, activationWidth: ActivationWidth = .int16,
         adapterPath: String? = nil, adapters: [NamedAdapter] = [],
+        placement: WeightPlacement? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         pull: ((PullProgress) -> Void)? = nil, cancellation: CancellationToken? = nil
     ) throws -> ModelContainer {
@@ -66,14 +68,15 @@ public final class ModelContainer: Sendable {
             }
         return try ModelContainer(
             located, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath,
-            adapters: adapters)
+            adapters: adapters, placement: placement, cancellation: cancellation)
     }
 
     /// Loads the model in `located.directory`, with the adapter in `adapterPath` applied by
     /// default and `adapters` loaded for sessions that select them.
     public init(
         _ located: LocalModel, threads: Int? = nil, activationWidth: ActivationWidth = .int16,
-        adapterPath: String? = nil, adapters named: [NamedAdapter] = []
+        adapterPath: String? = nil, adapters named: [NamedAdapter] = [],
+        placement: WeightPlacement? = nil, cancellation: CancellationToken? = nil
     ) throws {
         let start = DispatchTime.now().uptimeNanoseconds
         location = located
@@ -90,7 +93,8 @@ public final class ModelContainer: Sendable {
         let config = all.isEmpty ? nil : try ModelConfig.load(directory: located.directory)
         model = try ModelArchitectures.load(
             directory: located.directory, threads: threads,
-            adapters: all.map { try RuntimeAdapter.load(directory: $0.directory, config: config!) })
+            adapters: all.map { try RuntimeAdapter.load(directory: $0.directory, config: config!) },
+            placement: placement, cancellation: cancellation)
         tokenizer = try Tokenizer.load(directory: located.directory)
         chatTemplate = try ChatTemplate.load(modelDirectory: located.directory)
         guard tokenizer.vocabularySize <= model.vocabularySize else {

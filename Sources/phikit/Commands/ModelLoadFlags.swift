@@ -1,4 +1,5 @@
 import PhiEngine
+import PhiFormats
 import PhiKit
 
 /// How run, chat and serve load MODEL: `--threads`, `--adapter-path` and `--act-bits`, read
@@ -9,6 +10,9 @@ struct ModelLoadFlags {
     var activationWidth: ActivationWidth
     /// serve's `--adapter NAME=DIR` adapters, which requests select by name (serve reads them).
     var adapters: [NamedAdapter] = []
+    /// How a dense model's weights are held; nil: mapped in 2 MiB pages (serve sets
+    /// `.resident`).
+    var placement: WeightPlacement?
 
     /// Reads the options; call before `finish()` like every option.
     init(_ args: inout ArgumentReader) throws {
@@ -27,6 +31,6 @@ struct ModelLoadFlags {
     func load(_ model: String) throws -> ModelContainer {
         try PullProgressView.loadModel(
             model, threads: threads, activationWidth: activationWidth, adapterPath: adapterPath,
-            adapters: adapters)
+            adapters: adapters, placement: placement)
     }
 }

@@ -12,6 +12,12 @@ import Testing
 @Suite("8-bit activations in a session")
 struct Act8SessionTests {
     static func model(group: Int) throws -> (TemporaryModel, any CausalLanguageModel) {
+        let dir = try directory(group: group)
+        return (dir, try ModelArchitectures.load(directory: dir.path))
+    }
+
+    /// The model's directory: 4-bit affine, `group` 32 or 64.
+    static func directory(group: Int) throws -> TemporaryModel {
         let golden = try EngineGoldens.tiny("tiny-phi35.json")
         var config = golden.mlxConfig
         config.set("hidden_size", .int(256))
@@ -19,11 +25,10 @@ struct Act8SessionTests {
         config.set("num_attention_heads", .int(8))  // head size 32, as the LongRoPE factors
         config.set("num_key_value_heads", .int(8))
         let source = try TinyModels.writeFloat(config: config, seed: golden.seed, amplitude: 0.25)
-        let dir = try TinyModels.writeQuantized(
+        return try TinyModels.writeQuantized(
             from: source.path,
             quantization: .object([("group_size", .int(group)), ("bits", .int(4)),
                 ("mode", .string("affine"))]))
-        return (dir, try ModelArchitectures.load(directory: dir.path))
     }
 
     static let tokens = [1, 17, 200, 33, 5, 99, 250, 3, 42, 7, 11, 300, 8, 64, 120, 9]

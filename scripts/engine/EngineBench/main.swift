@@ -5,6 +5,12 @@
 //                               [--act-bits 16]   (8: the 8-bit-activation path; every mode
 //                                                  below takes it) [--no-warm-up]
 //   .build/release/engine-bench <model-dir> --load-only     (load time, three times)
+//   .build/release/engine-bench <model-dir> --compare-weights [--prompt 512] [--generate 128]
+//                                         (2 MiB-page mapping vs resident copy, alternated in
+//                                          one process; PlacementCompare.swift)
+//   --weights mapped|hugePages|resident   how the weight files are held (WeightPlacement;
+//                                         default: the architecture's); the run prints RSS
+//                                         and 2 MiB pages after load and after the runs
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
 //   .build/release/engine-bench <model-dir> --batch N       (aggregate decode tok/s of N
 //                                                            sequences in one DecodeBatch)
@@ -20,6 +26,7 @@
 import CKernels
 import Foundation
 import PhiEngine
+import PhiFormats
 
 func option(_ name: String, _ fallback: Double) -> Double {
     let args = CommandLine.arguments
@@ -109,6 +116,30 @@ let runs = max(1, Int(option("--runs", 3)))
 let bandwidth = option("--bandwidth-gbs", 31.4)
 let threads = arguments.contains("--threads") ? Int(option("--threads", 1)) : nil
 
+/// `--weights mapped|hugePages|resident`; nil when not given (the architecture's default).
+func weightPlacement() throws -> WeightPlacement? {
+    guard let i = arguments.firstIndex(of: "--weights") else { return nil }
+    guard i + 1 < arguments.count, let placement = WeightPlacement(rawValue: arguments[i + 1])
+    else {
+        throw TraceError("--weights must be mapped, hugePages or resident")
+    }
+    return placement
+}
+
+/// RSS and the 2 MiB pages backing it (anonymous: a resident copy; file: a huge-page
+/// mapping), from /proc/self (Linux).
+func memoryLine() -> String {
+    func field(_ file: String, _ key: String) -> Int {
+        let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+        let line = text.split(separator: "\n").first { $0.hasPrefix(key) }
+        return line.flatMap { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } } ?? 0
+    }
+    let mb = { (kb: Int) in String(format: "%.0f MB", Double(kb) / 1024) }
+    return "RSS \(mb(field("/proc/self/status", "VmRSS:"))), AnonHugePages "
+        + "\(mb(field("/proc/self/smaps_rollup", "AnonHugePages:"))), FilePmdMapped "
+        + "\(mb(field("/proc/self/smaps_rollup", "FilePmdMapped:")))"
+}
+
 /// `--act-bits 8|16` (default 16): the activation width of every session below.
 func activationWidth() throws -> ActivationWidth {
     guard let width = ActivationWidth(rawValue: Int(option("--act-bits", 16))) else {
@@ -119,6 +150,7 @@ func activationWidth() throws -> ActivationWidth {
 
 do {
     let activations = try activationWidth()
+    let placement = try weightPlacement()
     if arguments.contains("--dispatch") {
         dispatchBenchmark()
         exit(0)
@@ -126,7 +158,8 @@ do {
     if arguments.contains("--load-only") {
         for _ in 0..<3 {
             let t = Date()
-            _ = try ModelArchitectures.load(directory: arguments[1], threads: threads)
+            _ = try ModelArchitectures.load(
+                directory: arguments[1], threads: threads, placement: placement)
             print(String(format: "load %.3f s", Date().timeIntervalSince(t)))
         }
         exit(0)
@@ -137,6 +170,11 @@ do {
         try traceLogits(
             directory: arguments[1], runsPath: arguments[i + 1], outPath: arguments[o + 1],
             bits: Int(option("--kv-bits", 32)), activations: activations)
+        exit(0)
+    }
+    if arguments.contains("--compare-weights") {
+        try placementComparison(
+            directory: arguments[1], threads: threads, activations: activations)
         exit(0)
     }
     if arguments.contains("--verify") {
@@ -151,8 +189,10 @@ do {
         exit(0)
     }
     let loadStart = Date()
-    let model = try ModelArchitectures.load(directory: arguments[1], threads: threads)
+    let model = try ModelArchitectures.load(
+        directory: arguments[1], threads: threads, placement: placement)
     let loadSeconds = Date().timeIntervalSince(loadStart)
+    print("weights \(placement.map(\.rawValue) ?? "default"); after load: \(memoryLine())")
     let gb = Double(model.bytesPerToken) / 1e9
     print(
         String(
@@ -200,6 +240,7 @@ do {
                 "median: prompt %.2f tok/s, generation %.2f tok/s (%.0f%% of %.1f tok/s), threads %d, act-bits %d",
             median(prefill), median(decode), 100 * median(decode) * gb / bandwidth,
             bandwidth / gb, session.threads, activations.rawValue))
+    print("after the runs: \(memoryLine())")
 } catch {
     print("error: \(error)")
     exit(1)
