@@ -100,7 +100,7 @@ struct SchedulerSpeculationTests {
             try prompts.indices.map(request), parallel: 3, speculation: .suggested)
         for i in prompts.indices { #expect(looked[i].0 == alone[i].0, "lookup, request \(i)") }
         // seeded sampling: the acceptance rule keeps each answer the one it is alone
-        let sampled = try prompts.indices.map { i -> GenerationRequest in
+        let sampled = prompts.indices.map { i -> GenerationRequest in
             var r = scripted[i]
             r.parameters = GenerationParameters(maxTokens: lengths[i], temperature: 0.8, seed: UInt64(7 + i))
             return r
