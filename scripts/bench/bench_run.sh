@@ -298,8 +298,12 @@ run_one() {  # shape engine(phikit|llama.cpp) format flash run; uses CTX, BITS a
       record "$shape" "$label" "$fmt" "$i" "${model:-none}" n/a "" "" "$(loadavg)" "$why"
       return
     fi
+    # --no-speculative: plain decode, as llama-bench's tg measures it. `run` drafts by default,
+    # and the random model's repetitive text accepts most drafts (above the bandwidth ceiling);
+    # what drafting gains on real text is bench_speculative.py's table.
     cmd=("$PHIKIT_BIN" run "$model" --no-chat-template -p "$(cat "$prompt.txt")"
-         -m "$GEN_TOKENS" --temp 0 --ignore-eos --threads "$THREADS" --kv-bits "$BITS" --act-bits "$ACT" --stats --json)
+         -m "$GEN_TOKENS" --temp 0 --ignore-eos --no-speculative --threads "$THREADS"
+         --kv-bits "$BITS" --act-bits "$ACT" --stats --json)
   else
     model=${GGUF["$shape $fmt"]}; label="llama.cpp fa-$fa"
     if [ "$UPSTREAM" = yes ]; then
