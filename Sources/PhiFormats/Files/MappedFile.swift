@@ -182,7 +182,25 @@ public final class MappedFile: @unchecked Sendable {
         if let base { munmap(UnsafeMutableRawPointer(mutating: base), count) }
     }
 
-    private static let hugePageSize = 2 << 20
+    static let hugePageSize = 2 << 20
+
+    /// Anonymous, private memory of `size` bytes (a multiple of the page size) at a 2 MiB
+    /// boundary, so that every 2 MiB of it can be one page: reserved 2 MiB larger, the ends
+    /// returned. A file mapped over it (`map`) or weights copied into it (`ResidentFile`).
+    static func reserveHugeAligned(
+        _ size: Int, protection: Int32, path: String, operation: String
+    ) throws(FileError) -> UnsafeMutableRawPointer {
+        let span = size + hugePageSize
+        let reserved = mmap(nil, span, protection, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+        guard let reserved, reserved != MAP_FAILED else {
+            throw FileError(path: path, operation: operation, errno: errno)
+        }
+        let lead = (hugePageSize - Int(bitPattern: reserved) % hugePageSize) % hugePageSize
+        if lead > 0 { munmap(reserved, lead) }
+        let tail = span - lead - size
+        if tail > 0 { munmap(reserved + lead + size, tail) }
+        return reserved + lead
+    }
 
     /// mmap of the whole file, read-only; `aligned`: at a 2 MiB boundary, so that 2 MiB of
     /// the file can lie in one page (an address reserved 2 MiB larger, then the file mapped
@@ -197,22 +215,15 @@ public final class MappedFile: @unchecked Sendable {
             }
             return p
         }
-        let span = size + hugePageSize
-        let reserved = mmap(nil, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-        guard let reserved, reserved != MAP_FAILED else {
-            throw FileError(path: path, operation: "map", errno: errno)
-        }
-        let start = reserved + (hugePageSize - Int(bitPattern: reserved) % hugePageSize) % hugePageSize
+        let reservedSize = (size + pageSize - 1) / pageSize * pageSize
+        let start = try reserveHugeAligned(
+            reservedSize, protection: PROT_NONE, path: path, operation: "map")
         let p = mmap(start, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0)
         guard let p, p != MAP_FAILED else {
             let failure = errno
-            munmap(reserved, span)
+            munmap(start, reservedSize)
             throw FileError(path: path, operation: "map", errno: failure)
         }
-        if start > reserved { munmap(reserved, start - reserved) }
-        let end = (Int(bitPattern: start) + size + pageSize - 1) / pageSize * pageSize
-        let tail = Int(bitPattern: reserved) + span - end
-        if tail > 0 { munmap(UnsafeMutableRawPointer(bitPattern: end), tail) }
         return p
     }
 

@@ -26,7 +26,6 @@ public final class ResidentFile: @unchecked Sendable {  // immutable after init
 
     /// The cache line the kernels load: 64 bytes on every x86-64 and arm64 core phikit runs on.
     public static let lineSize = 64
-    static let hugePageSize = 2 << 20
     /// Bytes copied between cancellation checks: ~5 ms from a warm page cache.
     static let chunkSize = 16 << 20
 
@@ -58,9 +57,11 @@ public final class ResidentFile: @unchecked Sendable {  // immutable after init
         let lineShift = (Self.lineSize - (target % Self.lineSize + Self.lineSize) % Self.lineSize)
             % Self.lineSize
 
-        let huge = Self.hugePageSize
+        let huge = MappedFile.hugePageSize
         let regionSize = (lineShift + size + huge - 1) / huge * huge
-        let region = try Self.reserve(regionSize, path: path)
+        let region = try MappedFile.reserveHugeAligned(
+            regionSize, protection: PROT_READ | PROT_WRITE, path: path,
+            operation: "allocate memory for")
         #if os(Linux)
             _ = madvise(region, regionSize, 14)  // MADV_HUGEPAGE; small pages if refused
         #endif
@@ -82,23 +83,5 @@ public final class ResidentFile: @unchecked Sendable {  // immutable after init
 
     deinit {
         if let region { munmap(region, regionSize) }
-    }
-
-    /// Anonymous, private, zero-filled memory of `size` bytes at a 2 MiB boundary (reserved
-    /// 2 MiB larger, the ends returned), so that every 2 MiB of it can be one page.
-    private static func reserve(_ size: Int, path: String) throws(FileError)
-        -> UnsafeMutableRawPointer
-    {
-        let span = size + hugePageSize
-        let reserved = mmap(
-            nil, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
-        guard let reserved, reserved != MAP_FAILED else {
-            throw FileError(path: path, operation: "allocate memory for", errno: errno)
-        }
-        let lead = (hugePageSize - Int(bitPattern: reserved) % hugePageSize) % hugePageSize
-        if lead > 0 { munmap(reserved, lead) }
-        let tail = span - lead - size
-        if tail > 0 { munmap(reserved + lead + size, tail) }
-        return reserved + lead
     }
 }
