@@ -155,6 +155,9 @@ extension BlockForwardModel {
     public var threads: Int { loaded.threads }
     public var adapterCount: Int { loaded.adapterCount }
     public var bytesPerToken: Int { loaded.weights.bytesPerToken }
+    public var residentWeightFiles: Int {
+        loaded.weights.storage.files.files.count { $0.isResident }
+    }
     var shape: Shape { loaded.shape }
     var weights: Weights { loaded.weights }
     var rope: RotaryEmbedding { loaded.rope }
