@@ -75,6 +75,7 @@ struct RunCLITests {
         #expect(object["prompt_tokens"] as? Int == 1)
         #expect(object["generation_tokens"] as? Int == 12)
         #expect(object["stop_reason"] as? String == "max_tokens")
+        #expect(object["weights"] as? String == "mapped")  // a file under 2 MiB stays mapped
         for key in [
             "prompt_tokens_per_second", "generation_tokens_per_second", "time_to_first_token",
             "load_seconds", "peak_memory_bytes",
@@ -91,7 +92,7 @@ struct RunCLITests {
         // The README: greedy from <s> emits the end-of-story <s> at generated position 345.
         #expect(r.stderr.contains("Generation: 345 tokens, "))
         #expect(r.stderr.contains("tokens-per-sec"))
-        for line in ["Time to first token: ", "Load: ", "Peak memory: ", "Stop: eos"] {
+        for line in ["Time to first token: ", "Load: ", " s (weights mapped)", "Peak memory: ", "Stop: eos"] {
             #expect(r.stderr.contains(line), "\(line)")
         }
     }

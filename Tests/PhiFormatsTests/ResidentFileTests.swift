@@ -56,6 +56,47 @@ import Testing
         #expect(Int(bitPattern: resident.data(c).baseAddress) % ResidentFile.lineSize == 0)
     }
 
+    /// `.hugePagesOrResident`'s file: faulted in whole, then kept mapped when the page cache
+    /// gave enough of it 2 MiB pages, else copied from that mapping. The share is forced
+    /// both ways with the threshold (any share is >= 0; none is >= 1.01), since the page
+    /// cache's folios are the kernel's choice; either way every byte is the file's.
+    @Test func mappedOrResidentByHugePageShare() throws {
+        let dir = try TempDir()
+        let bytes = Self.image(headerLength: 200, dataBytes: (5 << 20) + 6)
+        let path = try dir.write("big.safetensors", bytes)
+        let kept = try SafeTensorsFile(mappedOrResidentCopyOf: path, minimumHugePageShare: 0)
+        let copied = try SafeTensorsFile(mappedOrResidentCopyOf: path, minimumHugePageShare: 1.01)
+        let c = try #require(kept.info("c"))
+        #expect(!kept.isResident)
+        #expect(Array(kept.data(c)) == Array(bytes[(208 + 192)...]))
+        #if os(Linux)
+            #expect(copied.isResident)
+            #expect(Int(bitPattern: copied.data(c).baseAddress) % ResidentFile.lineSize == 0)
+        #endif
+        #expect(Array(copied.data(c)) == Array(bytes[(208 + 192)...]))
+    }
+
+    /// `MappedFile.populate` measures this mapping alone (its /proc/self/smaps entry): a share
+    /// of the file's whole 2 MiB pages, between 0 and 1, on Linux; nothing for a mapping in
+    /// small pages; a cancelled load stops with `Interrupted`.
+    @Test func populateMeasuresItsOwnMapping() throws {
+        let dir = try TempDir()
+        let path = try dir.write("big.bin", xorshiftBytes((4 << 20) + 100, seed: 3))
+        let huge = try MappedFile(path: path, hugePages: true)
+        let share = try huge.populate(cancellation: nil)
+        #if os(Linux)
+            let measured = try #require(share)
+            #expect(measured >= 0 && measured <= 1)
+            #expect(MappedFile.filePmdMappedKB(mappingAt: huge.bytes.baseAddress!) != nil)
+        #endif
+        #expect(try MappedFile(path: path).populate(cancellation: nil) == nil)
+        let token = CancellationToken()
+        token.cancel()
+        #if os(Linux)
+            #expect(throws: Interrupted.self) { try huge.populate(cancellation: token) }
+        #endif
+    }
+
     /// Truncated, too short, empty, missing, a directory: the mapped reader's errors, never a
     /// crash. A truncation is found by the header check, as for a mapping.
     @Test func badFilesFailAsMapped() throws {
@@ -105,7 +146,8 @@ import Testing
             let views = placements.map { w in w.tensor(name).map { Array($0.file.data($0.info)) } }
             #expect(views.allSatisfy { $0 != nil && $0 == views[0] }, "\(name)")
         }
-        #expect(placements.map { $0.files[0].isResident } == [false, false, true])
+        // A file under 2 MiB has no 2 MiB page to miss: `.hugePagesOrResident` keeps it mapped.
+        #expect(placements.map { $0.files[0].isResident } == [false, false, true, false])
     }
 
     @Test func dataSectionOffsetOfHead() {

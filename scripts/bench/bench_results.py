@@ -31,7 +31,7 @@ from bytes_per_token import bytes_per_token, kv_bytes
 
 COLUMNS = ["shape", "context", "kv_bits", "engine", "format", "run", "status", "prompt_tokens",
            "prompt_tps",
-           "generation_tokens", "generation_tps", "load_s", "ttft_s", "maxrss_kb", "wall_s",
+           "generation_tokens", "generation_tps", "load_s", "weights", "ttft_s", "maxrss_kb", "wall_s",
            "load_before", "load_after", "busy_before", "model", "config", "note"]
 
 # `phikit run --stats --json` field names (issue 8), keyed by the names this report uses.
@@ -42,6 +42,7 @@ PHIKIT_FIELDS = {
     "generation_tokens": "generation_tokens",
     "generation_tps": "generation_tokens_per_second",
     "load_s": "load_seconds",
+    "weights": "weights",
     "ttft_s": "time_to_first_token",
     "stop_reason": "stop_reason",
 }

@@ -95,9 +95,11 @@ extension RunnableSchema {
 
 extension BlockForwardModel {
     /// Reads config.json (validated: other `model_type`s are refused), maps the safetensors
-    /// files (dense models in 2 MiB pages, `readsAllWeightsEachToken`) and checks every tensor
-    /// against the schema. Costs milliseconds: weights are read by the first forward pass
-    /// (the kernel asked to read ahead right away where the pages are small).
+    /// files (dense models in 2 MiB pages, faulted in at load and copied where the page cache
+    /// holds them in small pages: `.hugePagesOrResident`) and checks every tensor against the
+    /// schema. Costs milliseconds when the page cache holds the weights in 2 MiB pages; a
+    /// cold file is read from disk here rather than by the first forward pass (a mixture of
+    /// experts' files are mapped and read ahead in the background).
     public static func load(directory: String, threads: Int? = nil) throws -> Self {
         try load(directory: directory, config: ModelConfig.load(directory: directory), threads: threads)
     }
@@ -105,7 +107,7 @@ extension BlockForwardModel {
     /// `load` with config.json already read and validated, and `adapters` (LoRA/DoRA
     /// fine-tunes a session may select, applied at run time) checked against the schema's
     /// modules.
-    /// `placement`: how a dense model's weight files are held (nil: in 2 MiB pages); a
+    /// `placement`: how a dense model's weight files are held (nil: `.hugePagesOrResident`); a
     /// mixture of experts is always mapped on demand (`readsAllWeightsEachToken`).
     /// `cancellation` stops a resident copy's reads.
     static func load(
@@ -124,7 +126,7 @@ extension BlockForwardModel {
         let weights = try Weights(
             ModelWeights(
                 directory: directory,
-                placement: readsAllWeightsEachToken ? placement ?? .hugePages : .mapped,
+                placement: readsAllWeightsEachToken ? placement ?? .hugePagesOrResident : .mapped,
                 cancellation: cancellation),
             config: config, adapters: adapters)
         weights.prefetch()
@@ -140,7 +142,9 @@ extension BlockForwardModel {
 
     /// Whether every token reads every weight (dense models): their files are then mapped in
     /// 2 MiB pages (`MappedFile`'s `hugePages`: decode streams them ~35% faster than through
-    /// 4 KiB pages), or copied on 64-byte lines where the caller asks (`.resident`). Mixtures
+    /// 4 KiB pages), copied where the page cache cannot give them such pages
+    /// (`.hugePagesOrResident`, the default), or copied on 64-byte lines where the caller asks
+    /// (`.resident`). Mixtures
     /// of experts read a few experts a token, on demand, and keep small pages, read ahead: a
     /// copy would read every expert.
     static var readsAllWeightsEachToken: Bool { true }
@@ -151,6 +155,9 @@ extension BlockForwardModel {
     public var threads: Int { loaded.threads }
     public var adapterCount: Int { loaded.adapterCount }
     public var bytesPerToken: Int { loaded.weights.bytesPerToken }
+    public var residentWeightFiles: Int {
+        loaded.weights.storage.files.files.count { $0.isResident }
+    }
     var shape: Shape { loaded.shape }
     var weights: Weights { loaded.weights }
     var rope: RotaryEmbedding { loaded.rope }

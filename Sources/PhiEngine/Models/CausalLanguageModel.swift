@@ -19,6 +19,9 @@ public protocol CausalLanguageModel: AnyObject, Sendable {
     /// Bytes of weights one decode step reads (divide a memory bandwidth by it for the decode
     /// speed limit).
     var bytesPerToken: Int { get }
+    /// Weight files held as a resident copy rather than mapped (`WeightPlacement`): what
+    /// `.hugePagesOrResident` chose, for statistics. Default 0.
+    var residentWeightFiles: Int { get }
     /// Threads a session computes with by default.
     var threads: Int { get }
     /// Run-time LoRA/DoRA adapters loaded with the model; a session selects one of them by
@@ -95,4 +98,8 @@ public protocol BatchState: AnyObject {
     func step(
         _ sequences: [any SequenceState], tokens: UnsafeBufferPointer<Int>, counts: [Int],
         positions: [Int], regimes: [Int], pool: WorkerPool)
+}
+
+extension CausalLanguageModel {
+    public var residentWeightFiles: Int { 0 }
 }

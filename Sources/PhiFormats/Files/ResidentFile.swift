@@ -41,11 +41,21 @@ public final class ResidentFile: @unchecked Sendable {  // immutable after init
     /// 12 MB of its 2.1 GB in 2 MiB pages). Faulting through the mapping keeps the cache in
     /// 2 MiB folios and reads a cold file in 2 MiB requests. As with any mapping, a file cut
     /// short by another process while it is copied raises SIGBUS.
-    public init(
+    public convenience init(
         path: String, alignedOffset: ([UInt8]) -> Int, cancellation: CancellationToken? = nil
     ) throws {
-        self.path = path
-        let source = try MappedFile(path: path, hugePages: true)
+        try self.init(
+            copyOf: MappedFile(path: path, hugePages: true), alignedOffset: alignedOffset,
+            cancellation: cancellation)
+    }
+
+    /// A copy of `source`'s bytes (mapped with `hugePages`, for the reason above), placed as
+    /// `init(path:alignedOffset:cancellation:)` places them.
+    public init(
+        copyOf source: MappedFile, alignedOffset: ([UInt8]) -> Int,
+        cancellation: CancellationToken? = nil
+    ) throws {
+        self.path = source.path
         let size = source.bytes.count
         guard let from = source.bytes.baseAddress, size > 0 else {
             region = nil

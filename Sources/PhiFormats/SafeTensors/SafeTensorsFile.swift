@@ -75,6 +75,36 @@ public final class SafeTensorsFile: @unchecked Sendable {  // immutable after in
         try self.init(path: path, image: .resident(file), bytes: file.bytes)
     }
 
+    /// Mapped in 2 MiB pages and faulted in whole now (`MappedFile.populate`); if the page
+    /// cache gave less than `minimumHugePageShare` of the file 2 MiB pages, a resident copy
+    /// is made from that mapping instead (`init(residentCopyOf:)`), and the mapping let go.
+    /// Throws as those two do.
+    public convenience init(
+        mappedOrResidentCopyOf path: String, minimumHugePageShare: Double = 0.95,
+        cancellation: CancellationToken? = nil
+    ) throws {
+        let file: MappedFile
+        let share: Double?
+        do {
+            file = try MappedFile(path: path, hugePages: true)
+            share = try file.populate(cancellation: cancellation)
+        } catch let error as FileError {
+            throw SafeTensorsError.io(error)
+        }
+        guard let share, share < minimumHugePageShare else {
+            try self.init(path: path, image: .mapped(file), bytes: file.bytes)
+            return
+        }
+        let copy: ResidentFile
+        do {
+            copy = try ResidentFile(
+                copyOf: file, alignedOffset: Self.dataSectionOffset(head:), cancellation: cancellation)
+        } catch let error as FileError {
+            throw SafeTensorsError.io(error)
+        }
+        try self.init(path: path, image: .resident(copy), bytes: copy.bytes)
+    }
+
     private init(path: String, image: Image, bytes: UnsafeRawBufferPointer)
         throws(SafeTensorsError)
     {

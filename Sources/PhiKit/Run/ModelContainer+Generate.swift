@@ -67,6 +67,7 @@ extension ModelContainer {
             model: location.name, text: text, generation: outcome, loadSeconds: loadSeconds,
             threads: session.threads, peakMemoryBytes: Self.peakMemoryBytes())
         result.contextTokens = session.maxContext
+        result.weights = model.residentWeightFiles > 0 ? "copied" : "mapped"
         return result
     }
 
@@ -158,6 +159,9 @@ public struct RunOutcome: Sendable, Encodable {
     public var generationTokensPerSecond: Double
     public var timeToFirstToken: Double
     public var loadSeconds: Double
+    /// How the weights were held: "mapped" (the page cache's 2 MiB pages) or "copied" (the
+    /// page cache held them in small pages, or the caller asked: `WeightPlacement`).
+    public var weights = "mapped"
     public var peakMemoryBytes: Int
     public var threads: Int
     /// Positions the context held (not in the JSON: `stop_reason` says when it was full).
@@ -199,6 +203,7 @@ public struct RunOutcome: Sendable, Encodable {
         case generationTokensPerSecond = "generation_tokens_per_second"
         case timeToFirstToken = "time_to_first_token"
         case loadSeconds = "load_seconds"
+        case weights
         case peakMemoryBytes = "peak_memory_bytes"
         case draftedTokens = "drafted_tokens"
         case acceptedDraftTokens = "accepted_draft_tokens"

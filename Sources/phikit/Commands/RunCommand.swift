@@ -220,7 +220,7 @@ struct RunCommand: Command {
             "Generation: \(o.generationTokens) tokens, "
                 + "\(rate(o.generationTokensPerSecond)) tokens-per-sec",
             "Time to first token: \(Format.fixed(o.timeToFirstToken, decimals: 3)) s",
-            "Load: \(Format.fixed(o.loadSeconds, decimals: 3)) s",
+            "Load: \(Format.fixed(o.loadSeconds, decimals: 3)) s (weights \(o.weights))",
             "Peak memory: \(Format.fixed(Double(o.peakMemoryBytes) / 1e9, decimals: 3)) GB",
             "Stop: \(o.stopReason), \(o.threads) threads",
             "Speculative: \(o.acceptedDraftTokens) of \(o.draftedTokens) drafted tokens accepted",

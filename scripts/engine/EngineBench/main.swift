@@ -8,7 +8,7 @@
 //   .build/release/engine-bench <model-dir> --compare-weights [--prompt 512] [--generate 128]
 //                                         (2 MiB-page mapping vs resident copy, alternated in
 //                                          one process; PlacementCompare.swift)
-//   --weights mapped|hugePages|resident   how the weight files are held (WeightPlacement;
+//   --weights mapped|hugePages|resident|hugePagesOrResident   how the weight files are held (WeightPlacement;
 //                                         default: the architecture's); the run prints RSS
 //                                         and 2 MiB pages after load and after the runs
 //   .build/release/engine-bench x --dispatch                (pool vs concurrentPerform)
