@@ -4,6 +4,7 @@
 #include <stdint.h>
 
 #include "matvec_internal.h"
+#include "pk_ops.h"
 
 /* Rows per matvec chunk: a multiple of 16 (a cache line of y, so threads never share one),
    about 64 KB of weights: a few microseconds of work, enough chunks to balance threads, and
@@ -87,4 +88,10 @@ void pk_prepare_task(void *raw, long token, int thread) {
         return;
     }
     pk_matvec_prepare(job->isa, job->m, x, prep);
+}
+
+void pk_silu_mul_task(void *raw, long token, int thread) {
+    (void)thread;
+    const pk_silu_mul_job *job = raw;
+    pk_silu_mul(job->out + token * job->n, job->gate_up + token * 2 * job->n, job->n);
 }

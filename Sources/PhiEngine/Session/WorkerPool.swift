@@ -121,6 +121,16 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
         }
     }
 
+    /// out[t] = up * silu(gate) of gateUp[t] = [gate | up] (width values each) for t < tokens,
+    /// a token per chunk (pk_silu_mul_task); one token on the calling thread.
+    func siluMul(
+        _ out: UnsafeMutablePointer<Float>, gateUp: UnsafePointer<Float>, width: Int, tokens: Int
+    ) {
+        guard tokens > 1 else { return pk_silu_mul(out, gateUp, width) }
+        var job = pk_silu_mul_job(out: out, gate_up: gateUp, n: width)
+        pk_pool_run(pool, pk_silu_mul_task, &job, tokens)
+    }
+
     func attention(_ job: inout pk_attention_job) {
         job.isa = isa
         pk_pool_run(pool, pk_attention_task, &job, pk_attention_chunks(&job))

@@ -37,9 +37,7 @@ extension Phi3Model {
             // ---- MLP: x += down_proj(up * silu(gate)), [gate | up] = gate_up_proj(norm(x))
             st.shared.rmsNorm(layer.postAttentionNorm, rows: 0..<n, width: dim, eps: s.rmsNormEps)
             st.shared.linear(layer.gateUp, normed, tokens: n, into: st.gateUp.pointer, pool: pool)
-            for t in 0..<n {
-                pk_silu_mul(st.activation[t * ffn], st.gateUp[t * 2 * ffn], ffn)
-            }
+            pool.siluMul(st.activation.pointer, gateUp: st.gateUp.pointer, width: ffn, tokens: n)
             st.shared.linear(layer.down, st.activation.pointer, tokens: n, into: st.projection.pointer, pool: pool)
             pk_add(x, st.projection.pointer, n * dim)
         }
