@@ -51,22 +51,28 @@ final class Slot {
     /// after them.
     var block: [Int] { pending + draft }
 
-    /// Feeds the next chunk of the prompt (the first through `prepare`, which keeps the
-    /// cached prefix); returns the logits once the whole prompt is in. A token's result does
-    /// not depend on how tokens are grouped into calls, so chunks compute what one call would.
-    func prefillChunk(_ size: Int) throws -> UnsafeBufferPointer<Float>? {
+    /// The next chunk of the prompt to feed, at most `limit` tokens (the first call keeps
+    /// the prefix the session's cache holds, `keepPrefix`); `fedPrompt` notes it fed. A
+    /// token's result does not depend on how tokens are grouped into calls, nor on other
+    /// sessions' tokens in the same batched step, so the chunks compute what one call would.
+    func nextPromptChunk(limit: Int) throws -> [Int] {
         let prompt = job.request.prompt
-        let start = fed ?? expectedReuse
-        let end = min(prompt.count, start + size)
-        let logits: UnsafeBufferPointer<Float>
-        if fed == nil {
-            cachedTokens = try session.prepare(Array(prompt[..<end]))
-            logits = session.logits
+        let limit = min(limit, session.maxVerifyTokens)
+        let start: Int
+        if let fed {
+            start = fed
         } else {
-            logits = try session.prefill(Array(prompt[start..<end]))
+            let end = min(prompt.count, expectedReuse + limit)
+            cachedTokens = try session.keepPrefix(of: Array(prompt[..<end]))
+            start = session.position
+            fed = start
         }
-        fed = end
-        return end == prompt.count ? logits : nil
+        return Array(prompt[start..<min(prompt.count, start + limit)])
+    }
+
+    /// `count` more prompt tokens are in the session.
+    func fedPrompt(_ count: Int) {
+        fed = (fed ?? 0) + count
     }
 
     /// Picks the next tokens from the logits after the last ones fed and reports their text;
