@@ -127,8 +127,8 @@ struct SchedulerSpeculationTests {
             try SchedulerTests.request(prompts[$0], maxTokens: 20 + 7 * $0)
         }
         let alone = try requests.map { try Self.serve([$0], parallel: 1, speculation: .off)[0] }
-        // 7 prompt tokens a turn in all: prompts cut mid-way, several in one step, one held
-        // back while an earlier one goes on; slots decode beside the prompts as they finish
+        // 7 prompt tokens a turn: each prompt in several chunks, the later ones held back
+        // while an earlier one goes on, slots decoding beside the chunks as prompts finish
         for speculation in [Speculation.off, .suggested] {
             let batched = try Self.serve(
                 requests, parallel: 3, speculation: speculation, prefillChunk: 7)

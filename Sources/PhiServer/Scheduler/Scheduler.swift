@@ -36,8 +36,8 @@ public final class Scheduler: @unchecked Sendable {
         /// its own: the same tokens have other keys and values under another adapter); empty:
         /// those requests use none.
         public var adapterDiskCaches: [Int: DiskPrefixCache]
-        /// Prompt tokens fed per turn, all prefilling slots together (at least 1; tests
-        /// make it small to cut prompts into many chunks).
+        /// Prompt tokens a turn feeds (at least 1; tests make it small to cut prompts into
+        /// many chunks).
         public var prefillChunk: Int
 
         public init(
@@ -82,6 +82,8 @@ public final class Scheduler: @unchecked Sendable {
     private var active: [Slot] = []
     private var cache: PromptCache
     private var sessionCount = 0
+    /// Requests admitted so far (each slot's place in that order).
+    private var admissions = 0
     private var clock: UInt64 = 0
     private var batch: DecodeBatch?
     /// What the batched steps cost by their rows, for the slots' drafters.
@@ -227,13 +229,14 @@ public final class Scheduler: @unchecked Sendable {
                 sessionCount += 1
             }
             entry.session.adapter = adapter
+            admissions += 1
             if let disk = diskCache(for: adapter) {
                 reusable = disk.restoreLongestPrefix(of: prompt, into: entry.session)
             }
             active.append(
                 Slot(
-                    job: job, entry: entry, expectedReuse: reusable, tokenizer: container.tokenizer,
-                    speculation: configuration.speculation))
+                    job: job, admission: admissions, entry: entry, expectedReuse: reusable,
+                    tokenizer: container.tokenizer, speculation: configuration.speculation))
         } catch {
             job.post(.failed(SchedulerFailure(error)))
         }
@@ -241,9 +244,12 @@ public final class Scheduler: @unchecked Sendable {
 
     /// One step of every active slot, in one forward pass: slots whose client left are ended
     /// first; each decoding slot feeds its pending tokens and the draft it chose, and the
-    /// prefilling slots feed their prompts' next chunks (`prefillChunk` tokens in all, the
-    /// earliest admitted first), so prompts arriving together share one read of the weights,
-    /// and the answers already streaming advance while a prompt is computed.
+    /// earliest admitted of the prefilling slots its prompt's next chunk (`prefillChunk`
+    /// tokens). The answers already streaming advance while a prompt is computed, and
+    /// prompts arriving together are computed first come, first served: each request's first
+    /// token comes as soon as its own prompt is in (one pass of several prompts would read
+    /// the weights once, but measured it saves ~5% of their CPU time while every request
+    /// waits for the last prompt).
     private func turn() {
         var decoding: [Slot] = []
         var prefilling: [Slot] = []
@@ -274,7 +280,7 @@ public final class Scheduler: @unchecked Sendable {
     }
 
     /// Drafts for each decoding slot (priced in this step: what the others bring), takes the
-    /// prompt chunks, feeds every block in one forward pass (more when the blocks exceed the
+    /// prompt chunk, feeds every block in one forward pass (more when the blocks exceed the
     /// batch), and takes each slot's next tokens; the time of a step without prompt tokens
     /// goes to the cost model.
     private func step(decoding: [Slot], prefilling: [Slot]) {
@@ -292,18 +298,15 @@ public final class Scheduler: @unchecked Sendable {
                 fail(slot, error)
             }
         }
-        var budget = configuration.prefillChunk
-        for slot in prefilling {
-            guard budget > 0 else {
-                active.append(slot)  // its turn comes once the earlier prompts are in
-                continue
+        if let first = prefilling.min(by: { $0.admission < $1.admission }) {
+            for slot in prefilling where slot !== first {
+                active.append(slot)  // its prompt comes once the earlier ones are in
             }
             do {
-                let chunk = try slot.nextPromptChunk(limit: budget)
-                budget -= chunk.count
-                feeds.append(Feed(slot: slot, tokens: chunk, isPrompt: true))
+                let chunk = try first.nextPromptChunk(limit: configuration.prefillChunk)
+                feeds.append(Feed(slot: first, tokens: chunk, isPrompt: true))
             } catch {
-                fail(slot, error)
+                fail(first, error)
             }
         }
         let start = monotonicSeconds()

@@ -8,6 +8,8 @@ import PhiText
 /// the scheduler's batched step — and turns the generator's steps into the job's events.
 final class Slot {
     let job: GenerationJob
+    /// Its place in the order of admission (prompts are computed first come, first served).
+    let admission: Int
     let entry: CachedSession
     var session: InferenceSession { entry.session }
     /// Prompt tokens the session's cache supplied (known once the first chunk is in).
@@ -35,10 +37,11 @@ final class Slot {
     private var acceptedDraftTokens = 0
 
     init(
-        job: GenerationJob, entry: CachedSession, expectedReuse: Int, tokenizer: Tokenizer,
-        speculation: Speculation = .off
+        job: GenerationJob, admission: Int, entry: CachedSession, expectedReuse: Int,
+        tokenizer: Tokenizer, speculation: Speculation = .off
     ) {
         self.job = job
+        self.admission = admission
         self.speculation = speculation
         self.entry = entry
         self.expectedReuse = expectedReuse
