@@ -278,10 +278,3 @@ void pk_attention_task(void *raw, long item, int thread) {
     pk_attention_tile_isa(job->isa, job->kv_kind, qs, n, (const char *)job->k + kvh * k_head,
                           (const char *)job->v + kvh * v_head, hd, job->scale);
 }
-
-void pk_attention_jobs_task(void *raw, long item, int thread) {
-    const pk_attention_jobs *all = raw;
-    int j = 0;
-    while (j + 1 < all->count && item >= all->first[j + 1]) j++;
-    pk_attention_task((void *)&all->jobs[j], item - all->first[j], thread);
-}

@@ -50,14 +50,4 @@ typedef struct {
 long pk_attention_chunks(const pk_attention_job *job);
 void pk_attention_task(void *job, long chunk, int thread);
 
-/* Several attention jobs (one per sequence of a batched step) as one pool run: chunk c is
-   chunk c - first[j] of jobs[j], the j with first[j] <= c < first[j + 1]; each chunk computes
-   what it computes in its own job's run, bit for bit. `first` holds count + 1 entries. */
-typedef struct {
-    const pk_attention_job *jobs;
-    const long *first;
-    int count;
-} pk_attention_jobs;
-void pk_attention_jobs_task(void *jobs, long chunk, int thread);
-
 #endif

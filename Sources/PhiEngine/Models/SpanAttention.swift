@@ -53,19 +53,10 @@ extension BlockActivations {
         _ spans: some Collection<SequenceSpan<Model>>, layer: Int, _ layout: AttentionLayout,
         pool: WorkerPool
     ) {
-        if spans.count == 1, let span = spans.first {
-            var job = span.prepareAttention(
-                layer: layer, layout: layout, out: attention.pointer, cos: cos, sin: sin)
-            pool.attention(&job)
-            return
+        for span in spans {
+            span.attend(
+                layer: layer, layout: layout, out: attention.pointer, cos: cos, sin: sin, pool: pool)
         }
-        // a batched step: every span's heads in one run of the pool (one wake-up and one
-        // wait per layer, not one per sequence)
-        var jobs = spans.map {
-            $0.prepareAttention(
-                layer: layer, layout: layout, out: attention.pointer, cos: cos, sin: sin)
-        }
-        pool.attention(&jobs)
     }
 }
 
@@ -76,12 +67,11 @@ extension SequenceSpan {
     /// `sin[…]`), store its keys and values in the sequence's cache at its position, then
     /// attend each query over the cache into `out` (token t's heads × headDim at
     /// `out + t·queryDim`).
-    /// Per token and per head, nothing depends on the rest of the block. Does the rotation
-    /// and the stores, and returns the attention job for the pool to run.
-    func prepareAttention(
+    /// Per token and per head, nothing depends on the rest of the block.
+    func attend(
         layer: Int, layout: AttentionLayout, out: UnsafeMutablePointer<Float>, cos: FloatBuffer,
-        sin: FloatBuffer
-    ) -> pk_attention_job {
+        sin: FloatBuffer, pool: WorkerPool
+    ) {
         let s = layout.sizes
         let (queries, keys, values) = (layout.queries, layout.keys, layout.values)
         let hd = Int32(s.headDim), rd = Int32(layout.ropeDim), half = layout.ropeDim / 2
@@ -94,12 +84,13 @@ extension SequenceSpan {
                 layer: layer, position: p0 + i, keys: keys[t], values: values[t],
                 kvHeads: s.kvHeads, headDim: s.headDim)
         }
-        return pk_attention_job(
+        var job = pk_attention_job(
             q: queries[first], k: UnsafeRawPointer(cache.keys(layer: layer)),
             v: UnsafeRawPointer(cache.values(layer: layer)), out: out + first * s.queryDim,
             scores: sequence.state.scores.pointer, q_stride: queries.stride, tokens: count,
             pos0: p0, max_ctx: cache.capacity, window: layout.window, heads: Int32(s.heads),
             kv_heads: Int32(s.kvHeads), head_dim: hd,
             scale: Float(1 / Double(s.headDim).squareRoot()), isa: 0, kv_kind: cache.kind)
+        pool.attention(&job)
     }
 }

@@ -125,22 +125,6 @@ public final class WorkerPool: @unchecked Sendable {  // jobs run only inside `e
         job.isa = isa
         pk_pool_run(pool, pk_attention_task, &job, pk_attention_chunks(&job))
     }
-
-    /// Several sequences' attention jobs in one run (`pk_attention_jobs`).
-    func attention(_ jobs: inout [pk_attention_job]) {
-        var first = [0]
-        for i in jobs.indices {
-            jobs[i].isa = isa
-            first.append(first[i] + pk_attention_chunks(&jobs[i]))
-        }
-        jobs.withUnsafeBufferPointer { jobs in
-            first.withUnsafeBufferPointer { first in
-                var all = pk_attention_jobs(
-                    jobs: jobs.baseAddress, first: first.baseAddress, count: Int32(jobs.count))
-                pk_pool_run(pool, pk_attention_jobs_task, &all, first[jobs.count])
-            }
-        }
-    }
 }
 
 /// Which run-time adapter (`InferenceSession.adapter`, an index into the model's adapters)
