@@ -4,13 +4,12 @@ import PhiFormats
 import PhiKit
 
 /// Runs every generation on one thread: up to `parallel` requests at a time, each in its own
-/// slot (session, sampler), more waiting in a bounded queue. Each turn steps every active
-/// slot once — the decoding ones together in one forward pass (`DecodeBatch`: the weights
-/// are read once for all of them), each with its pending token and the draft it chose to
-/// verify (speculative decoding inside the batch, priced by what the batch's steps measure,
-/// `BatchVerifyCost`), then a chunk of each new prompt — and admits waiting requests, so a
-/// new request joins between steps (continuous batching) and a long prompt does not stall
-/// the answers already streaming. Batched or not, drafting or not, each session computes bit
+/// slot (session, sampler), more waiting in a bounded queue. Each turn is one forward pass
+/// (`DecodeBatch`: the weights are read once for all its rows): every decoding slot's pending
+/// token and the draft it chose to verify (speculative decoding inside the batch, priced by
+/// what the batch's steps measure, `BatchVerifyCost`), with a chunk of the earliest new
+/// prompt — and admits waiting requests, so a new request joins between steps (continuous
+/// batching) and a prompt being computed does not stop the answers already streaming. Batched or not, drafting or not, each session computes bit
 /// for bit what it would alone, so a greedy answer equals `phikit run`'s. Requests with
 /// different run-time adapters (`GenerationRequest.adapter`) share the batch: the base
 /// product once, each row its own adapter's correction; the prompt caches key the adapter.
