@@ -15,14 +15,15 @@ struct SchedulerSpeculationTests {
     /// Runs `requests` on a scheduler of `parallel` slots, all submitted at once (those
     /// beyond the slots wait and join as others leave); the answers in order.
     static func serve(
-        _ requests: [GenerationRequest], parallel: Int, speculation: Speculation
+        _ requests: [GenerationRequest], parallel: Int, speculation: Speculation,
+        prefillChunk: Int = Scheduler.promptBlock
     ) throws -> [(String, GenerationSummary?)] {
         let container = try #require(SchedulerTests.container)
         let scheduler = Scheduler(
             container: container,
             configuration: .init(
                 parallel: parallel, queueCapacity: 8, contextSize: 512, cacheBytes: 1 << 20,
-                speculation: speculation))
+                speculation: speculation, prefillChunk: prefillChunk))
         scheduler.start()
         defer { scheduler.shutdown() }
         let jobs = requests.map { GenerationJob($0) }
@@ -117,6 +118,26 @@ struct SchedulerSpeculationTests {
             sampledKept += sampledBatch[i].1?.acceptedDraftTokens ?? 0
         }
         #expect(sampledKept > 0)
+    }
+
+    @Test("prompts fed in small chunks in the decoding slots' steps answer as each alone")
+    func chunkedPromptsInTheBatchAreExact() throws {
+        let prompts = try Self.prompts()
+        let requests = try prompts.indices.map {
+            try SchedulerTests.request(prompts[$0], maxTokens: 20 + 7 * $0)
+        }
+        let alone = try requests.map { try Self.serve([$0], parallel: 1, speculation: .off)[0] }
+        // 7 prompt tokens a turn: each prompt in several chunks, the later ones held back
+        // while an earlier one goes on, slots decoding beside the chunks as prompts finish
+        for speculation in [Speculation.off, .suggested] {
+            let batched = try Self.serve(
+                requests, parallel: 3, speculation: speculation, prefillChunk: 7)
+            for i in prompts.indices {
+                #expect(batched[i].0 == alone[i].0, "request \(i), draft \(speculation.maxDraft)")
+                #expect(batched[i].1?.completionTokens == alone[i].1?.completionTokens)
+                #expect(batched[i].1?.promptTokens == prompts[i].count)
+            }
+        }
     }
 
     @Test("the batch cost model drafts where extra rows are cheap, not where each costs a step")

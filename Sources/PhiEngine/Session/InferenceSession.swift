@@ -178,14 +178,23 @@ public final class InferenceSession {
     /// sequence that does not fit is refused before anything changes.
     @discardableResult
     public func prepare(_ sequence: [Int]) throws -> Int {
+        let valid = try keepPrefix(of: sequence)
+        _ = try feed(sequence[position...])
+        return valid
+    }
+
+    /// `prepare` without the computing: keeps the longest prefix of `sequence` that the cache
+    /// holds (in the position regime `sequence` needs, and short of its last token, whose
+    /// logits are wanted) and returns how many tokens were reused; the caller feeds
+    /// `sequence[position...]` (a server batches it with other sessions' tokens, `DecodeBatch`).
+    @discardableResult
+    public func keepPrefix(of sequence: [Int]) throws -> Int {
         guard !sequence.isEmpty else { throw SessionError.emptyPrompt }
         try checkFits(sequence, after: 0)
         var reuse = commonPrefixLength(with: sequence)
         if positionRegime(sequence.count) != regime { reuse = 0 }
         reuse = min(reuse, sequence.count - 1)  // the last token's logits are wanted
-        let valid = rewind(to: reuse)
-        _ = try feed(sequence[reuse...])
-        return valid
+        return rewind(to: reuse)
     }
 
     /// How many leading tokens `sequence` shares with the cache.

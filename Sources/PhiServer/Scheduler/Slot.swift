@@ -8,6 +8,8 @@ import PhiText
 /// the scheduler's batched step — and turns the generator's steps into the job's events.
 final class Slot {
     let job: GenerationJob
+    /// Its place in the order of admission (prompts are computed first come, first served).
+    let admission: Int
     let entry: CachedSession
     var session: InferenceSession { entry.session }
     /// Prompt tokens the session's cache supplied (known once the first chunk is in).
@@ -35,10 +37,11 @@ final class Slot {
     private var acceptedDraftTokens = 0
 
     init(
-        job: GenerationJob, entry: CachedSession, expectedReuse: Int, tokenizer: Tokenizer,
-        speculation: Speculation = .off
+        job: GenerationJob, admission: Int, entry: CachedSession, expectedReuse: Int,
+        tokenizer: Tokenizer, speculation: Speculation = .off
     ) {
         self.job = job
+        self.admission = admission
         self.speculation = speculation
         self.entry = entry
         self.expectedReuse = expectedReuse
@@ -51,22 +54,28 @@ final class Slot {
     /// after them.
     var block: [Int] { pending + draft }
 
-    /// Feeds the next chunk of the prompt (the first through `prepare`, which keeps the
-    /// cached prefix); returns the logits once the whole prompt is in. A token's result does
-    /// not depend on how tokens are grouped into calls, so chunks compute what one call would.
-    func prefillChunk(_ size: Int) throws -> UnsafeBufferPointer<Float>? {
+    /// The next chunk of the prompt to feed, at most `limit` tokens (the first call keeps
+    /// the prefix the session's cache holds, `keepPrefix`); `fedPrompt` notes it fed. A
+    /// token's result does not depend on how tokens are grouped into calls, nor on other
+    /// sessions' tokens in the same batched step, so the chunks compute what one call would.
+    func nextPromptChunk(limit: Int) throws -> [Int] {
         let prompt = job.request.prompt
-        let start = fed ?? expectedReuse
-        let end = min(prompt.count, start + size)
-        let logits: UnsafeBufferPointer<Float>
-        if fed == nil {
-            cachedTokens = try session.prepare(Array(prompt[..<end]))
-            logits = session.logits
+        let limit = min(limit, session.maxVerifyTokens)
+        let start: Int
+        if let fed {
+            start = fed
         } else {
-            logits = try session.prefill(Array(prompt[start..<end]))
+            let end = min(prompt.count, expectedReuse + limit)
+            cachedTokens = try session.keepPrefix(of: Array(prompt[..<end]))
+            start = session.position
+            fed = start
         }
-        fed = end
-        return end == prompt.count ? logits : nil
+        return Array(prompt[start..<min(prompt.count, start + limit)])
+    }
+
+    /// `count` more prompt tokens are in the session.
+    func fedPrompt(_ count: Int) {
+        fed = (fed ?? 0) + count
     }
 
     /// Picks the next tokens from the logits after the last ones fed and reports their text;
