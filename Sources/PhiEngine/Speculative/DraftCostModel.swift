@@ -27,8 +27,10 @@ struct DraftCostModel {
     /// about a third of a step per token.
     static func priorCost(_ n: Int) -> Double { max(1 + 0.08 * Double(n - 1), Double(n) / 3) }
 
-    /// Seconds per block of n tokens (index n - 1): a running mean, nil until measured.
+    /// Seconds per block of n tokens (index n - 1): a running mean, nil until measured; and
+    /// how many blocks of each length it has seen.
     private var seconds: [Double?]
+    private var samples: [Int]
     /// Drafted tokens kept and tried (a rejection is a try), per match-length class and over
     /// all classes, older outcomes weighing less.
     private var kept: [Double]
@@ -46,6 +48,7 @@ struct DraftCostModel {
     init(maxBlock: Int) {
         self.maxBlock = max(1, maxBlock)
         seconds = Array(repeating: nil, count: self.maxBlock)
+        samples = Array(repeating: 0, count: self.maxBlock)
         kept = Self.priorShares.map { _ in 0 }
         tried = Self.priorShares.map { _ in 0 }
     }
@@ -55,12 +58,16 @@ struct DraftCostModel {
         classStarts.lastIndex { length >= $0 }
     }
 
-    /// A block of `tokens` took `elapsed` seconds. Outliers (a pause in the caller) count
-    /// as at most three times the running mean.
+    /// A block of `tokens` took `elapsed` seconds. The mean follows faster times more than
+    /// slower ones: the noise is one-sided (a block the scheduler preempted, a pause in the
+    /// caller takes longer, nothing makes one shorter), so the lower envelope is the price;
+    /// outliers count as at most three times the mean.
     mutating func recordBlock(tokens n: Int, seconds elapsed: Double) {
         guard n >= 1, n <= maxBlock, elapsed > 0 else { return }
+        samples[n - 1] += 1
         if let mean = seconds[n - 1] {
-            seconds[n - 1] = 0.8 * mean + 0.2 * min(elapsed, 3 * mean)
+            let weight = elapsed < mean ? 0.5 : 0.1
+            seconds[n - 1] = mean + weight * (min(elapsed, 3 * mean) - mean)
         } else {
             seconds[n - 1] = elapsed
         }
@@ -94,10 +101,13 @@ struct DraftCostModel {
     /// Whether a plain decode step has been timed: block costs are relative to it.
     var knowsStep: Bool { seconds[0] != nil }
 
-    /// Cost of a block of n tokens in decode steps: measured blocks as measured (against a
-    /// measured step); the others on the line through one step at n = 1 that fits the
-    /// measured blocks of one kernel group (least squares), and a block longer than a group
-    /// as its groups' costs added. Before a step and a block are measured: the prior.
+    /// Cost of a block of n tokens in decode steps: lengths measured twice or more as
+    /// measured (against a measured step); the others on the line through one step at n = 1
+    /// that fits the measured blocks of one kernel group (least squares, a length weighing
+    /// as its blocks, up to 4), and a block longer than a group as its groups' costs added.
+    /// Before a step and a block are measured: the prior. (Under load one block of 8 took
+    /// 5.4 steps where the others took 3.6, and priced alone it kept drafts short for the
+    /// rest of the answer.)
     ///
     /// A line, not the prior's shape scaled: the prior is a full-size model's (flat, then
     /// rising), and on a model as small as SmolLM2 every token costs from the first (~0.45
@@ -108,15 +118,16 @@ struct DraftCostModel {
     func cost(_ n: Int) -> Double {
         guard let step = seconds[0] else { return Self.priorCost(n) }
         if n <= 1 { return 1 }
-        if let measured = seconds[n - 1] { return max(1, measured / step) }
+        if let measured = seconds[n - 1], samples[n - 1] >= 2 { return max(1, measured / step) }
         let group = Self.kernelTokens
         if n > group { return cost(group) + cost(n - group) }
         var weighted = 0.0
         var squares = 0.0
         for m in stride(from: 2, through: min(maxBlock, group), by: 1) {
             guard let s = seconds[m - 1] else { continue }
-            weighted += (max(1, s / step) - 1) * Double(m - 1)
-            squares += Double((m - 1) * (m - 1))
+            let weight = Double(min(samples[m - 1], 4))
+            weighted += weight * (max(1, s / step) - 1) * Double(m - 1)
+            squares += weight * Double((m - 1) * (m - 1))
         }
         guard squares > 0 else { return Self.priorCost(n) }
         return 1 + weighted / squares * Double(n - 1)
