@@ -58,15 +58,15 @@ struct DraftCostModel {
         classStarts.lastIndex { length >= $0 }
     }
 
-    /// A block of `tokens` took `elapsed` seconds. The mean follows faster times more than
-    /// slower ones: the noise is one-sided (a block the scheduler preempted, a pause in the
-    /// caller takes longer, nothing makes one shorter), so the lower envelope is the price;
-    /// outliers count as at most three times the mean.
+    /// A block of `tokens` took `elapsed` seconds: the mean of a length's first 5 blocks,
+    /// then a running mean, outliers (a preempted block, a pause in the caller) counting as
+    /// at most three times the mean. (Following the faster times more, the lower envelope,
+    /// biased the price against drafting: the step, timed far more often, got the lower one.)
     mutating func recordBlock(tokens n: Int, seconds elapsed: Double) {
         guard n >= 1, n <= maxBlock, elapsed > 0 else { return }
         samples[n - 1] += 1
         if let mean = seconds[n - 1] {
-            let weight = elapsed < mean ? 0.5 : 0.1
+            let weight = max(0.2, 1 / Double(samples[n - 1]))
             seconds[n - 1] = mean + weight * (min(elapsed, 3 * mean) - mean)
         } else {
             seconds[n - 1] = elapsed
