@@ -98,6 +98,9 @@ struct DraftCostModel {
     /// one thread: 8 tokens 4.8 steps, 9 tokens 5.8).
     static let kernelTokens = Int(PK_MATVEC_TOKENS)
 
+    /// How many blocks' worth of evidence the prior's cost at each length weighs in the fit.
+    static let priorFitWeight = 0.25
+
     /// Whether a plain decode step has been timed: block costs are relative to it.
     var knowsStep: Bool { seconds[0] != nil }
 
@@ -123,13 +126,21 @@ struct DraftCostModel {
         if n > group { return cost(group) + cost(n - group) }
         var weighted = 0.0
         var squares = 0.0
+        var measured = false
         for m in stride(from: 2, through: min(maxBlock, group), by: 1) {
+            let width = Double((m - 1) * (m - 1))
+            // the prior is a quarter block of evidence at each length: one slow block alone
+            // (preempted) priced every draft above a step, and with no draft nothing was
+            // measured again
+            weighted += Self.priorFitWeight * (Self.priorCost(m) - 1) * Double(m - 1)
+            squares += Self.priorFitWeight * width
             guard let s = seconds[m - 1] else { continue }
             let weight = Double(min(samples[m - 1], 4))
             weighted += weight * (max(1, s / step) - 1) * Double(m - 1)
-            squares += weight * Double((m - 1) * (m - 1))
+            squares += weight * width
+            measured = true
         }
-        guard squares > 0 else { return Self.priorCost(n) }
+        guard measured else { return Self.priorCost(n) }
         return 1 + weighted / squares * Double(n - 1)
     }
 

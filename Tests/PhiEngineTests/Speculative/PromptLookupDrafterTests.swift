@@ -72,12 +72,19 @@ struct PromptLookupDrafterTests {
         for n in 1...9 { expensive.recordBlock(tokens: n, seconds: 0.1 * Double(n)) }
         for _ in 0..<10 { expensive.recordDraft(matchClass: strong, drafted: 8, accepted: 7) }
         #expect(expensive.bestLength(matchClass: strong, limit: 8) == 0)
-        // unmeasured lengths follow the measured ones' excess
+        // unmeasured lengths follow the line through the measured ones (the prior's, flatter,
+        // weighing a little), and past the kernels' group of 8 a block costs two groups
         var partial = DraftCostModel(maxBlock: 9)
         partial.recordBlock(tokens: 1, seconds: 0.1)
-        partial.recordBlock(tokens: 3, seconds: 0.2)
+        for _ in 0..<4 { partial.recordBlock(tokens: 3, seconds: 0.2) }
         #expect(partial.cost(3) == 2)
-        #expect(partial.cost(9) > partial.cost(5) && partial.cost(5) > 2)
+        #expect(partial.cost(5) > 2 && partial.cost(5) < 3)
+        #expect(partial.cost(9) == partial.cost(8) + 1)
+        // one slow block alone does not price every draft above a step
+        var once = DraftCostModel(maxBlock: 9)
+        once.recordBlock(tokens: 1, seconds: 0.1)
+        once.recordBlock(tokens: 8, seconds: 0.7)
+        #expect(once.cost(8) < 7 && once.cost(4) < 4)
     }
 
     /// Drives `drafter` as a generator does over `answer`, the model's own tokens after
