@@ -40,7 +40,17 @@ long pk_matvec_chunks(pk_matvec_job *job) {
     long bytes = m->kind == PK_W_AFFINE ? m->cols * m->bits / 8
                                         : m->cols * (m->kind == PK_W_F32 ? 4 : 2);
     long rows = (65536 / (bytes > 0 ? bytes : 1) + 15) / 16 * 16;
-    job->chunk_rows = rows < 16 ? 16 : rows;
+    if (rows < 16) rows = 16;
+    /* An even number of equal chunks: a small model's matrices are a few chunks each (576
+       rows of 4-bit SmolLM2 were 240 + 240 + 96, its 192-row k and v one chunk), and with
+       two threads taking chunks in turn one did up to twice the other's work while the other
+       waited. A matrix under 32 KB stays one chunk (run by the caller, no wake-up). */
+    long n = (m->rows + rows - 1) / rows;
+    if (n % 2 == 1 && m->rows >= 32 && m->rows * bytes >= 32768) {
+        n += 1;
+        rows = ((m->rows + n - 1) / n + 15) / 16 * 16;
+    }
+    job->chunk_rows = rows;
     return chunk_count(job) * token_blocks(job);
 }
 
