@@ -300,6 +300,14 @@ A8_INLINE void a8_repack(const pk_matrix *m, const int G, long r0, long r1, uint
     }
 }
 
+/* Rows and tokens of a tile: R*T float sums, R*T int32 sums and R*T packed dots in registers. */
+#ifndef A8_ROWS
+#define A8_ROWS 2
+#endif
+#ifndef A8_TOKENS
+#define A8_TOKENS 4
+#endif
+
 /* Rows r .. r+R-1 (repacked at wp) against tokens xp[0..T-1] (R, T, G constants at every
    call). */
 A8_INLINE void a8_tile(const pk_matrix *m, long r, const uint8_t *wp, const int R, const int T,
@@ -313,25 +321,25 @@ A8_INLINE void a8_tile(const pk_matrix *m, long r, const uint8_t *wp, const int 
        signed): the words vpdpwssd reads are then exactly the two dots. */
     const __m512i bias16 = _mm512_set1_epi32(0x8000);
     const int dt = m->scale_dtype;
-    __m512 out[4][4];
+    __m512 out[A8_ROWS][A8_TOKENS];
     for (int i = 0; i < R; i++)
         for (int t = 0; t < T; t++) out[i][t] = _mm512_setzero_ps();
     for (long sb = 0; sb < sbs; sb++) {
         const long n = groups - 16 * sb < 16 ? groups - 16 * sb : 16;
         const __mmask16 kn = (__mmask16)((1u << n) - 1);
-        const uint8_t *xs[4];
+        const uint8_t *xs[A8_TOKENS];
         for (int t = 0; t < T; t++) xs[t] = a8_sb(xp[t], G, sb);
-        __m512i acc[4][4];
+        __m512i acc[A8_ROWS][A8_TOKENS];
 #pragma clang loop unroll(full)
         for (int p = 1; p >= 0; p--) {
-            __m512i pk[4][4];
+            __m512i pk[A8_ROWS][A8_TOKENS];
             for (int i = 0; i < R; i++)
                 for (int t = 0; t < T; t++) pk[i][t] = _mm512_setzero_si512();
 #pragma clang loop unroll(full)
             for (int half = 1; half >= 0; half--) {
                 for (int c = 0; c < L; c++) {
                     const int k = (2 * p + half) * L + c;
-                    __m512i lo[4], hi[4];
+                    __m512i lo[A8_ROWS], hi[A8_ROWS];
                     for (int i = 0; i < R; i++) {
                         const __m512i wv =
                             _mm512_loadu_si512(wp + i * row_stride + sb * sb_bytes + 64 * k);
@@ -373,17 +381,23 @@ A8_INLINE void a8_tile(const pk_matrix *m, long r, const uint8_t *wp, const int 
         for (int t = 0; t < T; t++) y[t * ldy + i] = *a8_unit(xp[t], m) * a8_reduce(out[i][t]);
 }
 
-#define A8_ROWS 2
-#define A8_TOKENS 4
-
-/* Tokens t0.. (up to A8_TOKENS) against every row, R rows at a time. */
+/* Tokens t0.. (up to A8_TOKENS) against every row, A8_ROWS rows at a time (R, T constant in
+   every a8_tile call, so that its loops unroll). */
+#define A8_K(k, most) ((k) <= (most) ? (k) : 1)
 #define A8_ROW_TILES(T, G)                                                                     \
     do {                                                                                       \
         long r = r0;                                                                           \
         for (; r + A8_ROWS <= r1; r += A8_ROWS)                                                \
             a8_tile(m, r, wp + (r - r0) * row_stride, A8_ROWS, T, G, xp, yt + (r - r0), ldy);  \
-        if (r < r1) a8_tile(m, r, wp + (r - r0) * row_stride, 1, T, G, xp, yt + (r - r0), ldy); \
+        switch (r1 - r) {                                                                      \
+            case 0: break;                                                                     \
+            case 1: A8_TILE_REST(1, T, G); break;                                              \
+            case 2: A8_TILE_REST(A8_K(2, A8_ROWS - 1), T, G); break;                           \
+            default: A8_TILE_REST(A8_K(3, A8_ROWS - 1), T, G); break;                          \
+        }                                                                                      \
     } while (0)
+#define A8_TILE_REST(R, T, G) a8_tile(m, r, wp + (r - r0) * row_stride, R, T, G, xp, yt + (r - r0), ldy)
+_Static_assert(A8_ROWS <= 4 && A8_TOKENS <= 8, "A8_ROW_TILES and A8_TOKEN_TILES have a case each");
 
 #define A8_TOKEN_TILES(G)                                                                      \
     for (long t0 = 0; t0 < tokens; t0 += A8_TOKENS) {                                          \
@@ -393,9 +407,13 @@ A8_INLINE void a8_tile(const pk_matrix *m, long r, const uint8_t *wp, const int 
         float *yt = y + t0 * ldy;                                                              \
         switch (nt) {                                                                          \
             case 1: A8_ROW_TILES(1, G); break;                                                 \
-            case 2: A8_ROW_TILES(2, G); break;                                                 \
-            case 3: A8_ROW_TILES(3, G); break;                                                 \
-            default: A8_ROW_TILES(4, G); break;                                                \
+            case 2: A8_ROW_TILES(A8_K(2, A8_TOKENS), G); break;                                \
+            case 3: A8_ROW_TILES(A8_K(3, A8_TOKENS), G); break;                                \
+            case 4: A8_ROW_TILES(A8_K(4, A8_TOKENS), G); break;                                \
+            case 5: A8_ROW_TILES(A8_K(5, A8_TOKENS), G); break;                                \
+            case 6: A8_ROW_TILES(A8_K(6, A8_TOKENS), G); break;                                \
+            case 7: A8_ROW_TILES(A8_K(7, A8_TOKENS), G); break;                                \
+            default: A8_ROW_TILES(A8_K(8, A8_TOKENS), G); break;                               \
         }                                                                                      \
     }
 
