@@ -417,6 +417,101 @@ _Static_assert(A8_ROWS <= 4 && A8_TOKENS <= 8, "A8_ROW_TILES and A8_TOKEN_TILES 
         }                                                                                      \
     }
 
+/* One token (a decode step): the rows as stored, x moved instead. Repacking the rows costs
+   more than the products when each row meets one token (decode took ~1.5x the CPU of the
+   grouped kernel's first version), so here the weights keep their order (a 64-byte load holds
+   64/(G/2) groups, D = G/8 dwords each, chunk c = values 8c..8c+7) and x's int8 values and
+   the block multipliers are laid out to match, once per call for all of its rows: the inverse
+   of a8_repack's transposition (log2(D) rounds of interleaving register pairs) applied to the
+   prepared input, whose chunk-major lanes become group-major. Per row and superblock, each
+   dword lane's 8 products (u8 q times s8 x) are multiplied by its block's m_k and the D lanes of
+   a group are added pairwise (a8_repack's unzip, on sums) into one lane per group: the same
+   integers I_g as a8_tile's (exact, mod 2^32, and the true value fits), then the same float
+   operations in the same order, so the same bits as the token computed in any tile. */
+A8_INLINE void a8_group_major(__m512i *v, int D) {
+    const __m512i lo = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+    const __m512i hi = _mm512_add_epi32(lo, _mm512_set1_epi32(8));
+    __m512i u[8];
+    for (int round = 1; round < D; round *= 2) {
+        for (int i = 0; i < D / 2; i++) {
+            u[2 * i] = _mm512_permutex2var_epi32(v[i], lo, v[i + D / 2]);
+            u[2 * i + 1] = _mm512_permutex2var_epi32(v[i], hi, v[i + D / 2]);
+        }
+        for (int i = 0; i < D; i++) v[i] = u[i];
+    }
+}
+
+/* Per superblock, 3 * D registers at out: x's low-nibble partners, its high-nibble partners,
+   and each lane's block multiplier, all group-major. */
+A8_INLINE void a8_single_input(const pk_matrix *m, const int G, const float *prep, __m512i *out) {
+    const int D = G / 8;
+    for (long sb = 0; sb < a8_superblocks(m); sb++, out += 3 * D) {
+        const uint8_t *xs = a8_sb(prep, G, sb);
+        const int32_t *mult = a8_mult((uint8_t *)(uintptr_t)xs, G);
+        __m512i lo[8], hi[8], mk[8];
+        for (int c = 0; c < D; c++) {
+            lo[c] = _mm512_loadu_si512(xs + 128 * c);
+            hi[c] = _mm512_loadu_si512(xs + 128 * c + 64);
+            const int b = c * 4 / D;  /* chunk c's block */
+            const __m512i pair = _mm512_loadu_si512(mult + 16 * (b / 2));
+            mk[c] = b % 2 ? _mm512_srai_epi32(pair, 16)
+                          : _mm512_srai_epi32(_mm512_slli_epi32(pair, 16), 16);
+        }
+        a8_group_major(lo, D);
+        a8_group_major(hi, D);
+        a8_group_major(mk, D);
+        for (int j = 0; j < D; j++) {
+            out[j] = lo[j];
+            out[D + j] = hi[j];
+            out[2 * D + j] = mk[j];
+        }
+    }
+}
+
+A8_INLINE void a8_single(const pk_matrix *m, const int G, const __m512i *xin, const float *prep,
+                         float *y, long r0, long r1) {
+    const int D = G / 8;
+    const long groups = m->cols / G, sbs = a8_superblocks(m), row_bytes = m->cols / 2;
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    const __m512i even =
+        _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    const int dt = m->scale_dtype;
+    for (long r = r0; r < r1; r++) {
+        const uint8_t *w = (const uint8_t *)m->w + r * row_bytes;
+        __m512 out = _mm512_setzero_ps();
+        for (long sb = 0; sb < sbs; sb++) {
+            const __m512i *x = xin + 3 * D * sb;
+            const long n = groups - 16 * sb < 16 ? groups - 16 * sb : 16;
+            const __mmask16 kn = (__mmask16)((1u << n) - 1);
+            const long bytes = row_bytes - sb * 8L * G;
+            __m512i part[8];
+            for (int j = 0; j < D; j++) {
+                const long left = bytes - 64 * j;
+                const uint8_t *at = w + sb * 8L * G + 64 * j;
+                const __m512i wv = left >= 64 ? _mm512_loadu_si512(at)
+                    : _mm512_maskz_loadu_epi8(left > 0 ? (1ull << left) - 1 : 0, at);
+                __m512i p = _mm512_setzero_si512();
+                DPBUSD(p, _mm512_and_si512(wv, low), x[j]);
+                DPBUSD(p, _mm512_and_si512(_mm512_srli_epi16(wv, 4), low), x[D + j]);
+                part[j] = _mm512_mullo_epi32(p, x[2 * D + j]);
+            }
+            for (int k = D; k > 1; k /= 2)
+                for (int i = 0; i < k / 2; i++)
+                    part[i] = _mm512_add_epi32(_mm512_permutex2var_epi32(part[2 * i], even, part[2 * i + 1]),
+                                               _mm512_permutex2var_epi32(part[2 * i], odd, part[2 * i + 1]));
+            const uint8_t *xs = a8_sb(prep, G, sb);
+            const __m512i acc = _mm512_add_epi32(part[0], _mm512_loadu_si512(a8_negs((uint8_t *)(uintptr_t)xs, G)));
+            const long at = r * groups + 16 * sb;
+            const __m512 sv = pk_mv_load16(m->scales, dt, at, kn);
+            const __m512 bb = _mm512_fmadd_ps(sv, _mm512_set1_ps(8.0f), pk_mv_load16(m->biases, dt, at, kn));
+            out = _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc), sv, out);
+            out = _mm512_fmadd_ps(bb, _mm512_loadu_ps(a8_xsumu((uint8_t *)(uintptr_t)xs, G)), out);
+        }
+        y[r - r0] = *a8_unit(prep, m) * a8_reduce(out);
+    }
+}
+
 /* The repacked rows of this thread's last call: a few dozen rows a call (jobs.c's ~64 KB
    chunks), so the buffer stays small and in L2 while every token of the call goes over it. */
 static _Thread_local uint8_t *a8_scratch;
@@ -425,7 +520,8 @@ static _Thread_local size_t a8_scratch_size;
 A8_FN void pk_mv_matvec_act8_avx512(const pk_matrix *m, long tokens, const float *prep,
                                     long prep_stride, float *y, long ldy, long r0, long r1) {
     const long row_stride = a8_superblocks(m) * 8L * m->group;
-    const size_t need = (size_t)((r1 - r0) * row_stride);
+    const size_t need = tokens == 1 ? (size_t)(a8_superblocks(m) * 24L * m->group)
+                                    : (size_t)((r1 - r0) * row_stride);
     if (need > a8_scratch_size) {
         free(a8_scratch);
         a8_scratch_size = 0;
@@ -441,6 +537,17 @@ A8_FN void pk_mv_matvec_act8_avx512(const pk_matrix *m, long tokens, const float
         a8_scratch_size = (need + 4095) / 4096 * 4096;
     }
     uint8_t *wp = a8_scratch;
+    if (tokens == 1) {
+        __m512i *xin = (__m512i *)(void *)wp;
+        if (m->group == 32) {
+            a8_single_input(m, 32, prep, xin);
+            a8_single(m, 32, xin, prep, y, r0, r1);
+        } else {
+            a8_single_input(m, 64, prep, xin);
+            a8_single(m, 64, xin, prep, y, r0, r1);
+        }
+        return;
+    }
     if (m->group == 32) {
         a8_repack(m, 32, r0, r1, wp);
         A8_TOKEN_TILES(32)
