@@ -4,7 +4,9 @@
 #include "matvec_internal.h"
 #include "pk_mxfp_matvec.h"
 
-long pk_matvec_prep_floats(long cols) { return cols + 3 * (cols / 32) + cols / 16 + 96; }
+/* The 16-bit layout's floats, plus room for the 8-bit one's last partial superblock of 16
+   groups (matvec_act8.c: 16 G + 256 bytes each). */
+long pk_matvec_prep_floats(long cols) { return cols + 3 * (cols / 32) + cols / 16 + 96 + 320; }
 
 /* ---- dispatch ---------------------------------------------------------------------------- */
 
@@ -104,16 +106,15 @@ void pk_matvec_prepare_act8(int isa, const pk_matrix *m, const float *x, float *
 void pk_matvec_tokens_act8_isa(int isa, const pk_matrix *m, long tokens, const float *prep,
                                long prep_stride, float *y, long ldy, long r0, long r1) {
     isa = clamp_isa(isa);
+#if defined(__x86_64__)
+    if (isa == PK_MV_ISA_AVX512) {  /* all tokens at once: it repacks the rows once for them */
+        pk_mv_matvec_act8_avx512(m, tokens, prep, prep_stride, y, ldy, r0, r1);
+        return;
+    }
+#endif
     for (long t0 = 0; t0 < tokens; t0 += PK_MV_TOKENS) {
         int n = tokens - t0 < PK_MV_TOKENS ? (int)(tokens - t0) : PK_MV_TOKENS;
-        const float *pt = prep + t0 * prep_stride;
-        float *yt = y + t0 * ldy;
-#if defined(__x86_64__)
-        if (isa == PK_MV_ISA_AVX512) {
-            pk_mv_matvec_act8_avx512(m, n, pt, prep_stride, yt, ldy, r0, r1);
-            continue;
-        }
-#endif
-        pk_mv_matvec_act8_portable(m, n, pt, prep_stride, yt, ldy, r0, r1);
+        pk_mv_matvec_act8_portable(m, n, prep + t0 * prep_stride, prep_stride, y + t0 * ldy,
+                                   ldy, r0, r1);
     }
 }

@@ -160,7 +160,7 @@ void pk_mv_matvec_act8_portable(const pk_matrix *m, int tokens, const float *pre
 
 #if defined(__x86_64__)
 void pk_mv_prepare_act8_avx512(const pk_matrix *m, const float *x, float *prep);
-void pk_mv_matvec_act8_avx512(const pk_matrix *m, int tokens, const float *prep,
+void pk_mv_matvec_act8_avx512(const pk_matrix *m, long tokens, const float *prep,
                               long prep_stride, float *y, long ldy, long r0, long r1);
 void pk_mv_prepare_avx2(const pk_matrix *m, const float *x, float *prep);
 void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *prep);

@@ -78,9 +78,10 @@ void pk_matvec_tokens_isa(int isa, const pk_matrix *m, long tokens, const float 
                           long r1);
 
 /* 8-bit activations (opt-in; matvec_act8.c): x rounded to int8 per block of 8 values (rows
-   with groups of 32) or 16 (groups of 64), scale max|x|/127 (as llama.cpp's Q8_0, whose
-   blocks are 32) times 4-bit rows by AVX-512 VNNI vpdpbusd, twice
-   the products per instruction of the 16-bit path; the bias term uses the exact group sums.
+   with groups of 32) or 16 (groups of 64), each block's step a whole multiple of one unit per
+   token and at most that unit above max|x in block|/127 (llama.cpp's Q8_0 rounding, whose
+   blocks are 32), times 4-bit rows by AVX-512 VNNI vpdpbusd, twice the products per
+   instruction of the 16-bit path; the bias term uses the exact group sums.
    Covers 4-bit affine rows with groups of 32 or 64, at least 128 values wide; other matrices
    keep the 16-bit path (the caller chooses per matrix). Lower fidelity than the 16-bit path
    (documented in scripts/bench/README.md), so never the default. Like the 16-bit kernels, a

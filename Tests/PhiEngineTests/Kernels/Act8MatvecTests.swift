@@ -4,8 +4,9 @@ import Testing
 /// The 8-bit-activation kernel (matvec_act8.c): at every instruction-set level bit for bit
 /// what the portable lane-by-lane version computes, a token's row the same alone and in a
 /// block, and within the rounding of x to int8 of the float64 reference. Rounding x to
-/// d·xq with d = max|x in block| / 127 leaves |x - d·xq| <= d/2 per value, and the kernel puts
-/// back the part the middle q value carries, so per group the error is at most
+/// d·xq with d <= max|x in block| / 127 + U (U = max|x| / (127 · 32767), the token's unit: d
+/// is a whole multiple of it) leaves |x - d·xq| <= d/2 per value, and the kernel puts back
+/// the part the middle q value carries, so per group the error is at most
 /// |scale| · 8 · (group values) · d/2 (|q - 8| <= 8).
 @Suite("8-bit-activation matvec kernel")
 struct Act8MatvecTests {
@@ -132,11 +133,12 @@ struct Act8MatvecTests {
         let g = Int(m.group)
         let groups = m.cols / g
         let scales = m.absoluteScales()
+        let unit = x.map(abs).max()! / (127 * 32767)
         return (0..<m.rows).map { r in
             var b = Self.tolerance * (0..<m.cols).reduce(Float(0)) { $0 + abs(w[r * m.cols + $1] * x[$1]) }
             for j in 0..<groups {
                 let xmax = x[(j * g)..<((j + 1) * g)].map(abs).max()!
-                b += scales[r * groups + j] * 8 * Float(g) * xmax / 127 / 2 * 1.001
+                b += scales[r * groups + j] * 8 * Float(g) * (xmax / 127 + unit) / 2 * 1.001
             }
             return b + 1e-6
         }
