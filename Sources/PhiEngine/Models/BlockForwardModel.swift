@@ -95,11 +95,9 @@ extension RunnableSchema {
 
 extension BlockForwardModel {
     /// Reads config.json (validated: other `model_type`s are refused), maps the safetensors
-    /// files (dense models in 2 MiB pages, faulted in at load and copied where the page cache
-    /// holds them in small pages: `.hugePagesOrResident`) and checks every tensor against the
-    /// schema. Costs milliseconds when the page cache holds the weights in 2 MiB pages; a
-    /// cold file is read from disk here rather than by the first forward pass (a mixture of
-    /// experts' files are mapped and read ahead in the background).
+    /// files (dense models in 2 MiB pages, `readsAllWeightsEachToken`) and checks every tensor
+    /// against the schema. Costs milliseconds: weights are read by the first forward pass
+    /// (the kernel asked to read ahead right away where the pages are small).
     public static func load(directory: String, threads: Int? = nil) throws -> Self {
         try load(directory: directory, config: ModelConfig.load(directory: directory), threads: threads)
     }
@@ -107,7 +105,7 @@ extension BlockForwardModel {
     /// `load` with config.json already read and validated, and `adapters` (LoRA/DoRA
     /// fine-tunes a session may select, applied at run time) checked against the schema's
     /// modules.
-    /// `placement`: how a dense model's weight files are held (nil: `.hugePagesOrResident`); a
+    /// `placement`: how a dense model's weight files are held (nil: in 2 MiB pages); a
     /// mixture of experts is always mapped on demand (`readsAllWeightsEachToken`).
     /// `cancellation` stops a resident copy's reads.
     static func load(
@@ -126,7 +124,7 @@ extension BlockForwardModel {
         let weights = try Weights(
             ModelWeights(
                 directory: directory,
-                placement: readsAllWeightsEachToken ? placement ?? .hugePagesOrResident : .mapped,
+                placement: readsAllWeightsEachToken ? placement ?? .hugePages : .mapped,
                 cancellation: cancellation),
             config: config, adapters: adapters)
         weights.prefetch()
@@ -142,9 +140,8 @@ extension BlockForwardModel {
 
     /// Whether every token reads every weight (dense models): their files are then mapped in
     /// 2 MiB pages (`MappedFile`'s `hugePages`: decode streams them ~35% faster than through
-    /// 4 KiB pages), copied where the page cache cannot give them such pages
-    /// (`.hugePagesOrResident`, the default), or copied on 64-byte lines where the caller asks
-    /// (`.resident`). Mixtures
+    /// 4 KiB pages), or copied where the caller asks: always (`.resident`), or where the
+    /// page cache cannot give them such pages (`.hugePagesOrResident`). Mixtures
     /// of experts read a few experts a token, on demand, and keep small pages, read ahead: a
     /// copy would read every expert.
     static var readsAllWeightsEachToken: Bool { true }

@@ -79,7 +79,11 @@ public final class ResidentFile: @unchecked Sendable {  // immutable after init
         do {
             for offset in stride(from: 0, to: size, by: Self.chunkSize) {
                 try cancellation.check()
-                memcpy(start + offset, from + offset, min(Self.chunkSize, size - offset))
+                let count = min(Self.chunkSize, size - offset)
+                memcpy(start + offset, from + offset, count)
+                // Unmapped as copied: the mapping's pages count in this process's memory
+                // until then (peak RSS was the model twice: 4.23 GB for Phi-3.5-mini's 2.1).
+                source.dropPages(offset..<offset + count)
             }
         } catch {
             munmap(region, regionSize)

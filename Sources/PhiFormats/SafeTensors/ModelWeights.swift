@@ -175,9 +175,9 @@ public enum WeightPlacement: String, Sendable, CaseIterable {
     /// `init(mappedOrResidentCopyOf:)`). The page cache holds parts of a file in small folios
     /// once they were read by `cat` or a checksum, or paged out while no process mapped them
     /// and read back in pieces (DAMON pageout schemes reclaim such pages): decode then
-    /// streams those parts through 4 KiB pages, and Phi-4-mini's decode moved between 11.5
-    /// and 17 tok/s from one process to the next. A copy costs ~0.3 s for 2 GB from memory;
-    /// the check costs a look at /proc when the cache is whole.
+    /// streams those parts through 4 KiB pages (~30% slower). A copy costs 0.3-6 s for 2 GB
+    /// from memory (more the first time this VM's host must back it) and the check a look at
+    /// /proc: worth it for a conversation (`chat`), not for a one-shot (`run` maps).
     case hugePagesOrResident
 }
 

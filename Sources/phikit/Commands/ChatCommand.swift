@@ -82,6 +82,11 @@ struct ChatCommand: Command {
         options.cacheWidth = try KVBitsOption.read(&args)
         options.speculation = try SpeculationOption.read(&args)
         loading = try ModelLoadFlags(&args)
+        // A conversation decodes for as long as it lasts: where the page cache holds the
+        // weights in small folios (decode through 4 KiB pages is ~30% slower) a copy pays
+        // back within a few replies (`.hugePagesOrResident`; scripts/bench/README.md). A
+        // one-shot `run` keeps the mapping: the copy cost it 2-6 s of load on this host.
+        loading.placement = .hugePagesOrResident
         stats = args.flag("--stats")
         diskCache = try DiskCacheOption(&args)
         outputFormat = try OutputFormatFlags.read(&args)

@@ -104,7 +104,8 @@ struct ServeCommand: Command {
         // A server prefills for as long as it runs: its weights are worth a resident copy on
         // 64-byte lines (~3% faster exact prompts, ~1.5% with --act-bits 8; decode the same),
         // which costs 0.4-5 s once at start and memory the page cache no longer shares
-        // (scripts/bench/README.md, "Weights on 64-byte lines"). run and chat keep the mapping.
+        // (scripts/bench/README.md, "Weights on 64-byte lines"). run keeps the mapping; chat copies
+        // where the page cache holds the weights in small folios.
         loading.placement = .resident
         http.quiet = args.flag("--quiet")
         let format = try args.option("--log-format") ?? "text"
