@@ -1,5 +1,3 @@
-import CKernels
-
 /// How many drafted tokens are worth verifying, from what verification costs on this machine
 /// and how often drafts have been right.
 ///
@@ -27,10 +25,8 @@ struct DraftCostModel {
     /// about a third of a step per token.
     static func priorCost(_ n: Int) -> Double { max(1 + 0.08 * Double(n - 1), Double(n) / 3) }
 
-    /// Seconds per block of n tokens (index n - 1): a running mean, nil until measured; and
-    /// how many blocks of each length it has seen.
+    /// Seconds per block of n tokens (index n - 1): a running mean, nil until measured.
     private var seconds: [Double?]
-    private var samples: [Int]
     /// Drafted tokens kept and tried (a rejection is a try), per match-length class and over
     /// all classes, older outcomes weighing less.
     private var kept: [Double]
@@ -48,7 +44,6 @@ struct DraftCostModel {
     init(maxBlock: Int) {
         self.maxBlock = max(1, maxBlock)
         seconds = Array(repeating: nil, count: self.maxBlock)
-        samples = Array(repeating: 0, count: self.maxBlock)
         kept = Self.priorShares.map { _ in 0 }
         tried = Self.priorShares.map { _ in 0 }
     }
@@ -58,16 +53,12 @@ struct DraftCostModel {
         classStarts.lastIndex { length >= $0 }
     }
 
-    /// A block of `tokens` took `elapsed` seconds: the mean of a length's first 5 blocks,
-    /// then a running mean, outliers (a preempted block, a pause in the caller) counting as
-    /// at most three times the mean. (Following the faster times more, the lower envelope,
-    /// biased the price against drafting: the step, timed far more often, got the lower one.)
+    /// A block of `tokens` took `elapsed` seconds. Outliers (a pause in the caller) count
+    /// as at most three times the running mean.
     mutating func recordBlock(tokens n: Int, seconds elapsed: Double) {
         guard n >= 1, n <= maxBlock, elapsed > 0 else { return }
-        samples[n - 1] += 1
         if let mean = seconds[n - 1] {
-            let weight = max(0.2, 1 / Double(samples[n - 1]))
-            seconds[n - 1] = mean + weight * (min(elapsed, 3 * mean) - mean)
+            seconds[n - 1] = 0.8 * mean + 0.2 * min(elapsed, 3 * mean)
         } else {
             seconds[n - 1] = elapsed
         }
@@ -93,55 +84,23 @@ struct DraftCostModel {
         return (kept[c] + Self.priorWeight * belief) / (tried[c] + Self.priorWeight)
     }
 
-    /// Tokens the matrix kernels compute together (`PK_MATVEC_TOKENS`): a longer block goes
-    /// over every weight again for each further group, so its cost jumps there (SmolLM2 on
-    /// one thread: 8 tokens 4.8 steps, 9 tokens 5.8).
-    static let kernelTokens = Int(PK_MATVEC_TOKENS)
-
-    /// How many blocks' worth of evidence the prior's cost at each length weighs in the fit.
-    static let priorFitWeight = 0.25
-
-    /// Whether a plain decode step has been timed: block costs are relative to it.
-    var knowsStep: Bool { seconds[0] != nil }
-
-    /// Cost of a block of n tokens in decode steps: lengths measured twice or more as
-    /// measured (against a measured step); the others on the line through one step at n = 1
-    /// that fits the measured blocks of one kernel group (least squares, a length weighing
-    /// as its blocks, up to 4), and a block longer than a group as its groups' costs added.
-    /// Before a step and a block are measured: the prior. (Under load one block of 8 took
-    /// 5.4 steps where the others took 3.6, and priced alone it kept drafts short for the
-    /// rest of the answer.)
-    ///
-    /// A line, not the prior's shape scaled: the prior is a full-size model's (flat, then
-    /// rising), and on a model as small as SmolLM2 every token costs from the first (~0.45
-    /// step); scaled from one measured block the prior priced blocks of 9 at 3x the measured
-    /// slope, so the drafter stayed at blocks of 4 on text it copied whole (quote: 3 drafted
-    /// tokens a block, 112 of 115 kept). A line extrapolated from the blocks measured is
-    /// tried where it promises more, and measured there.
+    /// Cost of a block of n tokens in decode steps: measured blocks as measured (against a
+    /// measured step), the rest as the prior's shape scaled to the measured ones.
     func cost(_ n: Int) -> Double {
         guard let step = seconds[0] else { return Self.priorCost(n) }
-        if n <= 1 { return 1 }
-        if let measured = seconds[n - 1], samples[n - 1] >= 2 { return max(1, measured / step) }
-        let group = Self.kernelTokens
-        if n > group { return cost(group) + cost(n - group) }
-        var weighted = 0.0
-        var squares = 0.0
-        var measured = false
-        for m in stride(from: 2, through: min(maxBlock, group), by: 1) {
-            let width = Double((m - 1) * (m - 1))
-            // the prior is a quarter block of evidence at each length: one slow block alone
-            // (preempted) priced every draft above a step, and with no draft nothing was
-            // measured again
-            weighted += Self.priorFitWeight * (Self.priorCost(m) - 1) * Double(m - 1)
-            squares += Self.priorFitWeight * width
-            guard let s = seconds[m - 1] else { continue }
-            let weight = Double(min(samples[m - 1], 4))
-            weighted += weight * (max(1, s / step) - 1) * Double(m - 1)
-            squares += weight * width
-            measured = true
+        if n == 1 { return 1 }
+        if let measured = seconds[n - 1] { return max(1, measured / step) }
+        // scale the prior's excess over one step by what the measured blocks showed
+        var measuredExcess = 0.0
+        var priorExcess = 0.0
+        for m in 2...maxBlock {
+            if let s = seconds[m - 1] {
+                measuredExcess += max(0, s / step - 1)
+                priorExcess += Self.priorCost(m) - 1
+            }
         }
-        guard measured else { return Self.priorCost(n) }
-        return 1 + weighted / squares * Double(n - 1)
+        let scale = priorExcess > 0 ? max(0.25, measuredExcess / priorExcess) : 1
+        return 1 + scale * (Self.priorCost(n) - 1)
     }
 
     /// The draft length (0…`limit`) with the most expected tokens per decode step for a

@@ -51,18 +51,10 @@ public final class PromptLookupDrafter: TokenDrafter {
         let now = clock()
         if let lastCall { costs.recordBlock(tokens: lastLength + 1, seconds: now - lastCall) }
         lastCall = now
-        return propose(after: tokens, limit: limit) { [self] matchClass, limit in
-            let best = costs.bestLength(matchClass: matchClass, limit: limit)
-            // Blocks are priced in decode steps: a text copied from its first token (a
-            // quote) never takes one, so the first draft waits one step to time it.
-            guard best > 0, !costs.knowsStep, !stepProbed else { return best }
-            stepProbed = true
-            return 0
+        return propose(after: tokens, limit: limit) { [costs] in
+            costs.bestLength(matchClass: $0, limit: $1)
         }
     }
-
-    /// Whether a draft was held back once to time a plain step (`draft(after:limit:)`).
-    private var stepProbed = false
 
     /// In a batched step the time between calls is the whole batch's, so the batch's own
     /// measurements price the draft (`BatchVerifyCost`); this drafter's block timings wait
