@@ -228,24 +228,11 @@ public final class MappedFile: @unchecked Sendable {
     }
 
     /// Faults in the mapping's first 2 MiB (MADV_POPULATE_READ) and says whether the kernel
-    /// mapped them as one page: the process's FilePmdMapped grew (Linux only, else false).
+    /// mapped them as one page: this new mapping's FilePmdMapped is no longer 0 (Linux only,
+    /// else false).
     private static func probeHugePage(_ p: UnsafeMutableRawPointer) -> Bool {
-        let before = filePmdMappedKB()
         guard madvise(p, hugePageSize, 22) == 0 else { return false }  // MADV_POPULATE_READ
-        return filePmdMappedKB() > before
-    }
-
-    /// FilePmdMapped of /proc/self/smaps_rollup in kB: file pages mapped 2 MiB at a time.
-    private static func filePmdMappedKB() -> Int { smapsRollupKB("FilePmdMapped:") }
-
-    /// The field `key` ("FilePmdMapped:", "AnonHugePages:") of /proc/self/smaps_rollup in kB
-    /// (0 where there is none).
-    static func smapsRollupKB(_ key: String) -> Int {
-        for line in procText("/proc/self/smaps_rollup").split(separator: "\n")
-        where line.hasPrefix(key) {
-            return kilobytes(line)
-        }
-        return 0
+        return (filePmdMappedKB(mappingAt: p) ?? 0) > 0
     }
 
     /// FilePmdMapped of the one mapping that starts at `start`, from /proc/self/smaps (nil if
