@@ -38,12 +38,14 @@ public final class Scheduler: @unchecked Sendable {
         /// Prompt tokens a turn feeds (at least 1; tests make it small to cut prompts into
         /// many chunks).
         public var prefillChunk: Int
+        /// A line per turn (PHIKIT_SCHEDULER_TRACE): where the time goes, for benchmarks.
+        public var turnLog: TurnLog?
 
         public init(
             parallel: Int, queueCapacity: Int, contextSize: Int, cacheBytes: Int,
             cacheWidth: KVCacheWidth = .defaultForRun, speculation: Speculation = .serveDefault,
             diskCache: DiskPrefixCache? = nil, adapterDiskCaches: [Int: DiskPrefixCache] = [:],
-            prefillChunk: Int = Scheduler.promptBlock
+            prefillChunk: Int = Scheduler.promptBlock, turnLog: TurnLog? = nil
         ) {
             self.parallel = parallel
             self.queueCapacity = queueCapacity
@@ -54,6 +56,7 @@ public final class Scheduler: @unchecked Sendable {
             self.diskCache = diskCache
             self.adapterDiskCaches = adapterDiskCaches
             self.prefillChunk = max(1, prefillChunk)
+            self.turnLog = turnLog
         }
 
         /// Every disk cache, for /metrics and to finish their writes.
@@ -87,6 +90,10 @@ public final class Scheduler: @unchecked Sendable {
     private var batch: DecodeBatch?
     /// What the batched steps cost by their rows, for the slots' drafters.
     private let stepCosts: BatchVerifyCost
+    /// The turn being measured for `configuration.turnLog`, and when (and at what process
+    /// CPU time) the last one ended.
+    private var measured = TurnLog.Turn()
+    private var lastTurnEnd = (wall: monotonicSeconds(), cpu: 0.0)
 
     public init(container: ModelContainer, configuration: Configuration) {
         self.container = container
@@ -192,8 +199,20 @@ public final class Scheduler: @unchecked Sendable {
                 active.removeAll()
                 continue
             }
+            let admitStart = monotonicSeconds()
             for job in admitted { admit(job) }
+            if configuration.turnLog != nil {
+                let now = monotonicSeconds()
+                measured = TurnLog.Turn(gap: admitStart - lastTurnEnd.wall, admit: now - admitStart)
+            }
             turn()
+            if let log = configuration.turnLog {
+                let now = monotonicSeconds()
+                let cpu = TurnLog.processCPUSeconds()
+                measured.cpu = cpu - lastTurnEnd.cpu
+                log.record(measured, endedAt: now)
+                lastTurnEnd = (now, cpu)
+            }
         }
     }
 
@@ -283,6 +302,7 @@ public final class Scheduler: @unchecked Sendable {
     /// batch), and takes each slot's next tokens; the time of a step without prompt tokens
     /// goes to the cost model.
     private func step(decoding: [Slot], prefilling: [Slot]) {
+        let planStart = monotonicSeconds()
         var feeds: [Feed] = []
         var rows = decoding.reduce(0) { $0 + $1.pending.count }
         for slot in decoding {
@@ -309,6 +329,10 @@ public final class Scheduler: @unchecked Sendable {
             }
         }
         let start = monotonicSeconds()
+        let tracing = configuration.turnLog != nil
+        if tracing {
+            measured.draftTokens = feeds.reduce(0) { $0 + ($1.isPrompt ? 0 : $1.slot.draft.count) }
+        }
         var groups: [[Feed]] = [[]]
         var groupTokens = 0
         for feed in feeds {
@@ -319,9 +343,14 @@ public final class Scheduler: @unchecked Sendable {
             groups[groups.count - 1].append(feed)
             groupTokens += feed.tokens.count
         }
+        var passSeconds = 0.0
         for group in groups where !group.isEmpty {
             do {
+                let passStart = monotonicSeconds()
+                let cpuStart = tracing ? TurnLog.processCPUSeconds() : 0
                 let logits = try forward(group)
+                passSeconds += monotonicSeconds() - passStart
+                if tracing { measured.passCPU += TurnLog.processCPUSeconds() - cpuStart }
                 for (feed, rows) in zip(group, logits) {
                     advance(feed.slot) {
                         feed.isPrompt ? try accept(prompt: feed, rows: rows) : try feed.slot.accept(rows: rows)
@@ -333,6 +362,14 @@ public final class Scheduler: @unchecked Sendable {
         }
         if groups.count == 1, !decoding.isEmpty, !feeds.contains(where: \.isPrompt) {
             stepCosts.record(rows: rows, seconds: monotonicSeconds() - start)
+        }
+        if tracing {
+            measured.decodingSlots = decoding.count
+            measured.decodeRows = rows
+            measured.promptTokens = feeds.reduce(0) { $0 + ($1.isPrompt ? $1.tokens.count : 0) }
+            measured.plan = start - planStart
+            measured.pass = passSeconds
+            measured.accept = monotonicSeconds() - start - passSeconds
         }
     }
 

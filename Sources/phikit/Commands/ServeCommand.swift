@@ -147,7 +147,8 @@ struct ServeCommand: Command {
                 cacheBytes: promptCacheMB << 20, cacheWidth: cacheWidth,
                 speculation: speculation,
                 diskCache: diskCache.open(container, cacheWidth: cacheWidth),
-                adapterDiskCaches: diskCache.openPerAdapter(container, cacheWidth: cacheWidth)))
+                adapterDiskCaches: diskCache.openPerAdapter(container, cacheWidth: cacheWidth),
+                turnLog: try Self.turnLog()))
         let server = try HTTPServer(
             configuration: http,
             responder: OpenAIResponder(container: container, scheduler: scheduler, names: [model]))
@@ -165,6 +166,26 @@ struct ServeCommand: Command {
         try server.run()
         scheduler.shutdown()
         signals.cancel()
+    }
+
+    /// The scheduler's per-turn log when PHIKIT_SCHEDULER_TRACE names a file (benchmarks:
+    /// scripts/bench/serve_turns.py).
+    static func turnLog() throws -> TurnLog? {
+        guard let path = ProcessInfo.processInfo.environment["PHIKIT_SCHEDULER_TRACE"],
+            !path.isEmpty
+        else { return nil }
+        do {
+            return try TurnLog(path: path)
+        } catch {
+            throw TraceFileError(path: path)
+        }
+    }
+
+    /// PHIKIT_SCHEDULER_TRACE names a file that cannot be written (74).
+    struct TraceFileError: UserFacingError {
+        var path: String
+        var message: String { "PHIKIT_SCHEDULER_TRACE: cannot write \(path)" }
+        var exitCode: ExitCode { .ioError }
     }
 
     /// "4096", "64K", "2M", "1G" (powers of 1024) for --max-body.
