@@ -20,8 +20,10 @@ cut the one streaming (its default), so concurrent clients queue. phikit serve r
 llama-server (-np the largest count, -c that many times --context).
 
 Configurations beyond the plain engines are named with --variant (e.g. 'phikit-act8=phikit
---act-bits 8', 'phikit-nospec=phikit --no-speculative') and listed in --engines like the
-engines. --task quote or edit sends each client a chat request that repeats its input (the
+--act-bits 8', 'phikit-nospec=phikit --no-speculative'; 'phikit-before=phikit@/tmp/phikit.old'
+runs another binary, for a before/after in one run) and listed in --engines like the engines.
+--turn-logs adds, per phikit server and concurrency, where the time went: prefill turns, full
+and short decode turns, time outside the forward passes (its scheduler's turn log). --task quote or edit sends each client a chat request that repeats its input (the
 edit and quote tasks of bench_speculative.py, a nonce first), where speculative decoding
 pays; story (the default) is a short completion prompt of free prose."""
 
@@ -41,6 +43,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from serve_support import Server  # noqa: E402  (phikit serve on a free port)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import llama_upstream as upstream  # noqa: E402
+import serve_turns  # noqa: E402
 from bench_speculative import quote_task, short_edit_task  # noqa: E402
 
 TOPICS = ["a lighthouse", "the river", "a small robot", "winter", "the market", "a letter",
@@ -152,14 +155,17 @@ def measure(port, clients, tokens, tag, task="story"):
 
 
 def variants(specs):
-    """{name: (engine, [flags])} from --variant 'NAME=ENGINE FLAGS…'."""
+    """{name: (engine, [flags], binary or None)} from --variant 'NAME=ENGINE[@BINARY] FLAGS…'
+    (phikit@PATH: another phikit binary, e.g. the build before a change, in the same run)."""
     found = {}
     for spec in specs:
         name, _, rest = spec.partition("=")
         words = rest.split()
-        if not name or not words or words[0] not in ("phikit", "llama-server"):
-            raise SystemExit(f"error: --variant {spec!r}: expected NAME=phikit|llama-server FLAGS")
-        found[name] = (words[0], words[1:])
+        engine, _, binary = (words[0] if words else "").partition("@")
+        if not name or engine not in ("phikit", "llama-server") or (binary and engine != "phikit"):
+            raise SystemExit(f"error: --variant {spec!r}: expected NAME=phikit[@BINARY]|llama-server "
+                             "FLAGS")
+        found[name] = (engine, words[1:], binary or None)
     return found
 
 
@@ -183,6 +189,10 @@ def main():
     p.add_argument("--variant", action="append", default=[], metavar="NAME=ENGINE FLAGS",
                    help="a configuration of phikit or llama-server with extra flags, named "
                         "in --engines (e.g. 'phikit-act8=phikit --act-bits 8')")
+    p.add_argument("--turn-logs", action="store_true",
+                   help="phikit servers write their scheduler's turn log (PHIKIT_SCHEDULER_TRACE) "
+                        "into --logs; the report adds where each one's time went "
+                        "(serve_turns.py)")
     p.add_argument("--task", default="story", choices=["story", *TASKS],
                    help="story: a completion of free prose; quote, edit: chat requests that "
                         "repeat their input")
@@ -195,13 +205,17 @@ def main():
     servers, ports = {}, {}
     try:
         for engine in engines:
-            base, flags = configured.get(engine, (engine, []))
+            base, flags, binary = configured.get(engine, (engine, [], None))
             log = os.path.join(a.logs, f"{engine}.log")
             if base == "phikit":
-                os.environ["PHIKIT_BIN"] = a.phikit
+                os.environ["PHIKIT_BIN"] = binary or a.phikit
+                os.environ.pop("PHIKIT_SCHEDULER_TRACE", None)
+                if a.turn_logs:
+                    os.environ["PHIKIT_SCHEDULER_TRACE"] = turn_log(a.logs, engine)
                 servers[engine] = Server(a.phikit_model, "--parallel", str(max(clients)),
                                          "--threads", str(a.threads), "--max-kv-size",
                                          str(a.context), "--quiet", *flags)
+                os.environ.pop("PHIKIT_SCHEDULER_TRACE", None)
             elif base == "llama-cpp-python":
                 servers[engine] = LlamaServer(a.python, a.gguf, a.threads, a.context, log,
                                               a.flash_attn)
@@ -225,8 +239,9 @@ def main():
                 order = engines if r % 2 else engines[::-1]
                 for engine in order:
                     for n in clients:
+                        began = time.monotonic()  # the turn logs' clock
                         m = measure(ports[engine], n, a.tokens, f"r{r}n{n}", a.task)
-                        m.update(engine=engine, clients=n, round=r)
+                        m.update(engine=engine, clients=n, round=r, window=(began, time.monotonic()))
                         rows.append(m)
                         line = (f"round {r} {engine:17s} {n} clients: " + (
                             f"error {m['error']}" if "error" in m else
@@ -257,7 +272,7 @@ def report(rows, engines, clients, a, rss, exits, configured):
         return statistics.median(values) if values else None
 
     def base(engine):
-        return configured.get(engine, (engine, []))[0]
+        return configured.get(engine, (engine, [], None))[0]
 
     phikits = [e for e in engines if base(e) == "phikit"]
     other = next((e for e in engines if base(e) != "phikit"), None)
@@ -266,8 +281,8 @@ def report(rows, engines, clients, a, rss, exits, configured):
            "llama-server": f"upstream llama-server -np {max(clients)}, continuous batching, "
                            f"flash attention {'on' if a.flash_attn else 'off'}"}
     loads = [r["load"] for r in rows if "load" in r]
-    flags = "; ".join(f"{e} = {base(e)} {' '.join(configured[e][1])}" for e in engines
-                      if e in configured)
+    flags = "; ".join(f"{e} = {base(e)}{'@' + configured[e][2] if configured[e][2] else ''} "
+                      f"{' '.join(configured[e][1])}" for e in engines if e in configured)
     print(f"# phikit serve vs {other or 'nothing'}\n\n{a.label}\n"
           f"{a.rounds} round(s), engines alternated, medians; {a.threads} threads each; "
           f"{a.tokens} tokens per request at most (greedy), streamed, task {a.task} (a fresh "
@@ -305,6 +320,34 @@ def report(rows, engines, clients, a, rss, exits, configured):
                   f"{'yes' if len(ahead) == len(clients) else 'no'} (ahead at {ahead})")
     print("- peak RSS: " + ", ".join(f"{e} {v:.2f} GiB" for e, v in rss.items())
           + "; server exits: " + ", ".join(f"{e} {c}" for e, c in exits.items()))
+    if a.turn_logs:
+        turn_report(rows, phikits, clients, a.logs)
+
+
+def turn_log(logs, engine):
+    return os.path.join(logs, f"{engine}.turns.tsv")
+
+
+def turn_report(rows, phikits, clients, logs):
+    """Where each phikit server's time went at each concurrency (the round whose tok/s is the
+    median), from its scheduler's turn log."""
+    print("\nWhere the time went (scheduler turn logs, serve_turns.py; the median round):")
+    for e in phikits:
+        path = turn_log(logs, e)
+        if not os.path.exists(path):
+            print(f"- {e}: no turn log (a binary without PHIKIT_SCHEDULER_TRACE)")
+            continue
+        turns = serve_turns.load(path)
+        for n in clients:
+            runs = sorted((r for r in rows if r["engine"] == e and r["clients"] == n
+                           and "error" not in r), key=lambda r: r["tok_s"])
+            if not runs:
+                continue
+            run = runs[(len(runs) - 1) // 2]
+            accounting = serve_turns.account(turns, *run["window"])
+            if accounting:
+                print(f"- {e}, {n} client(s), round {run['round']}: "
+                      + "\n    ".join(serve_turns.describe(accounting)))
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@
 #   BENCH_ENGINES      "phikit phikit-act8 llama-server" (default when upstream is built, else
 #                      "phikit llama-cpp-python"); one alone to iterate on it
 #   BENCH_VARIANTS     configurations named in BENCH_ENGINES, ';'-separated NAME=ENGINE FLAGS
+#                      (phikit@BINARY: another phikit build, e.g. "phikit-before=phikit@/tmp/old")
 #                      (default "phikit-act8=phikit --act-bits 8; phikit-nospec=phikit
 #                      --no-speculative; llama-server-ngram=llama-server --spec-type ngram-simple …")
 #   BENCH_TASK         story (default: free prose), quote or edit (chat requests that repeat
@@ -110,7 +111,7 @@ note "phikit serve vs $ENGINES on $name, task $TASK ($REPEAT rounds, load $(load
 "$PY" "$HERE/bench_serve.py" --phikit "$PHIKIT_BIN" --phikit-model "$MLX" --gguf "$GGUF" \
   --python "$PY" --engines "$ENGINES" --clients "$CLIENTS" --rounds "$REPEAT" \
   --tokens "$GEN_TOKENS" --threads "$THREADS" "${flash[@]}" "${variants[@]}" --task "$TASK" \
-  --logs "$RESULTS-logs" \
+  --logs "$RESULTS-logs" --turn-logs \
   --results "$RESULTS.tsv" \
   --label "$(date '+%Y-%m-%d %H:%M'), $name ($MLX vs $GGUF), $(nproc) CPUs ($cpu), load before \
 $(loadavg); phikit $rev, $llv." | tee "$RESULTS.md"
