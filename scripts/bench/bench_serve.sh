@@ -103,8 +103,10 @@ done
 rev=$(git -C "$REPO" describe --always --dirty 2> /dev/null || echo unknown)
 if [[ " $ENGINES " == *" llama-server "* ]]; then
   llv="upstream llama-server $("$LLAMA_BIN/llama-server" --version 2>&1 | grep -m1 version || true)"
+elif [[ " $ENGINES " == *" llama-cpp-python "* ]]; then
+  llv="llama-cpp-python $("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)')"
 else
-  llv="llama-cpp-python $("$PY" -c 'import llama_cpp; print(llama_cpp.__version__)' 2> /dev/null)"
+  llv="no llama.cpp engine"
 fi
 cpu="$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo), CPU family $(awk -F': ' '/cpu family/ {print $2; exit}' /proc/cpuinfo)"
 note "phikit serve vs $ENGINES on $name, task $TASK ($REPEAT rounds, load $(loadavg))"
