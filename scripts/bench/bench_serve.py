@@ -287,7 +287,8 @@ def report(rows, engines, clients, a, rss, exits, configured):
           f"{a.rounds} round(s), engines alternated, medians; {a.threads} threads each; "
           f"{a.tokens} tokens per request at most (greedy), streamed, task {a.task} (a fresh "
           f"prompt per request); contexts of {a.context} positions. phikit serve --parallel "
-          f"{max(clients)}; {how.get(base(other) if other else '', '')}."
+          f"{max(clients)}" + (f"; {how[base(other)]}" if other and base(other) in how else "")
+          + "."
           + (f" {flags}." if flags else "")
           + (f" 1-minute load during the runs {min(loads):.1f}-{max(loads):.1f}." if loads else "")
           + "\n")
