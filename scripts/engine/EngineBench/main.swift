@@ -93,16 +93,27 @@ func batchBenchmark(
                 (0..<prompt).map { _ in 3 + Int(random.next() % UInt64(model.vocabularySize - 3)) })
         }
         let start = Date()
+        let startCPU = processCPUSeconds()
         for _ in 0..<steps {
             let next = sessions.map { s in s.logits.indices.max { s.logits[$0] < s.logits[$1] }! }
             try batch.step(sessions, tokens: next)
         }
         let seconds = Date().timeIntervalSince(start)
+        // CPU time a step: comparable with a server's turn log (pass_cpu_ms) on a busy host
+        let cpu = (processCPUSeconds() - startCPU) / Double(steps)
         print(
             String(
-                format: "batch %d: %d steps, %.2f tok/s in all, %.2f per sequence", sequences,
-                steps, Double(steps * sequences) / seconds, Double(steps) / seconds))
+                format: "batch %d: %d steps, %.2f tok/s in all, %.2f per sequence; %.0f ms a "
+                    + "step, %.0f ms of CPU", sequences, steps, Double(steps * sequences) / seconds,
+                Double(steps) / seconds, seconds / Double(steps) * 1000, cpu * 1000))
     }
+}
+
+/// The process's CPU time so far (every thread), seconds.
+func processCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
 let arguments = CommandLine.arguments
