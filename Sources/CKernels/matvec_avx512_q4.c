@@ -27,10 +27,6 @@
 
 #include "matvec_avx512_tile_block.h"
 
-#define Q4_TARGET "avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"
-#define Q4_FN __attribute__((target(Q4_TARGET)))
-#define Q4_INLINE static inline __attribute__((always_inline, target(Q4_TARGET)))
-
 /* From the natural-order x16 and xscale (pk_mv_prepare_x16) to x16q and xexp. */
 void pk_mv_prepare_q4(const pk_matrix *m, float *prep) {
     const long cols = m->cols;
@@ -55,7 +51,7 @@ void pk_mv_prepare_q4(const pk_matrix *m, float *prep) {
 }
 
 /* The word vector k of Y (values 4i + k of each segment chunk). */
-Q4_INLINE __m512i q4_words(__m512i y, const int k) {
+PK_MV_TILE_INLINE __m512i q4_words(__m512i y, const int k) {
     const __m512i low = _mm512_set1_epi16(0x000F);
     if (k == 0) return _mm512_and_si512(y, low);
     if (k == 3) return _mm512_srli_epi16(y, 12);
@@ -63,7 +59,7 @@ Q4_INLINE __m512i q4_words(__m512i y, const int k) {
 }
 
 /* The same for the 16 words of one 64-value segment (q4_segment). */
-Q4_INLINE __m256i q4_words256(__m256i y, const int k) {
+PK_MV_TILE_INLINE __m256i q4_words256(__m256i y, const int k) {
     const __m256i low = _mm256_set1_epi16(0x000F);
     if (k == 0) return _mm256_and_si256(y, low);
     if (k == 3) return _mm256_srli_epi16(y, 12);
@@ -84,7 +80,7 @@ typedef struct {
    the width and a quarter of the instructions of a quad. Dword lanes 0-3 hold half 0, 4-7
    half 1: groups of 32 scale them apart. The products go into the low 8 lanes of acc[i][t]
    by one 256-bit multiply-add, whatever else is in the call. */
-Q4_INLINE void q4_segment(const uint8_t *w, long row_bytes, long c, long g0, const int R,
+PK_MV_TILE_INLINE void q4_segment(const uint8_t *w, long row_bytes, long c, long g0, const int R,
                           const int T, const int G, const q4_view *xv, __mmask16 kn,
                           const __m512 *sv, __m512 acc[][PK_MV_TILE_TOKENS]) {
     const int first = (int)(c - g0 * G) / G;  /* block-relative group of the segment */
@@ -104,22 +100,12 @@ Q4_INLINE void q4_segment(const uint8_t *w, long row_bytes, long c, long g0, con
             for (int i = 0; i < R; i++) PK_MV_DPWSSD(dot[i][t], wv[i], xk);
         }
     }
-    for (int i = 0; i < R; i++) {
-        const __m256 sexp = _mm512_castps512_ps256(_mm512_permutexvar_ps(gidx, sv[i]));
-        for (int t = 0; t < T; t++) {
-            const __m256 xexp = _mm512_castps512_ps256(
-                _mm512_permutexvar_ps(gidx, _mm512_maskz_loadu_ps(kn, xv[t].xscale + g0)));
-            const __m256 low = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i][t]),
-                                               _mm256_mul_ps(sexp, xexp),
-                                               _mm512_castps512_ps256(acc[i][t]));
-            acc[i][t] = _mm512_mask_mov_ps(acc[i][t], 0x00FF, _mm512_castps256_ps512(low));
-        }
-    }
+    PK_MV_TILE_SCALE_LOW8(R, T, gidx, kn, g0, sv, xv, dot, acc);
 }
 
 /* Rows r .. r+R-1 against tokens xv[0..T-1], G the group size (32, 64 or 128): the row sums go
    to y[t*ldy + (row - r)]. R and T are constants at every call, so loops unroll. */
-Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
+PK_MV_TILE_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
                        const q4_view *xv, float *y, long ldy) {
     const long cols = m->cols, groups = cols / G, row_bytes = cols / 2;
     const uint8_t *w = (const uint8_t *)m->w + r * row_bytes;
@@ -178,7 +164,7 @@ Q4_INLINE void q4_tile(const pk_matrix *m, long r, const int R, const int T, con
         for (int t = 0; t < T; t++) y[t * ldy + i] = _mm512_reduce_add_ps(acc[i][t]);
 }
 
-Q4_FN void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *prep,
+PK_MV_TILE_FN void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *prep,
                                   long prep_stride, float *y, long ldy, long r0, long r1) {
     q4_view xv[PK_MV_TOKENS];
     for (int t = 0; t < tokens; t++) {

@@ -23,10 +23,6 @@
 
 #include "matvec_avx512_tile_block.h"
 
-#define Q8_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,avx2,fma,f16c"
-#define Q8_FN __attribute__((target(Q8_TARGET)))
-#define Q8_INLINE static inline __attribute__((always_inline, target(Q8_TARGET)))
-
 /* x16 into the order above, in the x16q slot (the natural x16 stays for the other levels). */
 void pk_mv_prepare_q8(const pk_matrix *m, float *prep) {
     const long cols = m->cols;
@@ -41,7 +37,7 @@ void pk_mv_prepare_q8(const pk_matrix *m, float *prep) {
 
 /* The vpermt2b index of word vector k: word w's low byte from byte 32(w/8) + 8k + w%8 of the
    block's 128 (bit 6 picks the second source). */
-Q8_INLINE __m512i q8_index(const int k) {
+PK_MV_TILE_INLINE __m512i q8_index(const int k) {
     uint8_t idx[64];
     for (int b = 0; b < 64; b++) idx[b] = (uint8_t)(32 * (b / 16) + 8 * k + (b / 2) % 8);
     return _mm512_loadu_si512(idx);
@@ -58,7 +54,7 @@ typedef struct {
    from g0 (kn, sv: PK_MV_TILE_BLOCK's): words 0..15 of the block layout from one 64-byte load
    and a one-source permutation, in 256-bit vpdpwssd; lanes 0-3 hold part 0, 4-7 part 1. The
    products go into the low 8 lanes of acc[i][t]. */
-Q8_INLINE void q8_half_block(const uint8_t *w, long row_bytes, long c, long g0, const int R,
+PK_MV_TILE_INLINE void q8_half_block(const uint8_t *w, long row_bytes, long c, long g0, const int R,
                              const int T, const int G, const q8_view *xv, __mmask16 kn,
                              const __m512 *sv, const __m512i *idx,
                              __m512 acc[][PK_MV_TILE_TOKENS]) {
@@ -78,22 +74,12 @@ Q8_INLINE void q8_half_block(const uint8_t *w, long row_bytes, long c, long g0, 
             for (int i = 0; i < R; i++) PK_MV_DPWSSD(dot[i][t], wv[i], xk);
         }
     }
-    for (int i = 0; i < R; i++) {
-        const __m256 sexp = _mm512_castps512_ps256(_mm512_permutexvar_ps(gidx, sv[i]));
-        for (int t = 0; t < T; t++) {
-            const __m256 xexp = _mm512_castps512_ps256(
-                _mm512_permutexvar_ps(gidx, _mm512_maskz_loadu_ps(kn, xv[t].xscale + g0)));
-            const __m256 low = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot[i][t]),
-                                               _mm256_mul_ps(sexp, xexp),
-                                               _mm512_castps512_ps256(acc[i][t]));
-            acc[i][t] = _mm512_mask_mov_ps(acc[i][t], 0x00FF, _mm512_castps256_ps512(low));
-        }
-    }
+    PK_MV_TILE_SCALE_LOW8(R, T, gidx, kn, g0, sv, xv, dot, acc);
 }
 
 /* Rows r .. r+R-1 against tokens xv[0..T-1], G the group size (32, 64 or 128): the row sums go
    to y[t*ldy + (row - r)]. R and T are constants at every call, so loops unroll. */
-Q8_INLINE void q8_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
+PK_MV_TILE_INLINE void q8_tile(const pk_matrix *m, long r, const int R, const int T, const int G,
                        const q8_view *xv, float *y, long ldy) {
     const long cols = m->cols, groups = cols / G, row_bytes = cols;
     const uint8_t *w = (const uint8_t *)m->w + r * row_bytes;
@@ -140,7 +126,7 @@ Q8_INLINE void q8_tile(const pk_matrix *m, long r, const int R, const int T, con
         for (int t = 0; t < T; t++) y[t * ldy + i] = _mm512_reduce_add_ps(acc[i][t]);
 }
 
-Q8_FN void pk_mv_matvec_q8_avx512(const pk_matrix *m, int tokens, const float *prep,
+PK_MV_TILE_FN void pk_mv_matvec_q8_avx512(const pk_matrix *m, int tokens, const float *prep,
                                   long prep_stride, float *y, long ldy, long r0, long r1) {
     q8_view xv[PK_MV_TOKENS];
     for (int t = 0; t < tokens; t++) {

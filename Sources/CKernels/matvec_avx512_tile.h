@@ -24,6 +24,11 @@ PK_MV_AVX512_INLINE __m512 pk_mv_load16(const void *base, int dt, long i, __mmas
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
+/* The extensions of the tile kernels (the AVX-512 level, matvec.c's detect_isa). */
+#define PK_MV_TILE_TARGET "avx512f,avx512bw,avx512vl,avx512vbmi,avx512vnni,avx2,fma,f16c"
+#define PK_MV_TILE_FN __attribute__((target(PK_MV_TILE_TARGET)))
+#define PK_MV_TILE_INLINE static inline __attribute__((always_inline, target(PK_MV_TILE_TARGET)))
+
 /* acc += a·b in int32 pairs (512- or 256-bit). Written as assembly because clang rewrites
    chains of _mm512_dpwssd_epi32 into vpmaddwd + vpaddd, twice the instructions and registers
    (the 4-bit tile ran at 45 GMAC/s that way, 70 with the single instruction). */
@@ -86,6 +91,26 @@ _Static_assert(PK_MV_TILE_TOKENS == 4, "PK_MV_TOKEN_TILES has a case for each ti
                     _mm512_mul_ps(sexp_, _mm512_loadu_ps((xv)[t_].xexp + (c) / 16));          \
                 (acc)[i_][t_] =                                                               \
                     _mm512_fmadd_ps(_mm512_cvtepi32_ps((dot)[i_][t_]), comb_, (acc)[i_][t_]); \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+
+/* The 256-bit int32 dots of a row's last segment (dot[i][t], lanes 0-3 and 4-7 each of one
+   group, gidx their block-relative groups in lanes 0-7) added to the low 8 lanes of acc[i][t]
+   in float, times the row's scale and the token's x scale of each lane's group (the 4-bit
+   tile's q4_segment, the 8-bit tile's q8_half_block). */
+#define PK_MV_TILE_SCALE_LOW8(R, T, gidx, kn, g0, sv, xv, dot, acc)                            \
+    do {                                                                                      \
+        for (int i_ = 0; i_ < (R); i_++) {                                                    \
+            const __m256 sexp_ = _mm512_castps512_ps256(_mm512_permutexvar_ps((gidx), (sv)[i_])); \
+            for (int t_ = 0; t_ < (T); t_++) {                                                \
+                const __m256 xexp_ = _mm512_castps512_ps256(_mm512_permutexvar_ps(            \
+                    (gidx), _mm512_maskz_loadu_ps((kn), (xv)[t_].xscale + (g0))));            \
+                const __m256 low_ = _mm256_fmadd_ps(_mm256_cvtepi32_ps((dot)[i_][t_]),        \
+                                                    _mm256_mul_ps(sexp_, xexp_),              \
+                                                    _mm512_castps512_ps256((acc)[i_][t_]));   \
+                (acc)[i_][t_] = _mm512_mask_mov_ps((acc)[i_][t_], 0x00FF,                     \
+                                                   _mm512_castps256_ps512(low_));             \
             }                                                                                 \
         }                                                                                     \
     } while (0)
