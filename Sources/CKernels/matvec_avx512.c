@@ -190,6 +190,7 @@ AVX512_FN void pk_mv_prepare_avx512(const pk_matrix *m, const float *x, float *p
     /* Tiled rows are never read by affine_row at this level: their x16 stays natural. The
        prepare runs on one thread while the others wait (decode), so skipping matters. */
     if (pk_mv_q4_tiled(m)) { pk_mv_prepare_q4(m, prep); return; }
+    if (pk_mv_q8_tiled(m)) { pk_mv_prepare_q8(m, prep); return; }
     if (m->bits != 4) return;
     int16_t *x16 = pk_mv_x16(prep), tmp[64];
     long c = 0;
@@ -265,6 +266,10 @@ AVX512_FN void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *
        lone run all compute bit for bit the same. See matvec_avx512_q4.c. */
     if (pk_mv_q4_tiled(m)) {
         pk_mv_matvec_q4_avx512(m, tokens, prep, prep_stride, y, ldy, r0, r1);
+        return;
+    }
+    if (pk_mv_q8_tiled(m)) {  /* the same for 8-bit rows (matvec_avx512_q8.c) */
+        pk_mv_matvec_q8_avx512(m, tokens, prep, prep_stride, y, ldy, r0, r1);
         return;
     }
     xview xv[PK_MV_TOKENS];

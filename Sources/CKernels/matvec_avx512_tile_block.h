@@ -1,6 +1,6 @@
-/* The opening of each 16-group block of the two 4-bit AVX-512 tile kernels
-   (matvec_avx512_q4.c, matvec_act8.c), and the zeroed register arrays both keep per tile: one
-   copy of the walk they share, beside matvec_avx512_tile.h's per-group terms and row walk.
+/* The opening of each 16-group block of the AVX-512 tile kernels (matvec_avx512_q4.c,
+   matvec_avx512_q8.c), and the zeroed register arrays they keep per tile: one copy of the
+   walk they share, beside matvec_avx512_tile.h's per-group terms and row walk.
    Both are declarations, so they are statements in the caller's scope, not do-while blocks;
    the caller names what they declare. x86-64 only; not part of the public interface. */
 #ifndef PHIKIT_MATVEC_AVX512_TILE_BLOCK_H

@@ -86,8 +86,8 @@ PK_MV_INLINE float *pk_mv_xres(const float *prep, long cols) {
 }
 /* For the AVX-512 4-bit tile kernel (matvec_avx512_q4.c); the scratch holds both layouts
    (x16 for the other kernels and levels, these for the tile):
-     xexp [cols/16]  xscale spread over the tile kernel's lanes
-     x16q [cols]     int16 x in the tile kernel's order
+     xexp [cols/16]  xscale spread over the tile kernel's lanes (whole quads only)
+     x16q [cols]     int16 x in the tile kernel's order (quads, then 64-value segments)
    pk_matvec_prep_floats counts them for every matrix. */
 PK_MV_INLINE float *pk_mv_xexp(const float *prep, long cols) {
     return (float *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + 64);
@@ -96,9 +96,16 @@ PK_MV_INLINE int16_t *pk_mv_x16q(const float *prep, long cols) {
     return (int16_t *)(uintptr_t)(prep + cols / 2 + 3 * (cols / 32) + cols / 16 + 80);
 }
 
-/* Rows the AVX-512 tile kernel takes: 4-bit, whole 256-value quads (any group size). */
+/* Rows the AVX-512 tile kernel takes: 4-bit, 256-value quads and after them up to three
+   64-value segments (any group size; SmolLM2's 576-wide rows are 2 quads and a segment). */
 PK_MV_INLINE int pk_mv_q4_tiled(const pk_matrix *m) {
-    return m->kind == PK_W_AFFINE && m->bits == 4 && m->cols % 256 == 0;
+    return m->kind == PK_W_AFFINE && m->bits == 4 && m->cols % 64 == 0;
+}
+
+/* Rows the AVX-512 8-bit tile kernel takes (matvec_avx512_q8.c): 8-bit, whole 64-value
+   segments (any group size). Its x16 order goes in the x16q slot. */
+PK_MV_INLINE int pk_mv_q8_tiled(const pk_matrix *m) {
+    return m->kind == PK_W_AFFINE && m->bits == 8 && m->cols % 64 == 0;
 }
 
 /* xsum: the sum of x over each group, in 8 interleaved partial sums (value i into sum i % 8;
@@ -173,6 +180,9 @@ void pk_mv_matvec_avx512(const pk_matrix *m, int tokens, const float *x, long ld
 void pk_mv_dequant_avx512(const pk_matrix *m, long r0, long r1, float *out);
 void pk_mv_prepare_q4(const pk_matrix *m, float *prep);
 void pk_mv_matvec_q4_avx512(const pk_matrix *m, int tokens, const float *prep, long prep_stride,
+                            float *y, long ldy, long r0, long r1);
+void pk_mv_prepare_q8(const pk_matrix *m, float *prep);
+void pk_mv_matvec_q8_avx512(const pk_matrix *m, int tokens, const float *prep, long prep_stride,
                             float *y, long ldy, long r0, long r1);
 #endif
 

@@ -18,12 +18,14 @@
    two integer ops per 16-32 weights instead of a conversion and an FMA per weight. Float
    kinds multiply float32 rows (widened from f16/bf16 on the fly) with float32 x.
 
-   4-bit rows of whole 256-value quads (every MLX Phi checkpoint, and GGUF Q4_0 brought over
-   as groups of 32) take an AVX-512 tile kernel instead (matvec_avx512_q4.c): 3 rows x up to 4
-   tokens per pass, x in its own order, several groups' integer sums converted and scaled
-   together; same rounding of x. It serves one token
-   (decode) as well as many, so that each kernel level computes a token's row the same way
-   whatever else is in the call: results never depend on how tokens were grouped.
+   4-bit rows of whole 64-value segments (256-value quads, then up to three segments: every
+   MLX Phi checkpoint, GGUF Q4_0 brought over as groups of 32, SmolLM2's 576-wide rows) take
+   an AVX-512 tile kernel instead (matvec_avx512_q4.c), and so do 8-bit ones
+   (matvec_avx512_q8.c: SmolLM2's tied head): 3 rows x up to 4 tokens per pass, x in its own
+   order, several groups' integer sums converted and scaled together; same rounding of x.
+   Each serves one token (decode) as well as many, so that each kernel level computes a
+   token's row the same way whatever else is in the call: results never depend on how tokens
+   were grouped.
 
    Every kernel has a scalar `_ref` (the oracle: double accumulation, no tricks) and a fast
    version (AVX-512 with VBMI, AVX2+FMA+F16C, or portable C, chosen at run time so the default

@@ -56,6 +56,31 @@ struct MatvecKernelTests {
         }
     }
 
+    /// Rows that end in 64-value segments after their last quad (4-bit: SmolLM2's 576-wide
+    /// q/k/v/o/gate/up, 2 quads and a segment; 1-3 segments; a lone segment) and 8-bit rows
+    /// (the tile of SmolLM2's tied head: 128-value blocks and a last half block), each against
+    /// the reference and, at every block size a verify block has (2-9), every token bit for
+    /// bit as it is alone; row counts that leave partial row tiles, ranges that start inside.
+    @Test("narrow rows: quads plus segments, 8-bit tiles; alone == block", arguments: [4, 8])
+    func narrowRows(bits: Int) {
+        var random = KernelRandom(seed: UInt64(bits) + 31)
+        let shapes: [(group: Int, scaleDType: Int32, rows: Int, cols: Int)] =
+            bits == 4
+            ? [(32, Int32(PK_AQ_F16), 7, 576), (64, Int32(PK_AQ_BF16), 5, 320),
+               (32, Int32(PK_AQ_F32), 4, 448), (128, Int32(PK_AQ_F16), 8, 384),
+               (32, Int32(PK_AQ_F16), 3, 64), (64, Int32(PK_AQ_BF16), 2, 1088)]
+            : [(32, Int32(PK_AQ_F16), 7, 576), (64, Int32(PK_AQ_BF16), 5, 576),
+               (128, Int32(PK_AQ_F32), 4, 640), (32, Int32(PK_AQ_F16), 8, 64),
+               (32, Int32(PK_AQ_BF16), 2, 1152)]
+        for (group, scaleDType, rows, cols) in shapes {
+            let m = TestMatrix(
+                bits: bits, group: group, scaleDType: scaleDType, rows: rows, cols: cols,
+                random: &random)
+            check(m, random: &random, tokens: 9)
+            checkBlocks(m, random: &random)
+        }
+    }
+
     @Test(
         "float rows f32/f16/bf16, widths with tails",
         arguments: [Int32(PK_W_F32), Int32(PK_W_F16), Int32(PK_W_BF16)])
@@ -129,6 +154,56 @@ struct MatvecKernelTests {
             #expect(
                 worst <= 1e-6,
                 "dequantize isa \(isa) kind \(m.kind) bits \(m.bits) group \(m.group)")
+        }
+    }
+
+    /// At each level, every token of blocks of 2...9 inputs (split into two row ranges) bit
+    /// for bit the same as that token alone: what makes a verify block's logits those of
+    /// plain decoding.
+    private func checkBlocks(_ m: TestMatrix, random: inout KernelRandom, tokens: Int = 9) {
+        let x = random.floats(tokens * m.cols)
+        let stride = pk_matvec_prep_floats(m.cols)
+        let r0 = m.rows > 2 ? 1 : 0
+        for isa in KernelLevels.all {
+            var prep = [Float](repeating: .nan, count: tokens * stride)
+            m.withMatrix { matrix in
+                x.withUnsafeBufferPointer { xp in
+                    prep.withUnsafeMutableBufferPointer { p in
+                        for t in 0..<tokens {
+                            pk_matvec_prepare(
+                                isa, matrix, xp.baseAddress! + t * m.cols, p.baseAddress! + t * stride)
+                        }
+                    }
+                }
+            }
+            /// `count` tokens from `first` in one call, y [count][rows].
+            func block(_ first: Int, _ count: Int) -> [Float] {
+                var y = [Float](repeating: .nan, count: count * m.rows)
+                m.withMatrix { matrix in
+                    x.withUnsafeBufferPointer { xp in
+                        prep.withUnsafeBufferPointer { p in
+                            y.withUnsafeMutableBufferPointer { out in
+                                for (lo, hi) in [(0, r0), (r0, m.rows)] {
+                                    pk_matvec_tokens_isa(
+                                        isa, matrix, count, xp.baseAddress! + first * m.cols,
+                                        m.cols, p.baseAddress! + first * stride, stride,
+                                        out.baseAddress! + lo, m.rows, lo, hi)
+                                }
+                            }
+                        }
+                    }
+                }
+                return y
+            }
+            let alone = (0..<tokens).map { block($0, 1) }
+            for count in 2...tokens {
+                let y = block(0, count)
+                for t in 0..<count {
+                    #expect(
+                        Array(y[(t * m.rows)..<((t + 1) * m.rows)]) == alone[t],
+                        "isa \(isa) bits \(m.bits) group \(m.group) \(m.rows)×\(m.cols): token \(t) of a block of \(count) vs alone")
+                }
+            }
         }
     }
 

@@ -62,6 +62,40 @@ struct VerifyRewindTests {
         }
     }
 
+    /// SmolLM2's storage, narrower: llama with 4-bit g32 layers whose rows are whole quads
+    /// plus a 64-value segment (hidden 320, intermediate 576: the AVX-512 4-bit tile's
+    /// segment path) and the tied head 8-bit (the 8-bit tile, 128-value blocks plus a half
+    /// block), as scripts/smollm2 converts the real model: blocks of 2...9 give the steps' rows.
+    @Test("SmolLM2-like narrow rows and an 8-bit tied head: verified rows equal steps")
+    func narrowRowsEqualSteps() throws {
+        var config = try EngineGoldens.tiny("tiny-llama-smol.json").mlxConfig
+        for (key, value) in [
+            ("hidden_size", 320), ("intermediate_size", 576), ("num_attention_heads", 5),
+            ("num_key_value_heads", 1),
+        ] {
+            config.set(key, .int(value))
+        }
+        let source = try TinyModels.writeFloat(config: config, seed: 5, amplitude: 0.25)
+        let dir = try TinyModels.writeQuantized(
+            from: source.path,
+            quantization: .object([
+                ("group_size", .int(32)), ("bits", .int(4)), ("mode", .string("affine")),
+                ("model.embed_tokens", .object([("group_size", .int(32)), ("bits", .int(8))])),
+            ]))
+        let model = try ModelArchitectures.load(directory: dir.path)
+        let prefix = Array(Self.text[..<12])
+        let stepper = try InferenceSession(model: model)
+        _ = try stepper.prefill(prefix)
+        let stepped = try Self.text[12..<21].map { Array(try stepper.step($0)) }
+        let session = try InferenceSession(model: model)
+        _ = try session.prefill(prefix)
+        for k in 2...9 {
+            let rows = try session.verify(Array(Self.text[12..<12 + k]))
+            for i in 0..<k { #expect(Array(rows[i]) == stepped[i], "block of \(k), row \(i)") }
+            #expect(session.rewind(to: 12) == 12)
+        }
+    }
+
     @Test("a verify after a prompt of several blocks, with blocks smaller than the prompt")
     func smallBlocks() throws {
         let (_, model) = try SessionTests.quantizedModel("tiny-phi4mini.json")

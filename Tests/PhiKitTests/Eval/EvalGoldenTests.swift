@@ -44,7 +44,11 @@ struct EvalGoldenTests {
             abs(a / (expected[key]?.doubleValue ?? .nan) - 1)
         }
         #expect(relative(reference.perplexity, "ppl_reference") < 1e-6)
-        #expect(relative(candidate.perplexity, "ppl_candidate") < 1e-6)
+        // 1e-5: the 4-bit candidate's float32 sums depend on the kernel's order of additions
+        // (the AVX-512 tile taking its 64-wide rows moved it from < 1e-6 to 3.5e-6 with the
+        // same error against the float64 reference row by row: scripts/bench/README.md,
+        // verify blocks on narrow rows, 2026-11-29)
+        #expect(relative(candidate.perplexity, "ppl_candidate") < 1e-5)
         #expect(relative(try #require(candidate.meanKL), "kl_mean") < 1e-3)
         #expect(relative(try #require(candidate.p99KL), "kl_p99") < 1e-3)
         #expect(relative(try #require(candidate.meanAbsoluteLogitDifference), "mean_abs_logit_diff") < 1e-3)
