@@ -103,9 +103,13 @@ PK_MV_INLINE int pk_mv_q4_tiled(const pk_matrix *m) {
 }
 
 /* Rows the AVX-512 8-bit tile kernel takes (matvec_avx512_q8.c): 8-bit, whole 64-value
-   segments (any group size). Its x16 order goes in the x16q slot. */
+   segments (any group size), narrower than 1,024 values (SmolLM2's tied 49,152x576 head).
+   Wider rows keep the row-at-a-time kernel: on Phi-3.5-mini at 8 bits the tile made prefill
+   1.38x faster but decode 0.80x (5.15 -> 4.1 tok/s, engine-bench ABBA 2026-11-29), and a
+   model's tokens must take one path whether alone or in a block. Its x16 order goes in the
+   x16q slot. */
 PK_MV_INLINE int pk_mv_q8_tiled(const pk_matrix *m) {
-    return m->kind == PK_W_AFFINE && m->bits == 8 && m->cols % 64 == 0;
+    return m->kind == PK_W_AFFINE && m->bits == 8 && m->cols % 64 == 0 && m->cols < 1024;
 }
 
 /* xsum: the sum of x over each group, in 8 interleaved partial sums (value i into sum i % 8;
