@@ -61,7 +61,7 @@ static inline __attribute__((always_inline)) float exp_nonpositive(float x) {
    the slice held in registers across the rows (width is a constant once inlined). */
 static inline __attribute__((always_inline)) void accumulate_slice(
     float *out, const float *p, const float *const *rows, int a, int b, int d, int width) {
-    float acc[64];
+    float acc[128];
     for (int k = 0; k < width; k++) acc[k] = out[d + k];
     for (int j = a; j <= b; j++) {
         const float pj = p[j], *r = rows[j] + d;
@@ -70,16 +70,55 @@ static inline __attribute__((always_inline)) void accumulate_slice(
     for (int k = 0; k < width; k++) out[d + k] = acc[k];
 }
 
-/* out += sum_j p_j row_j over rows [a, b] of a block, by slices of 64, 32, 8 and 1 floats.
+/* accumulate_slice for two queries over the same rows: each row slice is read once for
+   both; each query's slice sees exactly accumulate_slice's operations. */
+static inline __attribute__((always_inline)) void accumulate_slice2(
+    float *out0, float *out1, const float *p0, const float *p1, const float *const *rows, int a,
+    int b, int d, int width) {
+    float acc0[128], acc1[128];
+    for (int k = 0; k < width; k++) {
+        acc0[k] = out0[d + k];
+        acc1[k] = out1[d + k];
+    }
+    for (int j = a; j <= b; j++) {
+        const float pj0 = p0[j], pj1 = p1[j], *r = rows[j] + d;
+        for (int k = 0; k < width; k++) {
+            acc0[k] += pj0 * r[k];
+            acc1[k] += pj1 * r[k];
+        }
+    }
+    for (int k = 0; k < width; k++) {
+        out0[d + k] = acc0[k];
+        out1[d + k] = acc1[k];
+    }
+}
+
+/* out += sum_j p_j row_j over rows [a, b] of a block, by slices of 128, 96, 64, 32, 8 and 1
+   floats: a whole Phi head's output held in registers, 6 or 8 independent sums of 16 floats
+   per row instead of 4, so the multiply-adds do not wait on each other's latency.
    Each out[d] sees the same operations, in the same order, as one row at a time would give
    it, whatever slice it falls in. */
 static inline __attribute__((always_inline)) void accumulate_rows(
     float *out, const float *p, const float *const *rows, int a, int b, int head_dim) {
     int d = 0;
+    for (; d + 128 <= head_dim; d += 128) accumulate_slice(out, p, rows, a, b, d, 128);
+    for (; d + 96 <= head_dim; d += 96) accumulate_slice(out, p, rows, a, b, d, 96);
     for (; d + 64 <= head_dim; d += 64) accumulate_slice(out, p, rows, a, b, d, 64);
     for (; d + 32 <= head_dim; d += 32) accumulate_slice(out, p, rows, a, b, d, 32);
     for (; d + 8 <= head_dim; d += 8) accumulate_slice(out, p, rows, a, b, d, 8);
     for (; d < head_dim; d++) accumulate_slice(out, p, rows, a, b, d, 1);
+}
+
+/* accumulate_rows for two queries over the same rows [a, b], by slices of at most 64 floats
+   (two queries' accumulators and a row slice in registers). */
+static inline __attribute__((always_inline)) void accumulate_rows2(
+    float *out0, float *out1, const float *p0, const float *p1, const float *const *rows, int a,
+    int b, int head_dim) {
+    int d = 0;
+    for (; d + 64 <= head_dim; d += 64) accumulate_slice2(out0, out1, p0, p1, rows, a, b, d, 64);
+    for (; d + 32 <= head_dim; d += 32) accumulate_slice2(out0, out1, p0, p1, rows, a, b, d, 32);
+    for (; d + 8 <= head_dim; d += 8) accumulate_slice2(out0, out1, p0, p1, rows, a, b, d, 8);
+    for (; d < head_dim; d++) accumulate_slice2(out0, out1, p0, p1, rows, a, b, d, 1);
 }
 
 /* The block of rows from j0 of a kv head, BLOCK of them but none past `last`, widened into
@@ -131,17 +170,34 @@ static inline __attribute__((always_inline)) void tile_core(
     /* scores: q·k_j * scale */
     for (long j0 = first; j0 <= last; j0 += BLOCK) {
         const int count = block_rows(kind, 1, k, j0, last, head_dim, wide, rows);
+        int paired = 0;
         for (int i = 0; i < n; i++) {
             long a, b;
             rows_in_block(qs + i, j0, count, &a, &b);
             float *sc = qs[i].scores, t = top[i];
             long j = a;
-            if (head_dim % PK_LANES == 0)  /* 8 rows at a time, the same arithmetic */
+            if (head_dim % PK_LANES == 0) { /* 8 rows at a time, the same arithmetic */
+                long a1, b1;
+                if (i + 1 < n) rows_in_block(qs + i + 1, j0, count, &a1, &b1);
+                if (i + 1 < n && a1 == a && b1 == b) { /* and two queries, if they can */
+                    float *sc1 = qs[i + 1].scores;
+                    for (; j + 8 <= b + 1; j += 8)
+                        pk_dots8x2_lanes(qs[i].q, qs[i + 1].q, rows + (j - j0), head_dim,
+                                         scale, sc + j, sc1 + j);
+                    for (long r = j; r <= b; r++)
+                        sc1[r] = pk_dot_lanes(qs[i + 1].q, rows[r - j0], head_dim) * scale;
+                    float t1 = top[i + 1];
+                    for (long r = a; r <= b; r++) t1 = sc1[r] > t1 ? sc1[r] : t1;
+                    top[i + 1] = t1;
+                    paired = 1;
+                }
                 for (; j + 8 <= b + 1; j += 8)
                     pk_dots8_lanes(qs[i].q, rows + (j - j0), head_dim, scale, sc + j);
+            }
             for (; j <= b; j++) sc[j] = pk_dot_lanes(qs[i].q, rows[j - j0], head_dim) * scale;
             for (j = a; j <= b; j++) t = sc[j] > t ? sc[j] : t;
             top[i] = t;
+            if (paired) { paired = 0; i++; }
         }
     }
     /* softmax numerators and their total (in PK_LANES lanes, a fixed order) */
@@ -166,9 +222,15 @@ static inline __attribute__((always_inline)) void tile_core(
     for (long j0 = first; j0 <= last; j0 += BLOCK) {
         const int count = block_rows(kind, 0, v, j0, last, head_dim, wide, rows);
         for (int i = 0; i < n; i++) {
-            long a, b;
+            long a, b, a1 = 0, b1 = -1;
             rows_in_block(qs + i, j0, count, &a, &b);
-            if (a <= b)
+            if (i + 1 < n) rows_in_block(qs + i + 1, j0, count, &a1, &b1);
+            if (a <= b && a1 == a && b1 == b) { /* two queries over the same rows */
+                accumulate_rows2(qs[i].out, qs[i + 1].out, qs[i].scores + j0,
+                                 qs[i + 1].scores + j0, rows, (int)(a - j0), (int)(b - j0),
+                                 head_dim);
+                i++;
+            } else if (a <= b)
                 accumulate_rows(qs[i].out, qs[i].scores + j0, rows, (int)(a - j0),
                                 (int)(b - j0), head_dim);
         }
@@ -233,7 +295,12 @@ void pk_attention_isa(int isa, int kind, float *out, const float *q, const void 
 
 /* A chunk: one kv head, up to PK_ATTENTION_TILE of its query heads, and as many consecutive
    tokens as keep the tile at PK_ATTENTION_TILE queries (1 head x 16 tokens for MHA, 3 x 5
-   for Phi-4-mini's 24:8 GQA, the group alone when decoding). */
+   for Phi-4-mini's 24:8 GQA, the group alone when decoding).
+   Chunks go kv head by kv head (pk_attention_task), so the threads taking them in turn read
+   the same head's rows at about the same time: at 4,096 positions a layer's 16-bit cache is
+   16 MB (Phi-4-mini) to 48 MB (Phi-3.5-mini), and tiles taken head after head read every
+   row from memory again. Within a head the last tokens (the longest rows of the causal
+   triangle) go first, so the chunks left at the end, when a thread may wait, are short. */
 static void tile_shape(const pk_attention_job *job, int *heads, long *tokens, long *head_tiles) {
     int group = job->heads / job->kv_heads;
     *heads = group < PK_ATTENTION_TILE ? group : PK_ATTENTION_TILE;
@@ -254,9 +321,10 @@ void pk_attention_task(void *raw, long item, int thread) {
     long tile_tokens, head_tiles;
     tile_shape(job, &tile_heads, &tile_tokens, &head_tiles);
     int group = job->heads / job->kv_heads, hd = job->head_dim;
-    long head_tile = item % head_tiles, rest = item / head_tiles;
-    int kvh = (int)(rest % job->kv_heads);
-    long t0 = rest / job->kv_heads * tile_tokens;
+    long token_tiles = (job->tokens + tile_tokens - 1) / tile_tokens;
+    long head_tile = item / token_tiles % head_tiles;
+    int kvh = (int)(item / token_tiles / head_tiles);
+    long t0 = (token_tiles - 1 - item % token_tiles) * tile_tokens;
     long t1 = t0 + tile_tokens < job->tokens ? t0 + tile_tokens : job->tokens;
     int h0 = kvh * group + (int)head_tile * tile_heads;
     int h1 = h0 + tile_heads < (kvh + 1) * group ? h0 + tile_heads : (kvh + 1) * group;

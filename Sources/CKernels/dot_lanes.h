@@ -19,27 +19,12 @@ static inline __attribute__((always_inline)) float pk_dot_lanes(const float *a, 
     for (int k = 0; k < PK_LANES; k++) s += acc[k];
     return s;
 }
-/* pk_dot_lanes of one vector a against 8 rows b[0..7] at once (n a multiple of PK_LANES),
-   each times `scale`, into out[0..7]: bit for bit what 8 calls of pk_dot_lanes(a, b[r], n) *
-   scale give. Each row's 8 lane sums go in a vector of their own, exactly as pk_dot_lanes
-   keeps them; then the 8 x 8 block of lane sums is transposed so that the final additions,
-   lane 0 to lane 7 in order, run for the 8 rows in one vector each instead of one score at
-   a time (that scalar reduction, with the scaling and the store, was most of the time of
-   prompt attention's scores). Clang vector types: the same code for every instruction set. */
 typedef float pk_lanes8 __attribute__((vector_size(4 * PK_LANES)));
 
-static inline __attribute__((always_inline)) void pk_dots8_lanes(const float *a,
-                                                                 const float *const *b, long n,
-                                                                 float scale, float *out) {
-    pk_lanes8 acc[8] = {{0}};
-    for (long i = 0; i < n; i += PK_LANES) {
-        pk_lanes8 x, y;
-        __builtin_memcpy(&x, a + i, sizeof x);
-        for (int r = 0; r < 8; r++) {
-            __builtin_memcpy(&y, b[r] + i, sizeof y);
-            acc[r] += x * y;
-        }
-    }
+/* The 8 x 8 block of lane sums acc[row][lane] -> out[row] = (lane 0 + ... + lane 7) * scale,
+   the lanes added in order as pk_dot_lanes adds them. */
+static inline __attribute__((always_inline)) void pk_lanes8_finish(const pk_lanes8 *acc,
+                                                                   float scale, float *out) {
     /* transpose: lanes[k] = lane k of every row's sums */
     const pk_lanes8 t0 = __builtin_shufflevector(acc[0], acc[1], 0, 8, 1, 9, 4, 12, 5, 13);
     const pk_lanes8 t1 = __builtin_shufflevector(acc[0], acc[1], 2, 10, 3, 11, 6, 14, 7, 15);
@@ -72,4 +57,48 @@ static inline __attribute__((always_inline)) void pk_dots8_lanes(const float *a,
     s *= scale;
     __builtin_memcpy(out, &s, sizeof s);
 }
+
+/* pk_dot_lanes of one vector a against 8 rows b[0..7] at once (n a multiple of PK_LANES),
+   each times `scale`, into out[0..7]: bit for bit what 8 calls of pk_dot_lanes(a, b[r], n) *
+   scale give. Each row's 8 lane sums go in a vector of their own, exactly as pk_dot_lanes
+   keeps them; then the 8 x 8 block of lane sums is transposed so that the final additions,
+   lane 0 to lane 7 in order, run for the 8 rows in one vector each instead of one score at
+   a time (that scalar reduction, with the scaling and the store, was most of the time of
+   prompt attention's scores). Clang vector types: the same code for every instruction set. */
+static inline __attribute__((always_inline)) void pk_dots8_lanes(const float *a,
+                                                                 const float *const *b, long n,
+                                                                 float scale, float *out) {
+    pk_lanes8 acc[8] = {{0}};
+    for (long i = 0; i < n; i += PK_LANES) {
+        pk_lanes8 x, y;
+        __builtin_memcpy(&x, a + i, sizeof x);
+        for (int r = 0; r < 8; r++) {
+            __builtin_memcpy(&y, b[r] + i, sizeof y);
+            acc[r] += x * y;
+        }
+    }
+    pk_lanes8_finish(acc, scale, out);
+}
+
+/* pk_dots8_lanes for two vectors a0, a1 against the same 8 rows: each row slice is loaded
+   once for both (the loads, not the multiply-adds, bounded one vector at a time); each
+   result is bit for bit pk_dots8_lanes' (the same accumulators, the same order). */
+static inline __attribute__((always_inline)) void pk_dots8x2_lanes(
+    const float *a0, const float *a1, const float *const *b, long n, float scale, float *out0,
+    float *out1) {
+    pk_lanes8 acc0[8] = {{0}}, acc1[8] = {{0}};
+    for (long i = 0; i < n; i += PK_LANES) {
+        pk_lanes8 x0, x1, y;
+        __builtin_memcpy(&x0, a0 + i, sizeof x0);
+        __builtin_memcpy(&x1, a1 + i, sizeof x1);
+        for (int r = 0; r < 8; r++) {
+            __builtin_memcpy(&y, b[r] + i, sizeof y);
+            acc0[r] += x0 * y;
+            acc1[r] += x1 * y;
+        }
+    }
+    pk_lanes8_finish(acc0, scale, out0);
+    pk_lanes8_finish(acc1, scale, out1);
+}
+
 #endif
