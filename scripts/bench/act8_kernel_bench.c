@@ -16,8 +16,7 @@
  * other jobs slows both kernels alike instead of adding its waits; medians of ROUNDS
  * (default 5) alternated rounds. Weights are random bytes, scales near 2^-6. */
 #include "pk_affine_quant.h"
-#include "pk_jobs.h"
-#include "pk_matvec.h"
+#include "kernel_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,20 +24,6 @@
 #include <time.h>
 
 typedef struct { long rows, cols; } shape_t;
-
-static double cpu_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static unsigned long long state = 88172645463325252ull;
-static unsigned long long next(void) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
 
 static long weight_offset = 8;  /* bytes past a 64-byte line (argv[3]) */
 
@@ -60,31 +45,10 @@ static double prep_seconds;  /* of the last call of layer() */
 /* CPU seconds to prepare `tokens` inputs and multiply them by every matrix of the layer. */
 static double layer(const pk_matrix *ms, int count, int act8, long tokens, const float *x,
                     float *prep, float *y) {
-    const int isa = pk_matvec_best_isa();
     double t0 = cpu_seconds();
     prep_seconds = 0;
-    for (int i = 0; i < count; i++) {
-        const pk_matrix *m = &ms[i];
-        long stride = pk_matvec_prep_floats(m->cols);
-        double p0 = cpu_seconds();
-        for (long t = 0; t < tokens; t++) {
-            if (act8) pk_matvec_prepare_act8(isa, m, x + t * m->cols, prep + t * stride);
-            else pk_matvec_prepare(isa, m, x + t * m->cols, prep + t * stride);
-        }
-        prep_seconds += cpu_seconds() - p0;
-        /* the engine's own split of the product into pool tasks (jobs.c), run in order */
-        pk_matvec_job job = {.m = m, .tokens = tokens, .x = x, .ldx = m->cols, .prep = prep,
-                             .prep_stride = stride, .y = y, .ldy = m->rows, .isa = isa,
-                             .act_bits = act8 ? 8 : 16};
-        const long chunks = pk_matvec_chunks(&job);
-        for (long c = 0; c < chunks; c++) pk_matvec_task(&job, c, 0);
-    }
+    for (int i = 0; i < count; i++) prep_seconds += block_product(&ms[i], tokens, act8, x, prep, y);
     return cpu_seconds() - t0;
-}
-
-static int by_value(const void *a, const void *b) {
-    double d = *(const double *)a - *(const double *)b;
-    return (d > 0) - (d < 0);
 }
 
 int main(int argc, char **argv) {

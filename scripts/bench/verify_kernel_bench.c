@@ -16,28 +16,13 @@
  * T = 1..9. Printed per T: milliseconds of the layers' matrices, of the LM head, and the
  * whole in decode steps (T = 1's whole). */
 #include "pk_affine_quant.h"
-#include "pk_jobs.h"
-#include "pk_matvec.h"
+#include "kernel_bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 
 #define MAX_T 9
-
-static double cpu_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-static unsigned long long state = 88172645463325252ull;
-static unsigned long long next(void) {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
 
 static pk_matrix make(long rows, long cols, int bits) {
     long bytes = rows * cols * bits / 8, groups = rows * cols / 32;
@@ -54,21 +39,9 @@ static pk_matrix make(long rows, long cols, int bits) {
 
 /* CPU seconds to prepare `tokens` inputs and multiply them by m. */
 static double product(const pk_matrix *m, long tokens, const float *x, float *prep, float *y) {
-    const int isa = pk_matvec_best_isa();
-    const long stride = pk_matvec_prep_floats(m->cols);
     double t0 = cpu_seconds();
-    for (long t = 0; t < tokens; t++) pk_matvec_prepare(isa, m, x + t * m->cols, prep + t * stride);
-    pk_matvec_job job = {.m = m, .tokens = tokens, .x = x, .ldx = m->cols, .prep = prep,
-                         .prep_stride = stride, .y = y, .ldy = m->rows, .isa = isa,
-                         .act_bits = 16};
-    const long chunks = pk_matvec_chunks(&job);
-    for (long c = 0; c < chunks; c++) pk_matvec_task(&job, c, 0);
+    block_product(m, tokens, 0, x, prep, y);
     return cpu_seconds() - t0;
-}
-
-static int by_value(const void *a, const void *b) {
-    double d = *(const double *)a - *(const double *)b;
-    return (d > 0) - (d < 0);
 }
 
 int main(int argc, char **argv) {
