@@ -58,7 +58,8 @@ struct MatvecKernelTests {
 
     /// Rows that end in 64-value segments after their last quad (4-bit: SmolLM2's 576-wide
     /// q/k/v/o/gate/up, 2 quads and a segment; 1-3 segments; a lone segment) and 8-bit rows
-    /// (the tile of SmolLM2's tied head: 128-value blocks and a last half block), each against
+    /// (the tile of SmolLM2's tied head: 128-value blocks and a last half block; 1,152 is past
+    /// the tile's 1,024-value limit, the row kernel on the other side of it), each against
     /// the reference and, at every block size a verify block has (2-9), every token bit for
     /// bit as it is alone; row counts that leave partial row tiles, ranges that start inside.
     @Test("narrow rows: quads plus segments, 8-bit tiles; alone == block", arguments: [4, 8])
